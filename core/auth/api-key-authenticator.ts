@@ -1,0 +1,57 @@
+import { unauthorized } from "../http/errors.ts";
+import { sha256Hex } from "../ids.ts";
+import type { Records } from "../store/ports.ts";
+import { readApiKeyLookup } from "./api-key-records.ts";
+import type { Principal } from "./principal.ts";
+
+interface CacheEntry {
+  principal: Principal | undefined;
+  until: number;
+}
+
+/** Misses are cached briefly so a flood of bad keys cannot turn into a flood of store reads. */
+const NEGATIVE_CACHE_MS = 2_000;
+const MAX_CACHE_ENTRIES = 10_000;
+
+/**
+ * Resolves `x-gateway-api-key` secrets to principals: sha256 of the secret, one store read, then cached for
+ * a short time so warm requests cost no read. Revocation takes effect within the cache period.
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly records: Records;
+  private readonly ttlMs: number;
+
+  constructor(records: Records, ttlMs: number) {
+    this.records = records;
+    this.ttlMs = ttlMs;
+  }
+
+  async authenticate(secret: string): Promise<Principal> {
+    const hash = sha256Hex(secret);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    let principal: Principal | undefined;
+    if (cached && cached.until > now) {
+      principal = cached.principal;
+    } else {
+      principal = await this.load(hash, now);
+      if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
+      this.cache.set(hash, { principal, until: now + (principal ? this.ttlMs : NEGATIVE_CACHE_MS) });
+    }
+    if (!principal) throw unauthorized("Invalid API key. Send a valid key in the x-gateway-api-key header.");
+    return principal;
+  }
+
+  /** Drops a cached key at once (after revoke or rotate in this process). */
+  forget(secretHash: string): void {
+    this.cache.delete(secretHash);
+  }
+
+  private async load(hash: string, now: number): Promise<Principal | undefined> {
+    const lookup = await readApiKeyLookup(this.records, hash);
+    if (!lookup || lookup.status !== "active") return undefined;
+    if (lookup.expiresAt !== undefined && lookup.expiresAt * 1000 <= now) return undefined;
+    return lookup.principal;
+  }
+}

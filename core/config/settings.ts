@@ -1,0 +1,67 @@
+import { z } from "zod";
+
+/**
+ * Process-wide settings from the environment, validated once at start. Every variable is documented in the
+ * README; unknown values fail start-up with a clear message instead of misbehaving later.
+ */
+const booleanFlag = z
+  .string()
+  .optional()
+  .transform((value) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim()));
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === "") return fallback;
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed <= 0) {
+        ctx.addIssue({ code: "custom", message: `expected a positive integer, got '${value}'` });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const commaList = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? "")
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean),
+  );
+
+const settingsSchema = z.object({
+  GATEWAY_PLATFORM: z.enum(["local", "aws"]).default("local"),
+  PORT: positiveInt(8787),
+  HOST: z.string().default("0.0.0.0"),
+  GATEWAY_DATA_DIR: z.string().default(".gateway"),
+  GATEWAY_PUBLIC_URL: z.string().optional(),
+  GATEWAY_MAX_JSON_BODY_BYTES: positiveInt(25 * 1024 * 1024),
+  GATEWAY_MAX_UPLOAD_BYTES: positiveInt(512 * 1024 * 1024),
+  GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
+  REQUEST_TIMEOUT: positiveInt(300_000),
+  TRUSTED_CUSTOM_HOSTS: commaList,
+  BLOCK_INLINE_CONFIG: booleanFlag,
+  ORGANISATION_HEADERS_TO_MASK: commaList,
+  ENABLE_PROMETHEUS: booleanFlag,
+  GATEWAY_WORKER_POLL_MS: positiveInt(1000),
+  // AWS platform
+  GATEWAY_TABLE: z.string().optional(),
+  GATEWAY_BUCKET: z.string().optional(),
+  GATEWAY_QUEUE_URLS: z.string().optional(),
+  GATEWAY_MASTER_KEY: z.string().optional(),
+  GATEWAY_KMS_KEY_ID: z.string().optional(),
+  GATEWAY_BOOTSTRAP_ADMIN_KEY: z.string().optional(),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+
+export function loadSettings(env: Record<string, string | undefined> = process.env): Settings {
+  const result = settingsSchema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+  throw new Error(`Invalid gateway settings: ${problems}`);
+}

@@ -1,0 +1,205 @@
+import { costOf } from "../catalog/cost.ts";
+import { mapUpstreamError } from "../providers/errors.ts";
+import { findProvider } from "../providers/registry.ts";
+import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
+import { UpstreamError } from "../providers/types.ts";
+import { encodeEvent, SSE_HEADERS } from "../http/sse.ts";
+import { decodeFraming } from "./framing.ts";
+import type { InferenceOutcome } from "./outcome.ts";
+import { estimateUsage } from "./usage-estimate.ts";
+import { fetchUpstream, withIdleTimeout } from "./upstream-fetch.ts";
+
+export interface TargetCall {
+  route: RouteKind;
+  /** The validated, OpenAI-shaped request body. */
+  body: Record<string, any>;
+  target: ProviderTarget;
+  timeoutMs: number;
+  signal: AbortSignal;
+  requestId: string;
+  outcome: InferenceOutcome & { finish(): void };
+  startedAt: number;
+}
+
+const encoder = new TextEncoder();
+const DONE = encoder.encode("data: [DONE]\n\n");
+
+/**
+ * Calls one provider target and answers in OpenAI's shape. Resolves only once the upstream has succeeded:
+ * a 2xx JSON body, or for streams the first transformed chunk. Everything before that throws UpstreamError,
+ * so a fallback can still move on; after that, errors end the stream with an error event.
+ */
+export async function callTarget(call: TargetCall): Promise<Response> {
+  const adapter = findProvider(call.target.provider);
+  const routeAdapter = adapter?.routes[call.route];
+  if (!adapter || !routeAdapter) {
+    throw new UpstreamError(400, `Provider '${call.target.provider}' does not support ${call.route}.`, {
+      type: "invalid_request_error",
+      code: "unsupported_route",
+      param: "x-gateway-provider",
+    });
+  }
+  const stream = call.body.stream === true && routeAdapter.stream !== undefined;
+  const ctx: TransformContext = {
+    target: call.target,
+    route: call.route,
+    stream,
+    model: call.body.model,
+    now: Math.floor(Date.now() / 1000),
+    requestId: call.requestId,
+    includeUsage: call.body.stream_options?.include_usage === true,
+    signal: call.signal,
+  };
+  const { outcome } = call;
+  outcome.provider = adapter.id;
+
+  const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
+  const controller = new AbortController();
+  const signal = AbortSignal.any([call.signal, controller.signal]);
+  const response = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal });
+  outcome.upstreamFirstByteMs = performance.now() - call.startedAt;
+
+  if (response.status < 200 || response.status > 299) {
+    const text = await response.text().catch(() => "");
+    const mapped = adapter.mapError?.(response.status, text);
+    throw mapped
+      ? new UpstreamError(response.status, mapped.message, mapped)
+      : mapUpstreamError(response.status >= 300 && response.status < 400 ? 502 : response.status, text);
+  }
+
+  if (!stream || !routeAdapter.stream) {
+    const text = await response.text();
+    let upstreamJson: unknown;
+    try {
+      upstreamJson = JSON.parse(text);
+    } catch {
+      throw new UpstreamError(502, "The provider answered with malformed JSON.", { code: "invalid_upstream_response" });
+    }
+    const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
+    await recordUsage(outcome, call, body.usage, body);
+    outcome.status = 200;
+    outcome.answeredModel = body.model;
+    outcome.totalMs = performance.now() - call.startedAt;
+    outcome.finish();
+    return new Response(JSON.stringify(body), {
+      status: 200,
+      headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
+    });
+  }
+
+  // Streams: decode framing, transform, and wait for the first chunk before answering (see above).
+  const transformer = routeAdapter.stream.createTransformer(ctx);
+  const events = withIdleTimeout(
+    await decodeFraming(routeAdapter.stream.framing, response.body as unknown as AsyncIterable<Uint8Array>),
+    call.timeoutMs,
+    () => controller.abort(),
+  );
+  const iterator = events[Symbol.asyncIterator]();
+  const seen: Array<object | string> = [];
+  let usage: ChatUsage | undefined;
+
+  /** Serialises a chunk for the client, noting usage and hiding the usage-only chunk nobody asked for. */
+  const emit = (chunk: object | string): Uint8Array | undefined => {
+    const parsed = typeof chunk === "string" ? (chunk.includes('"usage"') ? safeParse(chunk) : undefined) : (chunk as any);
+    if (parsed?.usage) usage = parsed.usage;
+    if (parsed?.model) outcome.answeredModel = parsed.model;
+    seen.push(chunk);
+    if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0) return undefined;
+    return typeof chunk === "string" ? encoder.encode(`data: ${chunk}\n\n`) : encodeEvent(chunk);
+  };
+
+  const pending: Uint8Array[] = [];
+  let upstreamDone = false;
+  try {
+    while (pending.length === 0) {
+      const next = await iterator.next();
+      if (next.done) {
+        upstreamDone = true;
+        for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
+        break;
+      }
+      for (const chunk of transformer.push(next.value)) pushDefined(pending, emit(chunk));
+    }
+  } catch (error) {
+    controller.abort();
+    await iterator.return?.();
+    throw error instanceof UpstreamError ? error : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+  }
+  outcome.status = 200;
+
+  const finishStream = async () => {
+    await recordUsage(outcome, call, usage, undefined, seen);
+    outcome.totalMs = performance.now() - call.startedAt;
+    outcome.finish();
+  };
+
+  const body = new ReadableStream<Uint8Array>({
+    async pull(streamController) {
+      try {
+        while (pending.length === 0 && !upstreamDone) {
+          const next = await iterator.next();
+          if (next.done) {
+            upstreamDone = true;
+            for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
+            break;
+          }
+          for (const chunk of transformer.push(next.value)) pushDefined(pending, emit(chunk));
+        }
+        while (pending.length > 0) streamController.enqueue(pending.shift()!);
+        if (upstreamDone) {
+          streamController.enqueue(DONE);
+          streamController.close();
+          await finishStream();
+        }
+      } catch (error) {
+        // After the first byte the status is sent: report the failure as a last event and end the stream.
+        controller.abort();
+        const failure = error instanceof UpstreamError ? error : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+        outcome.error = { status: failure.status, message: failure.message, code: failure.code };
+        streamController.enqueue(
+          encodeEvent({ error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code } }),
+        );
+        streamController.close();
+        await finishStream();
+      }
+    },
+    async cancel() {
+      // The client went away: stop reading the provider.
+      controller.abort();
+      await iterator.return?.();
+      outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
+      await finishStream();
+    },
+  });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
+}
+
+function pushDefined(list: Uint8Array[], value: Uint8Array | undefined): void {
+  if (value) list.push(value);
+}
+
+function safeParse(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */
+async function recordUsage(
+  outcome: InferenceOutcome,
+  call: TargetCall,
+  reported: ChatUsage | undefined,
+  responseBody?: Record<string, any>,
+  streamed?: Array<object | string>,
+): Promise<void> {
+  let usage = reported;
+  if (!usage || typeof usage.prompt_tokens !== "number") {
+    usage = await estimateUsage(call.route, call.body, responseBody, streamed);
+    outcome.usageEstimated = true;
+  }
+  usage = { ...usage, completion_tokens: usage.completion_tokens ?? 0, total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0) };
+  outcome.usage = usage;
+  outcome.cost = costOf(call.target.provider, call.body.model, usage);
+}

@@ -1,0 +1,117 @@
+import { Hono } from "hono";
+import type { RouteFamily, RouteSpec } from "../routes/table.ts";
+import type { Services } from "../services.ts";
+import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import type { HandlerMap, PlatformContext, RequestContext } from "./context.ts";
+import { HttpError, errorResponse, serviceUnavailable } from "./errors.ts";
+import { TRACE_ID_HEADER, traceIdOf } from "./gateway-headers.ts";
+
+export type FetchHandler = (request: Request, platform: PlatformContext) => Promise<Response>;
+
+export interface AppOptions {
+  families: RouteFamily[];
+  /** Handler modules by family name. */
+  handlers: Record<string, HandlerMap>;
+  services: Services;
+}
+
+type Env = { Bindings: { platform: PlatformContext } };
+
+/**
+ * Builds the fetch-style app for some route families: routing (Hono), trace ids, authentication, and one
+ * place where every error becomes an OpenAI-shaped response. Both platforms serve exactly this function.
+ */
+export function createApp({ families, handlers, services }: AppOptions): FetchHandler {
+  const app = new Hono<Env>();
+  const routes: RouteSpec[] = [];
+
+  for (const family of families) {
+    const familyHandlers = handlers[family.name];
+    if (!familyHandlers) throw new Error(`no handler module for route family '${family.name}'`);
+    for (const route of family.routes) {
+      const handler = familyHandlers[route.handler];
+      if (!handler) throw new Error(`family '${family.name}' has no handler '${route.handler}'`);
+      routes.push(route);
+      app.on(route.method, route.path, async (c) => {
+        const request = c.req.raw;
+        const platform = c.env.platform;
+        const ctx: RequestContext = {
+          traceId: traceIdOf(request.headers),
+          params: c.req.param() as Record<string, string>,
+          services,
+          signal: platform.signal ?? request.signal,
+          waitUntil: platform.waitUntil,
+          startedAt: performance.now(),
+        };
+        let response: Response;
+        try {
+          if (route.auth === "api_key") ctx.principal = await authenticate(request, services);
+          response = await handler(request, ctx);
+        } catch (error) {
+          response = errorResponse(toHttpError(error, ctx.traceId));
+        }
+        return withTraceId(response, ctx.traceId);
+      });
+    }
+  }
+
+  const patterns = routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path) }));
+  app.notFound((c) => {
+    const request = c.req.raw;
+    const path = new URL(request.url).pathname;
+    const allowed = patterns.filter((route) => route.pattern.test(path)).map((route) => route.method);
+    const traceId = traceIdOf(request.headers);
+    if (allowed.length > 0) {
+      const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
+        code: "method_not_allowed",
+      });
+      return withTraceId(errorResponse(error, { allow: [...new Set(allowed)].join(", ") }), traceId);
+    }
+    const error = new HttpError(404, `Invalid URL (${request.method} ${path})`, {
+      type: "invalid_request_error",
+      code: "unknown_url",
+    });
+    return withTraceId(errorResponse(error), traceId);
+  });
+
+  return (request, platform) => Promise.resolve(app.fetch(request, { platform }));
+}
+
+/** Maps anything thrown to a client-safe error. Unknown errors are logged here, never sent with a stack. */
+export function toHttpError(error: unknown, traceId: string): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof StoreUnavailableError) {
+    console.error(`[${traceId}] store unavailable: ${error.message}`);
+    return serviceUnavailable("The gateway's storage is temporarily unavailable; retry shortly.");
+  }
+  if (error instanceof ConditionFailedError) {
+    return new HttpError(409, "The resource was changed concurrently; retry the request.", { code: "conflict" });
+  }
+  console.error(`[${traceId}] unhandled error`, error);
+  return new HttpError(500, `Internal server error (trace id ${traceId}).`, { code: "internal_error" });
+}
+
+function withTraceId(response: Response, traceId: string): Response {
+  try {
+    response.headers.set(TRACE_ID_HEADER, traceId);
+    return response;
+  } catch {
+    // Headers of some responses (e.g. from fetch) are immutable: copy them once.
+    const headers = new Headers(response.headers);
+    headers.set(TRACE_ID_HEADER, traceId);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+}
+
+function pathPattern(path: string): RegExp {
+  const source = path
+    .split("/")
+    .map((segment) => {
+      if (segment === "*") return ".*";
+      if (segment.startsWith(":")) return "[^/]+";
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return new RegExp(`^${source}/?$`);
+}

@@ -1,0 +1,33 @@
+import type { Principal } from "../auth/principal.ts";
+import type { InferenceOutcome } from "../gateway/outcome.ts";
+import type { Services } from "../services.ts";
+
+/** Everything a handler may use besides the Request itself. */
+export interface RequestContext {
+  /** Taken from `x-gateway-trace-id` (or its `x-portkey-` alias) or generated. */
+  traceId: string;
+  /** Path parameters of the matched route. */
+  params: Record<string, string>;
+  /** Set on routes that require authentication. */
+  principal?: Principal;
+  services: Services;
+  /** Aborted when the client goes away or the platform ends the request. */
+  signal: AbortSignal;
+  /** Work that must finish before the platform freezes (Lambda) but after the response is sent. */
+  waitUntil(work: Promise<unknown>): void;
+  /** performance.now() when the request arrived. */
+  startedAt: number;
+  /** Set by inference routes: provider, usage, cost and timings, for logs and limits. */
+  outcome?: InferenceOutcome;
+}
+
+export type Handler = (request: Request, ctx: RequestContext) => Promise<Response>;
+
+/** A family module's handlers by the names the route table uses. */
+export type HandlerMap = Record<string, Handler>;
+
+/** What a platform passes with each request. */
+export interface PlatformContext {
+  waitUntil(work: Promise<unknown>): void;
+  signal?: AbortSignal;
+}

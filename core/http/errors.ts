@@ -1,0 +1,66 @@
+/**
+ * Errors in the OpenAI error shape: {"error": {"message", "type", "param", "code"}}.
+ * Handlers throw HttpError; the app turns any thrown value into such a response (never a stack trace).
+ */
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    message: string,
+    options: { type?: string; param?: string | null; code?: string | null; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "HttpError";
+    this.status = status;
+    this.type = options.type ?? defaultType(status);
+    this.param = options.param ?? null;
+    this.code = options.code ?? null;
+    this.headers = options.headers ?? {};
+  }
+
+  body(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+function defaultType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 409) return "conflict_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+export const badRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new HttpError(400, message, { param, code });
+
+export const notFound = (message: string, code = "not_found") => new HttpError(404, message, { code });
+
+export const unauthorized = (message: string) => new HttpError(401, message, { code: "invalid_api_key" });
+
+export const forbidden = (message: string, code = "forbidden") => new HttpError(403, message, { code });
+
+export const conflict = (message: string, param: string | null = null) =>
+  new HttpError(409, message, { param, code: "conflict" });
+
+export const serviceUnavailable = (message: string) =>
+  new HttpError(503, message, { code: "service_unavailable", headers: { "retry-after": "1" } });
+
+export function errorResponse(error: HttpError, extraHeaders?: Record<string, string>): Response {
+  return new Response(JSON.stringify(error.body()), {
+    status: error.status,
+    headers: { "content-type": "application/json", ...error.headers, ...extraHeaders },
+  });
+}

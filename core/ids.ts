@@ -1,0 +1,40 @@
+import { createHash, randomBytes } from "node:crypto";
+
+const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
+
+function base32(bytes: Uint8Array): string {
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += CROCKFORD[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += CROCKFORD[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * A prefixed id that sorts by creation time: `<prefix>_<10 chars of ms timestamp><16 random chars>`.
+ * 80 random bits make ids unguessable enough for resource ids (not for secrets: see newSecret).
+ */
+export function newId(prefix: string, now = Date.now()): string {
+  let time = "";
+  let remaining = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[remaining % 32] + time;
+    remaining = Math.floor(remaining / 32);
+  }
+  return `${prefix}_${time}${base32(randomBytes(10))}`;
+}
+
+/** A high-entropy secret (256 bits) with a recognisable prefix, e.g. API keys. */
+export function newSecret(prefix: string): string {
+  return `${prefix}-${randomBytes(32).toString("base64url")}`;
+}
+
+export const sha256Hex = (value: string) => createHash("sha256").update(value).digest("hex");

@@ -1,0 +1,57 @@
+import { mkdirSync } from "node:fs";
+import { type BootstrapResult, ensureOrganisation } from "../../control/bootstrap.ts";
+import { loadSettings } from "../../config/settings.ts";
+import { createApp } from "../../http/app.ts";
+import { ALL_HANDLERS } from "../../routes/handlers/index.ts";
+import { ROUTE_FAMILIES } from "../../routes/table.ts";
+import { type Services, createServices } from "../../services.ts";
+import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
+import { createLocalStores } from "./local-stores.ts";
+import { type RunningServer, startServer } from "./server.ts";
+import { WorkerLoop } from "./worker-loop.ts";
+
+export interface LocalGateway {
+  /** Base URL without /v1, e.g. http://127.0.0.1:8787 */
+  url: string;
+  services: Services;
+  bootstrap: BootstrapResult;
+  worker: WorkerLoop;
+  server: RunningServer;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole gateway in one process: every route family, SQLite/folder stores under GATEWAY_DATA_DIR and the
+ * queue worker loop. `npm start` runs this; the end-to-end tests start it on a free port.
+ */
+export async function startLocalGateway(env: Record<string, string | undefined> = process.env): Promise<LocalGateway> {
+  const settings = loadSettings(env);
+  mkdirSync(settings.GATEWAY_DATA_DIR, { recursive: true });
+  const publicBaseUrl = settings.GATEWAY_PUBLIC_URL ?? `http://localhost:${settings.PORT}`;
+  const stores = createLocalStores({ dataDir: settings.GATEWAY_DATA_DIR, publicBaseUrl });
+  const services = createServices(settings, stores);
+  const bootstrap = await ensureOrganisation(stores.records);
+
+  const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
+  const pending = new Set<Promise<unknown>>();
+  const server = await startServer(app, { port: settings.PORT, host: settings.HOST, pending });
+  const worker = new WorkerLoop(services, QUEUE_CONSUMERS, settings.GATEWAY_WORKER_POLL_MS);
+  worker.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: server.url,
+    services,
+    bootstrap,
+    worker,
+    server,
+    close() {
+      closing ??= (async () => {
+        await server.close();
+        await worker.stop();
+        await stores.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import type { FetchHandler } from "../../http/app.ts";
+
+export interface RunningServer {
+  server: Server;
+  /** e.g. http://127.0.0.1:8787 */
+  url: string;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Serves a fetch-style app over node:http with keep-alive. A client that disconnects aborts the request's
+ * signal (so upstream calls are cancelled); `waitUntil` work is tracked and awaited on close.
+ */
+export async function startServer(
+  fetchHandler: FetchHandler,
+  options: { port: number; host: string; pending: Set<Promise<unknown>> },
+): Promise<RunningServer> {
+  const waitUntil = (work: Promise<unknown>) => {
+    const tracked = work.catch((error) => console.error("background work failed", error)).finally(() => options.pending.delete(tracked));
+    options.pending.add(tracked);
+  };
+  const listener = getRequestListener((request) => fetchHandler(request, { waitUntil, signal: request.signal }), {
+    overrideGlobalObjects: false,
+  });
+  const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host}:${address.port}`;
+
+  return {
+    server,
+    url,
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+      await Promise.allSettled([...options.pending]);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import Database from "better-sqlite3";
+import { StoreUnavailableError } from "../../store/ports.ts";
+
+export type SqliteDatabase = Database.Database;
+
+/**
+ * Opens the gateway database. WAL lets readers run beside the one writer; busy_timeout makes a second
+ * process (an admin script) wait for the write lock instead of failing at once.
+ */
+export function openDatabase(file: string): SqliteDatabase {
+  const db = new Database(file, { timeout: 5_000 });
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  return db;
+}
+
+/** SQLite result codes that mean "try again later" rather than "your request is wrong". */
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL|NOMEM)/;
+
+/** Runs `work`, turning faults of the database itself (busy after the timeout, I/O, closed) into 503s. */
+export function sqlite<T>(what: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw toStoreError(error, what);
+  }
+}
+
+export function toStoreError(error: unknown, what: string): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && UNAVAILABLE_CODES.test(code)) {
+    return new StoreUnavailableError(`${what}: ${code}`, { cause: error });
+  }
+  if (error instanceof TypeError && /database connection is not open/.test(error.message)) {
+    return new StoreUnavailableError(`${what}: database closed`, { cause: error });
+  }
+  return error;
+}

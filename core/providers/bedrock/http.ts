@@ -1,0 +1,119 @@
+import { Sha256 } from "@aws-crypto/sha256-js";
+import { SignatureV4 } from "@smithy/signature-v4";
+import { type TransformContext, UpstreamError, type UpstreamRequest } from "../types.ts";
+import { joinUrl } from "../url.ts";
+
+/** Signing name of the Bedrock runtime in SigV4 credential scopes. */
+export const BEDROCK_SIGNING_SERVICE = "bedrock";
+export const DEFAULT_REGION = "us-east-1";
+
+export type BedrockOperation = "converse" | "converse-stream" | "invoke";
+
+/**
+ * URI-encodes a model id for the path: ARNs of inference profiles contain `:` and `/`. Also escapes the
+ * characters encodeURIComponent leaves alone (`!'()*`), as AWS SDKs do, so the canonical path is unambiguous.
+ */
+export function encodeModelId(modelId: string): string {
+  return encodeURIComponent(modelId).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export function regionOf(ctx: TransformContext): string {
+  return ctx.target.aws?.region || DEFAULT_REGION;
+}
+
+export function bedrockUrl(ctx: TransformContext, modelId: string, operation: BedrockOperation): string {
+  const base = ctx.target.customHost ?? `https://bedrock-runtime.${regionOf(ctx)}.amazonaws.com`;
+  return joinUrl(base, `/model/${encodeModelId(modelId)}/${operation}`);
+}
+
+/** Headers the adapter owns; forwarded headers never override them (that would break the signature). */
+const RESERVED = new Set([
+  "host",
+  "authorization",
+  "content-type",
+  "content-length",
+  "x-amz-date",
+  "x-amz-security-token",
+  "x-amz-content-sha256",
+]);
+
+/**
+ * Builds a POST to Bedrock with a JSON body, authenticated either with SigV4 (AWS access keys in
+ * ctx.target.aws) or, for Bedrock API keys, with `Authorization: Bearer`. AWS keys win when both are given.
+ * The body is signed as the UTF-8 bytes of the string that is sent, so the payload hash matches what fetch sends.
+ */
+export async function bedrockPost(
+  ctx: TransformContext,
+  url: string,
+  payload: unknown,
+  signingDate: Date = new Date(),
+): Promise<UpstreamRequest> {
+  const body = JSON.stringify(payload);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(ctx.target.forwardHeaders ?? {})) {
+    if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+  }
+  headers["content-type"] = "application/json";
+
+  const aws = ctx.target.aws;
+  if (aws?.accessKeyId && aws.secretAccessKey) {
+    const signed = await signRequest({ url, method: "POST", headers, body }, regionOf(ctx), aws, signingDate);
+    return { url, method: "POST", headers: signed, body };
+  }
+  if (ctx.target.apiKey) {
+    headers.authorization = `Bearer ${ctx.target.apiKey}`;
+    return { url, method: "POST", headers, body };
+  }
+  throw new UpstreamError(
+    401,
+    "Bedrock needs AWS credentials (x-gateway-aws-access-key-id and x-gateway-aws-secret-access-key) or a Bedrock API key",
+    { type: "authentication_error", code: "missing_credentials" },
+  );
+}
+
+/**
+ * Signs a request with SigV4 for the Bedrock runtime. Returns the headers to send: the input headers plus
+ * `host`, `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` (with a session token) and
+ * `authorization`. Every returned header except `authorization` is in SignedHeaders.
+ */
+export async function signRequest(
+  request: { url: string; method: string; headers: Record<string, string>; body: string },
+  region: string,
+  credentials: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string },
+  signingDate: Date = new Date(),
+): Promise<Record<string, string>> {
+  const url = new URL(request.url);
+  const signer = new SignatureV4({
+    service: BEDROCK_SIGNING_SERVICE,
+    region,
+    sha256: Sha256,
+    credentials: {
+      accessKeyId: credentials.accessKeyId ?? "",
+      secretAccessKey: credentials.secretAccessKey ?? "",
+      ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
+    },
+  });
+  const query: Record<string, string | string[]> = {};
+  for (const [key, value] of url.searchParams) {
+    const previous = query[key];
+    query[key] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+  }
+  const signed = await signer.sign(
+    {
+      method: request.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      // The path as it goes on the wire (model id already percent-encoded); the signer encodes it once more
+      // for the canonical request, as SigV4 requires for every service but S3.
+      path: url.pathname,
+      query,
+      headers: { ...request.headers, host: url.host },
+      body: request.body,
+    },
+    { signingDate },
+  );
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(signed.headers)) out[name.toLowerCase()] = String(value);
+  return out;
+}

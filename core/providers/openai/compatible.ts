@@ -1,0 +1,126 @@
+import type { ProviderAdapter, RouteAdapter, RouteKind, StreamTransformer, TransformContext } from "../types.ts";
+import { UpstreamError } from "../types.ts";
+import { joinUrl } from "../url.ts";
+
+/**
+ * Providers whose API is OpenAI's: one adapter built from a table row. Bodies pass through untouched
+ * (unknown fields included) except for the row's quirks, so every OpenAI field reaches the provider.
+ */
+export interface CompatibleProvider {
+  id: string;
+  name: string;
+  /** Default base URL including the version segment, e.g. https://api.groq.com/openai/v1. Absent: custom host required. */
+  baseUrl?: string;
+  /** How the key is sent. */
+  auth: "bearer" | "api-key-header" | "none";
+  routes: RouteKind[];
+  /** Request fields the provider rejects; removed before sending. */
+  dropParams?: string[];
+  /**
+   * Request fields the provider names differently (`{seed: "random_seed"}`). The value moves to the new name
+   * unless the client already sent the provider's name, which then wins.
+   */
+  renameParams?: Record<string, string>;
+  /**
+   * Provider rejects `stream_options`: it is never injected and a client's own is removed; usage in streams is
+   * then whatever the provider reports by itself, or counted by the gateway.
+   */
+  noStreamOptions?: boolean;
+  /** Extra static headers. */
+  headers?: Record<string, string>;
+  /** Docs link for the README table. */
+  docs?: string;
+}
+
+export const ROUTE_PATHS: Record<RouteKind, string> = {
+  chat: "/chat/completions",
+  completions: "/completions",
+  embeddings: "/embeddings",
+  models: "/models",
+};
+
+/** Routes whose answers can stream (SSE of OpenAI chunks). */
+export function routeStreams(kind: RouteKind): boolean {
+  return kind === "chat" || kind === "completions";
+}
+
+export function authHeaders(row: Pick<CompatibleProvider, "auth">, apiKey: string | undefined): Record<string, string> {
+  if (!apiKey || row.auth === "none") return {};
+  return row.auth === "api-key-header" ? { "api-key": apiKey } : { authorization: `Bearer ${apiKey}` };
+}
+
+export function baseUrlOf(row: CompatibleProvider, ctx: TransformContext): string {
+  const base = ctx.target.customHost ?? row.baseUrl;
+  if (!base) {
+    throw new UpstreamError(400, `provider ${row.id} needs a custom host (x-gateway-custom-host)`, {
+      code: "custom_host_required",
+    });
+  }
+  return base;
+}
+
+/**
+ * The OpenAI body as the provider should get it: the row's dropped and renamed fields applied, and
+ * `stream_options.include_usage` asked for on streams the client did not ask usage for (so cost and limits are
+ * exact; the pipeline hides the usage-only chunk from that client). Returns the same object when nothing changes.
+ */
+export function prepareCompatibleBody(
+  row: Pick<CompatibleProvider, "dropParams" | "renameParams" | "noStreamOptions">,
+  body: Record<string, any>,
+  ctx: Pick<TransformContext, "stream" | "includeUsage">,
+  kind: RouteKind,
+): Record<string, unknown> {
+  let payload: Record<string, unknown> = body;
+  const copy = (): Record<string, unknown> => (payload === body ? { ...body } : payload);
+  if (row.dropParams?.some((name) => name in body)) {
+    payload = copy();
+    for (const name of row.dropParams) delete payload[name];
+  }
+  if (row.renameParams) {
+    for (const [from, to] of Object.entries(row.renameParams)) {
+      if (!(from in payload)) continue;
+      payload = copy();
+      if (!(to in payload)) payload[to] = payload[from];
+      delete payload[from];
+    }
+  }
+  if (row.noStreamOptions) {
+    if ("stream_options" in payload) {
+      payload = copy();
+      delete payload.stream_options;
+    }
+  } else if (routeStreams(kind) && ctx.stream && !ctx.includeUsage) {
+    payload = { ...payload, stream_options: { ...(body.stream_options ?? {}), include_usage: true } };
+  }
+  return payload;
+}
+
+/** Passes OpenAI chunks through as they came (strings: no re-serialisation); the pipeline adds `[DONE]`. */
+export function passthroughTransformer(): StreamTransformer {
+  return {
+    push: (event) => (event.data === "[DONE]" ? [] : [event.data]),
+    end: () => [],
+  };
+}
+
+export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
+  const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
+  for (const kind of row.routes) {
+    routes[kind] = {
+      buildRequest(body, ctx) {
+        const url = joinUrl(baseUrlOf(row, ctx), ROUTE_PATHS[kind]);
+        const headers: Record<string, string> = {
+          ...row.headers,
+          ...authHeaders(row, ctx.target.apiKey),
+          ...ctx.target.forwardHeaders,
+        };
+        if (kind === "models") return { url, method: "GET", headers };
+        headers["content-type"] = "application/json";
+        return { url, method: "POST", headers, body: JSON.stringify(prepareCompatibleBody(row, body, ctx, kind)) };
+      },
+      transformResponse: (upstream) => upstream,
+      stream: routeStreams(kind) ? { framing: "sse", createTransformer: passthroughTransformer } : undefined,
+    };
+  }
+  return { id: row.id, name: row.name, routes };
+}

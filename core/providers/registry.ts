@@ -1,0 +1,13 @@
+import { anthropicAdapter } from "./anthropic/index.ts";
+import { createCompatibleAdapter } from "./openai/compatible.ts";
+import { COMPATIBLE_PROVIDERS } from "./openai/table.ts";
+import type { ProviderAdapter } from "./types.ts";
+
+/** Every provider the gateway can call, by id. One import line per provider family folder. */
+const ADAPTERS: ProviderAdapter[] = [...COMPATIBLE_PROVIDERS.map(createCompatibleAdapter), anthropicAdapter];
+
+export const PROVIDERS: ReadonlyMap<string, ProviderAdapter> = new Map(ADAPTERS.map((adapter) => [adapter.id, adapter]));
+
+export function findProvider(id: string): ProviderAdapter | undefined {
+  return PROVIDERS.get(id.toLowerCase());
+}

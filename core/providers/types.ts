@@ -1,0 +1,129 @@
+/**
+ * The provider adapter contract. A provider declares, per route it supports, pure transforms between the
+ * OpenAI wire format (what clients send and receive) and the provider's own format. The gateway pipeline
+ * (core/gateway) owns everything impure: credentials, fetch, retries, timeouts, streaming, logging.
+ */
+
+/** Inference routes a provider may support. Later families add their kinds here. */
+export type RouteKind = "chat" | "completions" | "embeddings" | "models";
+
+/**
+ * Where and how to reach a provider for one request: resolved from request headers, a saved integration or a
+ * config target. Credentials never leave this object except in the upstream request.
+ */
+export interface ProviderTarget {
+  /** Registry id, e.g. `openai`, `anthropic`, `bedrock`. */
+  provider: string;
+  /** The provider API key (from `Authorization: Bearer`, a saved integration or a config). */
+  apiKey?: string;
+  /** Base URL that replaces the provider's default (already checked against SSRF rules). */
+  customHost?: string;
+  azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
+  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
+  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
+  /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
+  forwardHeaders?: Record<string, string>;
+}
+
+/** What a transform may know about the request besides its body. */
+export interface TransformContext {
+  target: ProviderTarget;
+  route: RouteKind;
+  stream: boolean;
+  /** The model the client asked for (after config overrides). */
+  model: string;
+  /** Unix seconds, for `created` fields. */
+  now: number;
+  /** Id for generated OpenAI objects (`chatcmpl-...`) when the provider gives none. */
+  requestId: string;
+  /** The client asked for a final usage chunk (`stream_options.include_usage`). */
+  includeUsage: boolean;
+  /** Cancels async work such as token exchanges. */
+  signal?: AbortSignal;
+  /** Fetch used for side requests (OAuth token endpoints). Defaults to global fetch; tests inject. */
+  fetch?: typeof fetch;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+/** How a provider frames a streamed answer. */
+export type StreamFraming = "sse" | "aws-eventstream" | "ndjson";
+
+/**
+ * One framed unit of an upstream stream: an SSE event (`event` name, `data` text), an AWS event-stream
+ * message (`event` = `:event-type` or `:exception-type` header, `data` = payload text) or an ndjson line.
+ */
+export interface UpstreamEvent {
+  event?: string;
+  data: string;
+  /** AWS event-stream `:message-type` (`event` or `exception`). */
+  messageType?: string;
+}
+
+/**
+ * Turns upstream events into OpenAI chunks. Stateful per request (block indexes, tool call ids, usage);
+ * `push` returns zero or more chunks for one event, `end` flushes at end of stream.
+ * A chunk is an object (serialised by the pipeline) or a string that is already serialised JSON.
+ * Emit usage when the provider reports it, as OpenAI does with `include_usage`: a last chunk with
+ * `choices: []` and `usage`; the pipeline reads it for cost and drops it when the client did not ask for it.
+ * Throw UpstreamError for an error inside the stream (the pipeline ends the stream with an error event and
+ * reports the failure to the routing layer).
+ */
+export interface StreamTransformer {
+  push(event: UpstreamEvent): Array<object | string>;
+  end(): Array<object | string>;
+}
+
+export interface RouteAdapter {
+  /** Builds the upstream request from the (validated) OpenAI-shaped body. May be async (token exchange, signing). */
+  buildRequest(body: Record<string, any>, ctx: TransformContext): UpstreamRequest | Promise<UpstreamRequest>;
+  /** Upstream JSON body (status 2xx) -> OpenAI-shaped JSON. Throw UpstreamError for an error hidden in a 2xx. */
+  transformResponse(upstream: any, ctx: TransformContext): object;
+  /** Present on routes that stream. */
+  stream?: { framing: StreamFraming; createTransformer(ctx: TransformContext): StreamTransformer };
+}
+
+export interface ProviderAdapter {
+  id: string;
+  /** Human name for docs and the README table. */
+  name: string;
+  routes: Partial<Record<RouteKind, RouteAdapter>>;
+  /**
+   * Maps a non-2xx upstream answer to the OpenAI error shape (the upstream status is kept by the pipeline).
+   * Default: the generic mapper in errors.ts, which understands OpenAI-, Anthropic-, Google- and AWS-style bodies.
+   */
+  mapError?(status: number, body: string): { message: string; type: string; code: string | null; param?: string | null };
+}
+
+/** An upstream failure: non-2xx answer, an error inside a 2xx body, or an error event in a stream. */
+export class UpstreamError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+  constructor(status: number, message: string, options: { type?: string; code?: string | null; param?: string | null } = {}) {
+    super(message);
+    this.name = "UpstreamError";
+    this.status = status;
+    this.type = options.type ?? (status >= 500 ? "server_error" : "invalid_request_error");
+    this.code = options.code ?? null;
+    this.param = options.param ?? null;
+  }
+}
+
+/** OpenAI `finish_reason` values. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "function_call";
+
+/** Normalised usage in OpenAI chat shape (the pipeline reads it for cost and limits). */
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}

@@ -1,0 +1,7 @@
+import { handleInference } from "../../gateway/inference.ts";
+import { embeddingRequest } from "../../gateway/schemas/embeddings.ts";
+import type { HandlerMap } from "../../http/context.ts";
+
+export const handlers: HandlerMap = {
+  embeddings: (request, ctx) => handleInference("embeddings", request, ctx, embeddingRequest),
+};

@@ -1,0 +1,12 @@
+import type { Services } from "../services.ts";
+import type { QueueMessage } from "../store/ports.ts";
+
+/**
+ * A queue consumer: handles a batch and names the messages that failed, so only those are delivered again
+ * (SQS partial batch responses on AWS, release in the local worker loop). Must be idempotent: delivery is
+ * at-least-once.
+ */
+export type QueueConsumer = (messages: QueueMessage[], services: Services) => Promise<{ failedIds: string[] }>;
+
+/** Consumers by logical queue name. Later families register theirs here. */
+export const QUEUE_CONSUMERS: Partial<Record<string, QueueConsumer>> = {};
