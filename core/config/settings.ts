@@ -9,15 +9,15 @@ const booleanFlag = z
   .optional()
   .transform((value) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim()));
 
-const positiveInt = (fallback: number) =>
+const positiveInt = (fallback: number, min = 1) =>
   z
     .string()
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value.trim() === "") return fallback;
       const parsed = Number(value);
-      if (!Number.isInteger(parsed) || parsed <= 0) {
-        ctx.addIssue({ code: "custom", message: `expected a positive integer, got '${value}'` });
+      if (!Number.isInteger(parsed) || parsed < min) {
+        ctx.addIssue({ code: "custom", message: `expected an integer >= ${min}, got '${value}'` });
         return z.NEVER;
       }
       return parsed;
@@ -35,7 +35,7 @@ const commaList = z
 
 const settingsSchema = z.object({
   GATEWAY_PLATFORM: z.enum(["local", "aws"]).default("local"),
-  PORT: positiveInt(8787),
+  PORT: positiveInt(8787, 0), // 0 picks a free port (tests)
   HOST: z.string().default("0.0.0.0"),
   GATEWAY_DATA_DIR: z.string().default(".gateway"),
   GATEWAY_PUBLIC_URL: z.string().optional(),

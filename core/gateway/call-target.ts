@@ -56,11 +56,12 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const controller = new AbortController();
   const signal = AbortSignal.any([call.signal, controller.signal]);
-  const response = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal });
+  const upstream = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal });
+  const { response } = upstream;
   outcome.upstreamFirstByteMs = performance.now() - call.startedAt;
 
   if (response.status < 200 || response.status > 299) {
-    const text = await response.text().catch(() => "");
+    const text = await upstream.text().catch(() => "");
     const mapped = adapter.mapError?.(response.status, text);
     throw mapped
       ? new UpstreamError(response.status, mapped.message, mapped)
@@ -68,7 +69,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   }
 
   if (!stream || !routeAdapter.stream) {
-    const text = await response.text();
+    const text = await upstream.text();
     let upstreamJson: unknown;
     try {
       upstreamJson = JSON.parse(text);
@@ -76,7 +77,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       throw new UpstreamError(502, "The provider answered with malformed JSON.", { code: "invalid_upstream_response" });
     }
     const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
-    await recordUsage(outcome, call, body.usage, body);
+    if (call.route !== "models") await recordUsage(outcome, call, body.usage, body);
     outcome.status = 200;
     outcome.answeredModel = body.model;
     outcome.totalMs = performance.now() - call.startedAt;
@@ -88,6 +89,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   }
 
   // Streams: decode framing, transform, and wait for the first chunk before answering (see above).
+  // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
+  upstream.clearTimer();
   const transformer = routeAdapter.stream.createTransformer(ctx);
   const events = withIdleTimeout(
     await decodeFraming(routeAdapter.stream.framing, response.body as unknown as AsyncIterable<Uint8Array>),

@@ -1,6 +1,14 @@
 import type { UpstreamRequest } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 
+export interface UpstreamCall {
+  response: Response;
+  /** Stops the request timer (streams switch to an idle timeout once headers arrived). */
+  clearTimer(): void;
+  /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
+  text(): Promise<string>;
+}
+
 /**
  * One HTTP call to a provider, bounded by a timeout and cancelled when the client goes away.
  * Network failures become 502 and timeouts 408, as UpstreamErrors the routing layer can act on.
@@ -8,11 +16,22 @@ import { UpstreamError } from "../providers/types.ts";
 export async function fetchUpstream(
   request: UpstreamRequest,
   options: { timeoutMs: number; signal: AbortSignal; fetch?: typeof fetch },
-): Promise<Response> {
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = AbortSignal.any([options.signal, timeout]);
+): Promise<UpstreamCall> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout.signal]);
+  const failure = (error: unknown) => {
+    clearTimeout(timer);
+    if (timeout.signal.aborted) return timeoutError(options.timeoutMs);
+    if (options.signal.aborted) return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return new UpstreamError(502, `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
+      code: "upstream_unreachable",
+    });
+  };
+  let response: Response;
   try {
-    return await (options.fetch ?? fetch)(request.url, {
+    response = await (options.fetch ?? fetch)(request.url, {
       method: request.method,
       headers: request.headers,
       body: request.body as BodyInit | undefined,
@@ -20,13 +39,21 @@ export async function fetchUpstream(
       redirect: "manual",
     });
   } catch (error) {
-    if (timeout.aborted) throw timeoutError(options.timeoutMs);
-    if (options.signal.aborted) throw new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new UpstreamError(502, `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      code: "upstream_unreachable",
-    });
+    throw failure(error);
   }
+  return {
+    response,
+    clearTimer: () => clearTimeout(timer),
+    async text() {
+      try {
+        return await response.text();
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
 
 export const timeoutError = (ms: number) =>

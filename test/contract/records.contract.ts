@@ -102,9 +102,7 @@ export function recordsContract(getRecords: () => Records) {
       await expect(records.put({ pk, sk: "cfg", version: 9 }, { equals: { version: 1 } })).rejects.toBeInstanceOf(
         ConditionFailedError,
       );
-      await expect(records.delete(pk, "cfg", { equals: { version: 1 } })).rejects.toBeInstanceOf(
-        ConditionFailedError,
-      );
+      await expect(records.delete(pk, "cfg", { equals: { version: 1 } })).rejects.toBeInstanceOf(ConditionFailedError);
       expect((await records.get(pk, "cfg"))?.body).toBe("v2");
 
       // Several attributes must all match; null means "attribute absent".

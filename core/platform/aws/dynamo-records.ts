@@ -87,7 +87,9 @@ export class DynamoRecords implements Records {
     const expression = new Expression();
     const clauses: string[] = [];
     if (set.length > 0) {
-      clauses.push(`SET ${set.map(([name, value]) => `${expression.name(name)} = ${expression.value(value)}`).join(", ")}`);
+      clauses.push(
+        `SET ${set.map(([name, value]) => `${expression.name(name)} = ${expression.value(value)}`).join(", ")}`,
+      );
     }
     if (remove.length > 0) clauses.push(`REMOVE ${remove.map((name) => expression.name(name)).join(", ")}`);
     const conditions = [expression.live(now), expression.condition(condition, now)].filter(Boolean);
@@ -127,13 +129,14 @@ export class DynamoRecords implements Records {
     const onIndex = query.index === GSI1;
     const expression = new Expression();
     const partition = expression.name(onIndex ? "gsi1pk" : "pk");
-    const sort = expression.name(onIndex ? "gsi1sk" : "sk");
+    // Named only when used: DynamoDB rejects placeholders an expression does not mention.
+    const sort = () => expression.name(onIndex ? "gsi1sk" : "sk");
     let keyCondition = `${partition} = ${expression.value(query.partition)}`;
-    if (query.prefix) keyCondition += ` AND begins_with(${sort}, ${expression.value(query.prefix)})`;
+    if (query.prefix) keyCondition += ` AND begins_with(${sort()}, ${expression.value(query.prefix)})`;
     else if (query.from !== undefined && query.to !== undefined) {
-      keyCondition += ` AND ${sort} BETWEEN ${expression.value(query.from)} AND ${expression.value(query.to)}`;
-    } else if (query.from !== undefined) keyCondition += ` AND ${sort} >= ${expression.value(query.from)}`;
-    else if (query.to !== undefined) keyCondition += ` AND ${sort} <= ${expression.value(query.to)}`;
+      keyCondition += ` AND ${sort()} BETWEEN ${expression.value(query.from)} AND ${expression.value(query.to)}`;
+    } else if (query.from !== undefined) keyCondition += ` AND ${sort()} >= ${expression.value(query.from)}`;
+    else if (query.to !== undefined) keyCondition += ` AND ${sort()} <= ${expression.value(query.to)}`;
     const ttl = expression.name("ttl");
     const filter = `attribute_not_exists(${ttl}) OR ${ttl} >= ${expression.value(nowSeconds())}`;
 

@@ -118,6 +118,7 @@ class Invocation {
     const remaining = context.getRemainingTimeInMillis?.();
     if (remaining === undefined) return;
     this.deadline = setTimeout(() => this.abort(timeoutError()), Math.max(0, remaining - DEADLINE_MARGIN_MS));
+    this.deadline.unref();
   }
 
   waitUntil = (work: Promise<unknown>): void => {

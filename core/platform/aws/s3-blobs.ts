@@ -120,9 +120,7 @@ export class S3Blobs implements Blobs {
 
   async #putObject(key: string, body: Uint8Array, contentType: string | undefined): Promise<void> {
     await aws("blobs.put", () =>
-      this.#client.send(
-        new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentType: contentType }),
-      ),
+      this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentType: contentType })),
     );
   }
 
@@ -133,9 +131,7 @@ export class S3Blobs implements Blobs {
     contentType: string | undefined,
   ): Promise<{ size: number }> {
     const { UploadId } = await aws("blobs.put", () =>
-      this.#client.send(
-        new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ContentType: contentType }),
-      ),
+      this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ContentType: contentType })),
     );
     const upload = { Bucket: this.#bucket, Key: key, UploadId };
     try {

@@ -18,7 +18,7 @@ import {
   nowSeconds,
   pageSize,
 } from "../../store/record-rules.ts";
-import { type SqliteDatabase, sqlite } from "./sqlite.ts";
+import { type SqliteDatabase, type SqliteStatement, sqlite } from "./sqlite.ts";
 
 /**
  * Records in one SQLite table with the columns of the DynamoDB single table. The whole item is kept as JSON
@@ -27,7 +27,7 @@ import { type SqliteDatabase, sqlite } from "./sqlite.ts";
  */
 export class SqliteRecords implements Records {
   readonly #db: SqliteDatabase;
-  readonly #statements = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
+  readonly #statements = new Map<string, SqliteStatement>();
   readonly #put: (item: RecordItem, condition: WriteCondition | undefined) => void;
   readonly #update: (pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition) => RecordItem;
   readonly #delete: (pk: string, sk: string, condition: WriteCondition | undefined) => void;
@@ -125,14 +125,10 @@ export class SqliteRecords implements Records {
     const sql = `SELECT data FROM records WHERE ${where.join(" AND ")}
       ORDER BY ${orderColumns.map((column) => `${column} ${direction}`).join(", ")} LIMIT ?`;
     // One row more than the page tells whether another page follows.
-    const rows = sqlite(
-      "records.query",
-      () => this.#statement(sql).all(...params, limit + 1) as { data: string }[],
-    );
+    const rows = sqlite("records.query", () => this.#statement(sql).all(...params, limit + 1) as { data: string }[]);
     const items = rows.slice(0, limit).map((row) => JSON.parse(row.data) as RecordItem);
     const last = items.at(-1);
-    const cursor =
-      rows.length > limit && last ? encodeCursor(orderColumns.map((column) => last[column])) : undefined;
+    const cursor = rows.length > limit && last ? encodeCursor(orderColumns.map((column) => last[column])) : undefined;
     return { items, cursor };
   }
 
@@ -159,10 +155,11 @@ export class SqliteRecords implements Records {
     );
   }
 
-  #statement(sql: string) {
+  /** Query shapes are few (index, bounds, cursor, order), so prepared statements are cached by SQL. */
+  #statement(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
     if (!statement) {
-      statement = this.#db.prepare(sql);
+      statement = this.#db.prepare<unknown[]>(sql);
       this.#statements.set(sql, statement);
     }
     return statement;

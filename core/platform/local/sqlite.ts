@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../store/ports.ts";
 
 export type SqliteDatabase = Database.Database;
+export type SqliteStatement = Database.Statement<unknown[], unknown>;
 
 /**
  * Opens the gateway database. WAL lets readers run beside the one writer; busy_timeout makes a second

@@ -24,14 +24,17 @@ export function anthropicErrorStatus(type: string | undefined): number {
 }
 
 /** True for an Anthropic error object (`{type: "error", ...}`). */
-export function isAnthropicError(body: unknown): body is { type: "error"; error?: { type?: string; message?: string } } {
+export function isAnthropicError(
+  body: unknown,
+): body is { type: "error"; error?: { type?: string; message?: string } } {
   return typeof body === "object" && body !== null && (body as { type?: unknown }).type === "error";
 }
 
 /** UpstreamError for an error body found in a 2xx answer or a stream `error` event. */
-export function anthropicUpstreamError(body: { error?: { type?: string; message?: string } } | undefined): UpstreamError {
+export function anthropicUpstreamError(
+  body: { error?: { type?: string; message?: string } } | undefined,
+): UpstreamError {
   const type = typeof body?.error?.type === "string" ? body.error.type : "api_error";
   const message = typeof body?.error?.message === "string" && body.error.message ? body.error.message : type;
   return new UpstreamError(anthropicErrorStatus(type), message, { type, code: type });
 }
-

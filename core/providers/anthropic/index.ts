@@ -71,7 +71,11 @@ export const anthropicAdapter: ProviderAdapter = {
     },
     models: {
       // One page of up to 1000 models (the documented maximum) covers Anthropic's whole list.
-      buildRequest: (_body, ctx) => ({ url: anthropicUrl(ctx, "/models?limit=1000"), method: "GET", headers: anthropicHeaders(ctx) }),
+      buildRequest: (_body, ctx) => ({
+        url: anthropicUrl(ctx, "/models?limit=1000"),
+        method: "GET",
+        headers: anthropicHeaders(ctx),
+      }),
       transformResponse: (upstream) => fromAnthropicModelList(upstream),
     },
   },

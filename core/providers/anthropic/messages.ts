@@ -43,7 +43,8 @@ export function toAnthropicMessagesRequest(
   out.messages = messages;
 
   const thinking = body.thinking;
-  const budget = thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : 0;
+  const budget =
+    thinking?.type === "enabled" && typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : 0;
   const defaultMax = options.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
   out.max_tokens = body.max_completion_tokens ?? body.max_tokens ?? (budget > 0 ? budget + defaultMax : defaultMax);
   if (thinking && typeof thinking === "object") out.thinking = thinking;
@@ -53,7 +54,9 @@ export function toAnthropicMessagesRequest(
   if (typeof body.top_p === "number") out.top_p = body.top_p;
   if (typeof body.top_k === "number") out.top_k = body.top_k;
   if (body.stop != null) {
-    const stops = (Array.isArray(body.stop) ? body.stop : [body.stop]).filter((s: unknown) => typeof s === "string" && s);
+    const stops = (Array.isArray(body.stop) ? body.stop : [body.stop]).filter(
+      (s: unknown) => typeof s === "string" && s,
+    );
     if (stops.length) out.stop_sequences = stops;
   }
   if (typeof body.user === "string" && body.user) out.metadata = { user_id: body.user };
@@ -76,7 +79,10 @@ export function toAnthropicMessagesRequest(
   return out;
 }
 
-function convertMessages(input: any[]): { system: string | Block[] | undefined; messages: AnthropicMessage[] } {
+function convertMessages(input: any[]): {
+  system: string | Block[] | undefined;
+  messages: Array<{ role: "user" | "assistant"; content: string | Block[] }>;
+} {
   const systemBlocks: Block[] = [];
   const messages: AnthropicMessage[] = [];
   // Deprecated `function_call`s carry no id: give each one an id and hand it to the next `function` result of that name.
@@ -154,7 +160,8 @@ function collapse(message: AnthropicMessage): { role: "user" | "assistant"; cont
 function systemOf(blocks: Block[]): string | Block[] | undefined {
   const nonEmpty = blocks.filter((block) => block.text !== "");
   if (!nonEmpty.length) return undefined;
-  if (nonEmpty.every((block) => Object.keys(block).length === 2)) return nonEmpty.map((block) => block.text).join("\n\n");
+  if (nonEmpty.every((block) => Object.keys(block).length === 2))
+    return nonEmpty.map((block) => block.text).join("\n\n");
   return nonEmpty;
 }
 
@@ -262,7 +269,8 @@ function convertTools(body: Record<string, any>): Block[] {
 function functionTool(fn: Record<string, any>, holder: Record<string, any>): Block {
   const tool: Block = { name: fn.name };
   if (fn.description) tool.description = fn.description;
-  tool.input_schema = fn.parameters && typeof fn.parameters === "object" ? fn.parameters : { type: "object", properties: {} };
+  tool.input_schema =
+    fn.parameters && typeof fn.parameters === "object" ? fn.parameters : { type: "object", properties: {} };
   if (!tool.input_schema.type) tool.input_schema = { type: "object", ...tool.input_schema };
   return withCacheControl(tool, holder);
 }
@@ -319,7 +327,10 @@ function num(value: unknown): number {
 }
 
 /** Messages API `message` object -> OpenAI `chat.completion`. Throws UpstreamError for an error body. */
-export function fromAnthropicMessage(upstream: any, ctx: Pick<TransformContext, "now" | "model" | "requestId">): object {
+export function fromAnthropicMessage(
+  upstream: any,
+  ctx: Pick<TransformContext, "now" | "model" | "requestId">,
+): object {
   if (isAnthropicError(upstream)) throw anthropicUpstreamError(upstream);
   if (!upstream || typeof upstream !== "object" || !Array.isArray(upstream.content)) {
     throw new UpstreamError(502, "anthropic returned an unexpected response body", { type: "server_error" });

@@ -138,10 +138,13 @@ function mergeAll(parts: Json[], root: Json, refDepth: number): Json {
   for (const raw of parts) {
     const part = typeof raw.$ref === "string" ? (resolveRef(root, raw.$ref) ?? {}) : raw;
     const depth = typeof raw.$ref === "string" ? refDepth + 1 : refDepth;
-    const resolved = Array.isArray(part.allOf) ? mergeAll([withoutKey(part, "allOf"), ...part.allOf], root, depth) : part;
+    const resolved = Array.isArray(part.allOf)
+      ? mergeAll([withoutKey(part, "allOf"), ...part.allOf], root, depth)
+      : part;
     for (const [key, value] of Object.entries(resolved)) {
       if (key === "properties" && isObject(value)) merged.properties = { ...merged.properties, ...value };
-      else if (key === "required" && Array.isArray(value)) merged.required = [...new Set([...(merged.required ?? []), ...value])];
+      else if (key === "required" && Array.isArray(value))
+        merged.required = [...new Set([...(merged.required ?? []), ...value])];
       else if (!(key in merged)) merged[key] = value;
     }
   }

@@ -1,0 +1,42 @@
+import { loadSettings } from "../../config/settings.ts";
+import { type Services, createServices } from "../../services.ts";
+import { createAwsStores } from "./aws-stores.ts";
+
+/**
+ * The services of a Lambda container, from the environment infra/ gives every function: GATEWAY_TABLE,
+ * GATEWAY_BUCKET, GATEWAY_QUEUE_URLS (JSON: logical queue name, DLQs included -> URL) and
+ * GATEWAY_MASTER_KEY or GATEWAY_KMS_KEY_ID. Region, credentials (and endpoints, through the SDK's own
+ * AWS_ENDPOINT_URL_* variables) come from the Lambda runtime as usual.
+ */
+export function servicesFromEnv(env: Record<string, string | undefined> = process.env): Services {
+  const settings = loadSettings(env);
+  const stores = createAwsStores({
+    tableName: required("GATEWAY_TABLE", settings.GATEWAY_TABLE),
+    bucketName: required("GATEWAY_BUCKET", settings.GATEWAY_BUCKET),
+    queueUrls: parseQueueUrls(required("GATEWAY_QUEUE_URLS", settings.GATEWAY_QUEUE_URLS)),
+    masterKey: settings.GATEWAY_MASTER_KEY,
+    kmsKeyId: settings.GATEWAY_KMS_KEY_ID,
+  });
+  return createServices(settings, stores);
+}
+
+function required(name: string, value: string | undefined): string {
+  if (!value) throw new Error(`${name} is not set: the AWS platform needs it (infra/ sets it on every function)`);
+  return value;
+}
+
+function parseQueueUrls(value: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new Error("GATEWAY_QUEUE_URLS is not JSON");
+  }
+  const valid =
+    typeof parsed === "object" &&
+    parsed !== null &&
+    !Array.isArray(parsed) &&
+    Object.values(parsed).every((url) => typeof url === "string");
+  if (!valid) throw new Error("GATEWAY_QUEUE_URLS must be a JSON object of queue name -> queue URL");
+  return parsed as Record<string, string>;
+}

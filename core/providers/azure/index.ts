@@ -1,0 +1,129 @@
+import {
+  passthroughTransformer,
+  prepareCompatibleBody,
+  ROUTE_PATHS,
+  routeStreams,
+} from "../openai/compatible.ts";
+import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
+import { UpstreamError } from "../types.ts";
+import { joinUrl } from "../url.ts";
+
+/**
+ * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
+ *   https://{resourceName}.openai.azure.com/openai/deployments/{deploymentId}/{route}?api-version={apiVersion}
+ * from `target.azure` (deploymentId defaults to the model name, apiVersion to the latest GA data-plane
+ * inference version). A custom host replaces `https://{resourceName}.openai.azure.com` (the origin only).
+ * apiVersion `v1` selects Azure's version-less OpenAI-style API: {origin}/openai/v1/{route}, the deployment
+ * going in the body's `model`.
+ *
+ * Azure AI Foundry models (`azure-ai`): https://{resourceName}.services.ai.azure.com/models/{route}?api-version=…
+ * with the deployment name in `model`. A custom host replaces that whole base (so serverless endpoints such as
+ * https://{name}.{region}.models.ai.azure.com work too).
+ */
+
+/** Latest GA data-plane inference version of Azure OpenAI (chat, completions, embeddings, stream_options). */
+export const AZURE_OPENAI_API_VERSION = "2024-10-21";
+/** Version of the Azure AI Model Inference API. */
+export const AZURE_AI_INFERENCE_API_VERSION = "2024-05-01-preview";
+
+/**
+ * Azure accepts an API key (`api-key` header) or a Microsoft Entra ID access token (`Authorization: Bearer`).
+ * Entra tokens are JWTs (three base64url segments, the header starting `eyJ`); Azure keys are hex or
+ * alphanumeric strings without dots, so the shape tells them apart.
+ */
+export function looksLikeEntraToken(key: string): boolean {
+  return /^eyJ[\w-]*\.[\w-]+\.[\w-]*$/.test(key);
+}
+
+export function azureAuthHeaders(apiKey: string | undefined): Record<string, string> {
+  if (!apiKey) return {};
+  return looksLikeEntraToken(apiKey) ? { authorization: `Bearer ${apiKey}` } : { "api-key": apiKey };
+}
+
+function resourceOrigin(ctx: TransformContext, host: (resource: string) => string, providerId: string): string {
+  if (ctx.target.customHost) return ctx.target.customHost;
+  const resource = ctx.target.azure?.resourceName;
+  if (!resource) {
+    throw new UpstreamError(400, `provider ${providerId} needs an Azure resource name or a custom host`, {
+      code: "azure_resource_required",
+    });
+  }
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9-]*$/.test(resource)) {
+    throw new UpstreamError(400, `invalid Azure resource name: ${resource}`, { code: "azure_resource_invalid" });
+  }
+  return host(resource);
+}
+
+/** The upstream URL of an Azure OpenAI route. */
+export function azureOpenAIUrl(kind: RouteKind, ctx: TransformContext): string {
+  const origin = resourceOrigin(ctx, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
+  const apiVersion = ctx.target.azure?.apiVersion || AZURE_OPENAI_API_VERSION;
+  if (apiVersion === "v1") return joinUrl(origin, `/openai/v1${ROUTE_PATHS[kind]}`);
+  const deployment = ctx.target.azure?.deploymentId || ctx.model;
+  if (!deployment) throw new UpstreamError(400, "azure-openai needs a deployment id or a model", { param: "model" });
+  const path = `/openai/deployments/${encodeURIComponent(deployment)}${ROUTE_PATHS[kind]}`;
+  return `${joinUrl(origin, path)}?api-version=${encodeURIComponent(apiVersion)}`;
+}
+
+/** The upstream URL of an Azure AI Foundry models route. */
+export function azureAIUrl(kind: RouteKind, ctx: TransformContext): string {
+  const base = resourceOrigin(ctx, (resource) => `https://${resource}.services.ai.azure.com/models`, "azure-ai");
+  const apiVersion = ctx.target.azure?.apiVersion || AZURE_AI_INFERENCE_API_VERSION;
+  return `${joinUrl(base, ROUTE_PATHS[kind])}?api-version=${encodeURIComponent(apiVersion)}`;
+}
+
+interface AzureFlavour {
+  id: string;
+  name: string;
+  routes: RouteKind[];
+  url(kind: RouteKind, ctx: TransformContext): string;
+  /** Body fields set from the target (deployment names travelling in `model`). */
+  model?(ctx: TransformContext): string | undefined;
+  noStreamOptions?: boolean;
+  headers?: Record<string, string>;
+}
+
+function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
+  const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
+  for (const kind of flavour.routes) {
+    routes[kind] = {
+      buildRequest(body, ctx) {
+        const url = flavour.url(kind, ctx);
+        const model = flavour.model?.(ctx);
+        const source = model && body.model !== model ? { ...body, model } : body;
+        const payload = prepareCompatibleBody({ noStreamOptions: flavour.noStreamOptions }, source, ctx, kind);
+        const headers: Record<string, string> = {
+          ...flavour.headers,
+          ...azureAuthHeaders(ctx.target.apiKey),
+          ...ctx.target.forwardHeaders,
+          "content-type": "application/json",
+        };
+        return { url, method: "POST", headers, body: JSON.stringify(payload) };
+      },
+      transformResponse: (upstream) => upstream,
+      stream: routeStreams(kind) ? { framing: "sse", createTransformer: passthroughTransformer } : undefined,
+    };
+  }
+  return { id: flavour.id, name: flavour.name, routes };
+}
+
+export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
+  id: "azure-openai",
+  name: "Azure OpenAI",
+  routes: ["chat", "completions", "embeddings"],
+  url: azureOpenAIUrl,
+  // The v1 API routes by `model`; the deployment id (when configured) is the name Azure knows.
+  model: (ctx) => (ctx.target.azure?.apiVersion === "v1" ? ctx.target.azure?.deploymentId || undefined : undefined),
+});
+
+export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
+  id: "azure-ai",
+  name: "Azure AI Foundry Models",
+  routes: ["chat", "embeddings"],
+  url: azureAIUrl,
+  model: (ctx) => ctx.target.azure?.deploymentId || undefined,
+  // The model inference API rejects unknown fields unless told otherwise: OpenAI fields it does not define
+  // reach the model (`extra-parameters: pass-through`). stream_options is not part of that API.
+  noStreamOptions: true,
+  headers: { "extra-parameters": "pass-through" },
+});

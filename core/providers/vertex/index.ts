@@ -1,0 +1,150 @@
+import {
+  createAnthropicStreamTransformer,
+  fromAnthropicMessage,
+  toAnthropicMessagesRequest,
+} from "../anthropic/index.ts";
+import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "../google/chat.ts";
+import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
+import { type ProviderAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import { joinUrl } from "../url.ts";
+import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
+
+/**
+ * Vertex AI: Gemini models through the same generateContent bodies as the Gemini API (transforms shared with
+ * ../google), Anthropic models through rawPredict with the Messages body (transforms shared with ../anthropic),
+ * embeddings through `:predict`. Auth is an OAuth bearer token (see auth.ts).
+ */
+
+export const DEFAULT_VERTEX_REGION = "us-central1";
+/** Body field Vertex AI wants instead of the `anthropic-version` header. */
+export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
+
+type Json = Record<string, any>;
+
+export function isAnthropicModel(model: string): boolean {
+  return model.startsWith("claude");
+}
+
+/** Region and host: `global` is served from aiplatform.googleapis.com, any other region from `{region}-aiplatform`. */
+export function vertexRegion(ctx: TransformContext): string {
+  const region = ctx.target.vertex?.region?.trim() || DEFAULT_VERTEX_REGION;
+  // The region becomes part of a host name: nothing but a region-shaped token gets there.
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(region)) {
+    throw new UpstreamError(400, `Invalid Vertex AI region ${JSON.stringify(region)}`, { param: "vertex_region" });
+  }
+  return region;
+}
+
+export function vertexProject(ctx: TransformContext): string {
+  let project = ctx.target.vertex?.projectId?.trim();
+  if (!project && ctx.target.vertex?.serviceAccountJson) {
+    project = parseServiceAccount(ctx.target.vertex.serviceAccountJson).project_id;
+  }
+  if (!project) {
+    throw new UpstreamError(
+      400,
+      "Vertex AI needs a project id (vertex project id or the service account's project_id)",
+      {
+        param: "vertex_project_id",
+      },
+    );
+  }
+  if (!/^[a-z0-9][a-z0-9.:-]*$/i.test(project)) {
+    throw new UpstreamError(400, `Invalid Vertex AI project id ${JSON.stringify(project)}`, {
+      param: "vertex_project_id",
+    });
+  }
+  return project;
+}
+
+/** `{base}/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}`. */
+export function vertexModelUrl(ctx: TransformContext, publisher: string, method: string): string {
+  const region = vertexRegion(ctx);
+  const project = vertexProject(ctx);
+  const model = ctx.model.replace(/^(publishers\/[^/]+\/)?models\//, "");
+  if (!/^[\w.@-]+$/.test(model))
+    throw new UpstreamError(400, `Invalid model name ${JSON.stringify(ctx.model)}`, { param: "model" });
+  const host =
+    region === "global" ? "https://aiplatform.googleapis.com" : `https://${region}-aiplatform.googleapis.com`;
+  const base = (ctx.target.customHost ?? host).replace(/\/+$/, "");
+  const versioned = /\/v1(beta1)?$/.test(base) ? base : `${base}/v1`;
+  return joinUrl(
+    versioned,
+    `projects/${encodeURIComponent(project)}/locations/${region}/publishers/${publisher}/models/${model}:${method}`,
+  );
+}
+
+async function vertexHeaders(ctx: TransformContext): Promise<Record<string, string>> {
+  const token = await vertexAccessToken(ctx);
+  return { authorization: `Bearer ${token}`, "content-type": "application/json", ...ctx.target.forwardHeaders };
+}
+
+/** Vertex `:predict` embeddings body (one instance per input). */
+export function toVertexEmbeddingRequest(body: Json): Json {
+  const taskType = embeddingTaskType(body);
+  const request: Json = {
+    instances: embeddingInputs(body).map((content) => (taskType ? { content, task_type: taskType } : { content })),
+  };
+  if (typeof body.dimensions === "number") request.parameters = { outputDimensionality: body.dimensions };
+  return request;
+}
+
+/** `{predictions: [{embeddings: {values, statistics: {token_count}}}]}` -> OpenAI embeddings list. */
+export function fromVertexEmbeddingResponse(upstream: Json, ctx: TransformContext): Json {
+  const predictions: Json[] = Array.isArray(upstream?.predictions) ? upstream.predictions : [];
+  let tokens = 0;
+  const vectors = predictions.map((prediction) => {
+    const count = prediction?.embeddings?.statistics?.token_count;
+    if (typeof count === "number") tokens += count;
+    return Array.isArray(prediction?.embeddings?.values) ? prediction.embeddings.values : [];
+  });
+  return toOpenAiEmbeddings(vectors, ctx, tokens);
+}
+
+export const vertexAdapter: ProviderAdapter = {
+  id: "vertex-ai",
+  name: "Google Vertex AI",
+  routes: {
+    chat: {
+      async buildRequest(body, ctx) {
+        if (isAnthropicModel(ctx.model)) {
+          const payload = toAnthropicMessagesRequest(body, {
+            stream: ctx.stream,
+            anthropicVersion: VERTEX_ANTHROPIC_VERSION,
+          });
+          return {
+            url: vertexModelUrl(ctx, "anthropic", ctx.stream ? "streamRawPredict" : "rawPredict"),
+            method: "POST",
+            headers: await vertexHeaders(ctx),
+            body: JSON.stringify(payload),
+          };
+        }
+        return {
+          url: vertexModelUrl(ctx, "google", ctx.stream ? "streamGenerateContent?alt=sse" : "generateContent"),
+          method: "POST",
+          headers: await vertexHeaders(ctx),
+          body: JSON.stringify(toGeminiRequest(body, ctx.model)),
+        };
+      },
+      transformResponse: (upstream, ctx) =>
+        isAnthropicModel(ctx.model) ? fromAnthropicMessage(upstream, ctx) : fromGeminiResponse(upstream, ctx),
+      stream: {
+        framing: "sse",
+        createTransformer: (ctx) =>
+          isAnthropicModel(ctx.model) ? createAnthropicStreamTransformer(ctx) : createGeminiStreamTransformer(ctx),
+      },
+    },
+    embeddings: {
+      async buildRequest(body, ctx) {
+        rememberEncoding(ctx, body);
+        return {
+          url: vertexModelUrl(ctx, "google", "predict"),
+          method: "POST",
+          headers: await vertexHeaders(ctx),
+          body: JSON.stringify(toVertexEmbeddingRequest(body)),
+        };
+      },
+      transformResponse: fromVertexEmbeddingResponse,
+    },
+  },
+};

@@ -1,0 +1,4 @@
+import { createSqsHandler } from "../../core/platform/aws/sqs-handler.ts";
+
+/** Lambda entry point of the 'exports' queue's worker (infra/workers.ts). */
+export const handler = createSqsHandler("exports");

@@ -1,0 +1,40 @@
+import { ROUTE_FAMILIES, type RouteFamily } from "../core/routes/table.ts";
+import { gatewayEnvironment, gatewayLinks, NODE_RUNTIME } from "./gateway-runtime.ts";
+import { componentName } from "./naming.ts";
+import { routerPrefixes } from "./router-prefixes.ts";
+
+/**
+ * The HTTP API: one streaming Lambda function (with a function URL) per route family of the route table,
+ * and one Router (CloudFront) in front that sends each family's path prefixes to its function.
+ */
+
+/** Data-plane families get more memory: Lambda's CPU share grows with it, and it shortens cold starts. */
+const memoryOf = (family: RouteFamily) => (family.dataPlane ? "1024 MB" : "512 MB");
+
+export const functions: Record<string, sst.aws.Function> = Object.fromEntries(
+  ROUTE_FAMILIES.map((family) => [
+    family.name,
+    new sst.aws.Function(componentName(family.name, "function"), {
+      description: `AI gateway: ${family.name} routes`,
+      handler: `functions/${family.name}.handler`,
+      ...NODE_RUNTIME,
+      memory: memoryOf(family),
+      timeout: `${family.timeoutSeconds} seconds`,
+      streaming: true,
+      url: true,
+      link: gatewayLinks,
+      environment: gatewayEnvironment,
+    }),
+  ]),
+);
+
+export const router = new sst.aws.Router("Gateway");
+
+// Longest prefix wins in the Router, whatever the order of these calls (see router-prefixes.ts).
+for (const { prefix, family } of routerPrefixes(ROUTE_FAMILIES)) {
+  router.route(prefix, functions[family].url, {
+    // CloudFront waits this long for the first byte, and then between bytes, of a streamed answer. 60 s is
+    // its ceiling without a quota increase; a slow non-streamed completion can take longer (docs/deploy.md).
+    readTimeout: "60 seconds",
+  });
+}

@@ -1,0 +1,39 @@
+import { deadLetterQueueName } from "../core/store/ports.ts";
+import { bootstrapAdminKey, masterKey } from "./secrets.ts";
+import { bucket, queues, table } from "./storage.ts";
+
+/**
+ * What every gateway Lambda (route families and queue workers) is given: the same stores as the others,
+ * linked (which grants its IAM permissions on them) and named in the environment that
+ * core/platform/aws/services-from-env.ts reads.
+ */
+
+const queueEntries = Object.entries(queues);
+
+/** Logical queue name (DLQs included, as the SQS adapter addresses them) -> queue URL. */
+const queueUrls = Object.fromEntries(
+  queueEntries.flatMap(([name, { queue, deadLetters }]) => [
+    [name, queue.url],
+    [deadLetterQueueName(name), deadLetters.url],
+  ]),
+);
+
+export const gatewayLinks: SstLinkable[] = [
+  table,
+  bucket,
+  ...queueEntries.flatMap(([, { queue, deadLetters }]) => [queue, deadLetters]),
+  masterKey,
+  bootstrapAdminKey,
+];
+
+export const gatewayEnvironment: Record<string, SstInput<string>> = {
+  GATEWAY_PLATFORM: "aws",
+  GATEWAY_TABLE: table.name,
+  GATEWAY_BUCKET: bucket.name,
+  GATEWAY_QUEUE_URLS: $jsonStringify(queueUrls),
+  GATEWAY_MASTER_KEY: masterKey.value,
+  GATEWAY_BOOTSTRAP_ADMIN_KEY: bootstrapAdminKey.value,
+};
+
+/** Node 24 on Graviton: cheaper per GB-second than x86, and nothing in the bundles is native. */
+export const NODE_RUNTIME = { runtime: "nodejs24.x", architecture: "arm64" } as const;

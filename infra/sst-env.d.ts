@@ -1,0 +1,97 @@
+/**
+ * The globals SST 4 provides to sst.config.ts and infra/*, declared loosely (only what this repo uses) so
+ * `tsc` checks infra without the SST CLI, which writes the real declarations to .sst/platform/config.d.ts.
+ * SST bundles sst.config.ts without type-checking, so these never meet the real ones at deploy time.
+ */
+
+/** A value known only at deploy time (Pulumi's Output). */
+interface SstOutput<T> {
+  apply<U>(fn: (value: T) => U): SstOutput<U>;
+}
+type SstInput<T> = T | SstOutput<T>;
+
+type SstDuration = `${number} ${"second" | "seconds" | "minute" | "minutes" | "hour" | "hours"}`;
+type SstSize = `${number} ${"MB" | "GB"}`;
+type SstLinkable = sst.Secret | sst.aws.Dynamo | sst.aws.Bucket | sst.aws.Queue | sst.aws.Router;
+
+declare namespace sst {
+  class Secret {
+    constructor(name: string, placeholder?: string);
+    readonly name: string;
+    readonly value: SstOutput<string>;
+  }
+
+  namespace aws {
+    interface FunctionArgs {
+      handler: string;
+      runtime?: "nodejs22.x" | "nodejs24.x";
+      architecture?: "x86_64" | "arm64";
+      memory?: SstSize;
+      timeout?: SstDuration;
+      streaming?: boolean;
+      url?: boolean | { authorization?: "none" | "iam"; cors?: boolean | Record<string, unknown> };
+      link?: SstLinkable[];
+      environment?: Record<string, SstInput<string>>;
+      description?: string;
+    }
+
+    class Function {
+      constructor(name: string, args: FunctionArgs);
+      readonly name: SstOutput<string>;
+      readonly arn: SstOutput<string>;
+      readonly url: SstOutput<string>;
+    }
+
+    interface RouterRouteArgs {
+      readTimeout?: SstDuration;
+      keepAliveTimeout?: SstDuration;
+      connectionTimeout?: SstDuration;
+      connectionAttempts?: number;
+    }
+
+    class Router {
+      constructor(name: string, args?: { domain?: string | Record<string, unknown> });
+      readonly url: SstOutput<string>;
+      route(pattern: SstInput<string>, url: SstInput<string>, args?: RouterRouteArgs): void;
+    }
+
+    class Dynamo {
+      constructor(
+        name: string,
+        args: {
+          fields: Record<string, "string" | "number" | "binary">;
+          primaryIndex: { hashKey: string; rangeKey?: string };
+          globalIndexes?: Record<string, { hashKey: string; rangeKey?: string }>;
+          ttl?: string;
+        },
+      );
+      readonly name: SstOutput<string>;
+      readonly arn: SstOutput<string>;
+    }
+
+    class Bucket {
+      constructor(name: string, args?: Record<string, unknown>);
+      readonly name: SstOutput<string>;
+      readonly arn: SstOutput<string>;
+    }
+
+    interface QueueSubscriberArgs {
+      batch?: { size?: number; window?: SstDuration; partialResponses?: boolean };
+    }
+
+    class Queue {
+      constructor(
+        name: string,
+        args?: { dlq?: string | { queue: SstInput<string>; retry: number }; visibilityTimeout?: SstDuration },
+      );
+      readonly url: SstOutput<string>;
+      readonly arn: SstOutput<string>;
+      subscribe(subscriber: string | FunctionArgs, args?: QueueSubscriberArgs): unknown;
+    }
+  }
+}
+
+declare const $app: { name: string; stage: string };
+declare function $interpolate(strings: TemplateStringsArray, ...values: unknown[]): SstOutput<string>;
+declare function $jsonStringify(value: unknown): SstOutput<string>;
+declare function $config<T>(config: T): T;

@@ -1,0 +1,45 @@
+import { deadLetterQueueName, MAX_RECEIVES, QUEUE_NAMES, type QueueName } from "../core/store/ports.ts";
+import { componentName } from "./naming.ts";
+
+/**
+ * The stores of the AWS platform (see DESIGN.md, "Stores"): one DynamoDB table for Records and Counters,
+ * one bucket for Blobs, and one SQS queue with a dead-letter queue per logical queue.
+ */
+
+/** Single-table design: pk/sk, secondary index gsi1 (gsi1pk/gsi1sk), expiry in `ttl` (Unix seconds). */
+export const table = new sst.aws.Dynamo("Records", {
+  fields: { pk: "string", sk: "string", gsi1pk: "string", gsi1sk: "string" },
+  primaryIndex: { hashKey: "pk", rangeKey: "sk" },
+  globalIndexes: { gsi1: { hashKey: "gsi1pk", rangeKey: "gsi1sk" } },
+  ttl: "ttl",
+});
+
+/** Private: clients download blobs through signed URLs only. */
+export const bucket = new sst.aws.Bucket("Blobs");
+
+/** The timeout of the queue workers (infra/workers.ts). */
+export const WORKER_TIMEOUT_SECONDS = 300;
+
+/**
+ * A received message stays hidden for six times the worker timeout (AWS's advice for SQS event sources;
+ * it must be at least the timeout, or the subscription is refused), so a slow batch is not handed to a
+ * second worker while the first is still on it.
+ */
+const VISIBILITY_TIMEOUT = `${(6 * WORKER_TIMEOUT_SECONDS) / 60} minutes` as const;
+
+export interface GatewayQueue {
+  queue: sst.aws.Queue;
+  deadLetters: sst.aws.Queue;
+}
+
+/** Per logical queue: the queue and its DLQ, which SQS fills after MAX_RECEIVES failed receives. */
+export const queues = Object.fromEntries(
+  QUEUE_NAMES.map((name) => {
+    const deadLetters = new sst.aws.Queue(componentName(deadLetterQueueName(name)));
+    const queue = new sst.aws.Queue(componentName(name), {
+      dlq: { queue: deadLetters.arn, retry: MAX_RECEIVES },
+      visibilityTimeout: VISIBILITY_TIMEOUT,
+    });
+    return [name, { queue, deadLetters }];
+  }),
+) as Record<QueueName, GatewayQueue>;

@@ -1,0 +1,26 @@
+/**
+ * The AWS deployment (SST 4). `npx sst@4 deploy --stage prod`; see docs/deploy.md.
+ * Resources live in infra/, one concern a file; everything per route family is derived from the route table.
+ */
+
+/** Stages whose data outlives `sst remove` (and whose resources SST refuses to delete). */
+const PRODUCTION_STAGES = ["prod", "production"];
+
+export default $config({
+  app(input?: { stage?: string }) {
+    const production = PRODUCTION_STAGES.includes(input?.stage ?? "");
+    return {
+      name: "ai-gateway",
+      home: "aws" as const,
+      removal: production ? ("retain" as const) : ("remove" as const),
+      protect: production,
+    };
+  },
+  async run() {
+    await import("./infra/storage.ts");
+    await import("./infra/secrets.ts");
+    const { router } = await import("./infra/api.ts");
+    await import("./infra/workers.ts");
+    return { url: router.url };
+  },
+});
