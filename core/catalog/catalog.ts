@@ -136,9 +136,15 @@ function lookup(provider: string, model: string): CatalogModel | undefined {
     const hit = models.find((entry) => entry.provider === provider && entry.id === id);
     if (hit) return hit;
   }
+  // The same model elsewhere: prefer its maker (the `vendor/` prefix, or a first-party provider).
+  const vendor = /^([\w-]+)\//.exec(model)?.[1];
+  const makers = [vendor, ...FIRST_PARTY];
   for (const id of candidates) {
-    const hit = models.find((entry) => entry.id === id && entry.prices);
-    if (hit) return hit;
+    const priced = models.filter((entry) => entry.id === id && entry.prices);
+    const byMaker = makers.map((maker) => priced.find((entry) => entry.provider === maker)).find(Boolean);
+    if (byMaker ?? priced[0]) return byMaker ?? priced[0];
   }
   return undefined;
 }
+
+const FIRST_PARTY = ["openai", "anthropic", "google", "mistral-ai", "deepseek", "x-ai", "cohere"];

@@ -33,7 +33,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["::ffff:0:0", 96],
   ["64:ff9b::", 96],
   ["100::", 64],
   ["2001::", 32],
@@ -77,12 +76,23 @@ export function parseTrustedHosts(entries: string[]): TrustedHosts {
   return { names, networks };
 }
 
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d` or `::ffff:7f00:1`), if any. */
+function mappedIpv4(address: string): string | undefined {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return undefined;
+  const high = Number.parseInt(hex[1]!, 16);
+  const low = Number.parseInt(hex[2]!, 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
 function addressAllowed(address: string, trusted: TrustedHosts): boolean {
+  // IPv4-mapped IPv6 is judged by its IPv4 address.
+  const mapped = mappedIpv4(address);
+  if (mapped) return addressAllowed(mapped, trusted);
   const family = isIP(address) === 6 ? "ipv6" : "ipv4";
   if (trusted.networks.check(address, family)) return true;
-  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged by its IPv4 address.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return addressAllowed(mapped[1]!, trusted);
   return !FORBIDDEN.check(address, family);
 }
 

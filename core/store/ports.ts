@@ -56,15 +56,23 @@ export interface RecordUpdate {
 
 export interface Records {
   get(pk: string, sk: string): Promise<RecordItem | undefined>;
-  /** Throws ConditionFailedError when `condition` does not hold. */
+  /**
+   * Creates or replaces the whole item. Throws ConditionFailedError when `condition` does not hold, and
+   * RangeError when pk or sk is not a non-empty string (or gsi1pk / gsi1sk is present but empty).
+   */
   put(item: RecordItem, condition?: WriteCondition): Promise<void>;
   /**
    * Applies `update` to an existing item and returns the item after the update. Throws ConditionFailedError
-   * when the item is absent or `condition` does not hold. Key attributes (pk, sk) cannot be changed.
+   * when the item is absent or `condition` does not hold. Key attributes (pk, sk) cannot be changed
+   * (RangeError). Setting an attribute to `undefined` removes it.
    */
   update(pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition): Promise<RecordItem>;
   /** Deleting an absent item is not an error unless a condition says so. */
   delete(pk: string, sk: string, condition?: WriteCondition): Promise<void>;
+  /**
+   * Live items of one partition in sort-key order. A bad limit, a prefix combined with a range, or a cursor
+   * this adapter did not make throw RangeError (a client error: answer 400).
+   */
   query(query: RecordQuery): Promise<Page<RecordItem>>;
 }
 
@@ -104,6 +112,10 @@ export interface BlobInfo {
 
 export type BlobBody = Uint8Array | string | ReadableStream<Uint8Array>;
 
+/**
+ * Blob keys: 1..1024 bytes of `/`-separated segments, none empty, `.` or `..`, no NUL (RangeError otherwise;
+ * see core/store/blob-keys.ts). `a` and `a/b` may both exist, as on S3.
+ */
 export interface Blobs {
   put(key: string, body: BlobBody, options?: { contentType?: string }): Promise<{ size: number }>;
   /** The body as a stream, or undefined when absent. */
@@ -132,6 +144,7 @@ export interface Queue {
    * Receives up to `max` visible messages and hides them for `visibilityTimeoutSeconds`. A message not acked
    * before then is delivered again (at-least-once). A message received more than the queue's max receive
    * count is moved to the queue's dead-letter queue (`deadLetterQueueName(queue)`) instead of delivered.
+   * `max` is 1..MAX_RECEIVE_BATCH (SQS's limit); fewer may come back even when more are waiting.
    */
   receive(
     queue: string,
@@ -148,6 +161,8 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export const deadLetterQueueName = (queue: string) => `${queue}-dlq`;
 /** Receives before a message is dead-lettered. */
 export const MAX_RECEIVES = 5;
+/** Most messages one receive returns (SQS's limit, kept on every platform). */
+export const MAX_RECEIVE_BATCH = 10;
 
 export interface Secrets {
   /** Encrypts a small value (provider credentials); the result is safe to store in Records. */

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Blobs } from "../../core/store/ports.ts";
 
@@ -45,6 +45,38 @@ export function blobsContract(getBlobs: () => Blobs) {
       expect(await text(stream!.body)).toBe(jsonl);
 
       expect(await blobs.get(`${base}/missing`)).toBeUndefined();
+    });
+
+    it("streams a blob larger than one upload part (9 MiB) both ways", async () => {
+      const blobs = getBlobs();
+      const key = `${blobPrefix("large")}/big.bin`;
+      const chunk = new Uint8Array(64 * 1024).map((_, i) => i % 251);
+      const chunks = 144; // 9 MiB
+      let remaining = chunks;
+      const upload = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          controller.enqueue(chunk.slice());
+          if (--remaining === 0) controller.close();
+        },
+      });
+      expect(await blobs.put(key, upload, { contentType: "application/octet-stream" })).toEqual({
+        size: chunk.byteLength * chunks,
+      });
+      const blob = await blobs.get(key);
+      expect(blob).toMatchObject({ size: chunk.byteLength * chunks, contentType: "application/octet-stream" });
+      const expected = createHash("sha256");
+      for (let i = 0; i < chunks; i++) expected.update(chunk);
+      const actual = createHash("sha256");
+      let size = 0;
+      for (const reader = blob!.body.getReader(); ; ) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        actual.update(value);
+        size += value.byteLength;
+      }
+      expect(size).toBe(chunk.byteLength * chunks);
+      expect(actual.digest("hex")).toBe(expected.digest("hex"));
+      await blobs.delete(key);
     });
 
     it("heads, overwrites and deletes", async () => {
@@ -98,6 +130,15 @@ export function blobsContract(getBlobs: () => Blobs) {
       expect(all.items[0].lastModified).toBeInstanceOf(Date);
 
       expect((await blobs.list(`${base}/nothing-here`)).items).toEqual([]);
+    });
+
+    it("refuses keys that are empty, absolute or walk up (on every platform alike)", async () => {
+      const blobs = getBlobs();
+      for (const key of ["", "../escape", "a/../../escape", "/etc/passwd", "a//b", "./a", "a/", "a/\0"]) {
+        await expect(blobs.put(key, "x")).rejects.toThrow(RangeError);
+        await expect(blobs.get(key)).rejects.toThrow(RangeError);
+        await expect(blobs.signedUrl(key, { expiresInSeconds: 60 })).rejects.toThrow(RangeError);
+      }
     });
 
     it("signs URLs that download the blob", async () => {

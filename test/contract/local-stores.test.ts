@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyFileSecrets } from "../../core/platform/local/key-file-secrets.ts";
 import { createLocalStores, type LocalStores } from "../../core/platform/local/local-stores.ts";
 import { attachmentDisposition } from "../../core/store/content-disposition.ts";
+import { StoreUnavailableError } from "../../core/store/ports.ts";
 import { blobsContract } from "./blobs.contract.ts";
 import { countersContract } from "./counters.contract.ts";
 import { queueContract } from "./queue.contract.ts";
@@ -71,7 +72,7 @@ describe("local stores", () => {
   secretsContract(() => new KeyFileSecrets(join(dataDir, "keys", `${randomUUID()}.key`)));
 
   describe("local specifics", () => {
-    it("creates the key file with mode 0600 and keeps data across restarts", async () => {
+    it("creates the key file with mode 0600, keeps data across restarts, answers 503 once closed", async () => {
       const dir = mkdtempSync(join(tmpdir(), "gateway-restart-"));
       try {
         const first = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
@@ -82,6 +83,8 @@ describe("local stores", () => {
         await first.blobs.put("k/v", "blob");
         await first.queue.send("q", "message");
         await first.close();
+        await expect(first.records.get("p", "s")).rejects.toBeInstanceOf(StoreUnavailableError);
+        await expect(first.queue.send("q", 1)).rejects.toBeInstanceOf(StoreUnavailableError);
 
         const second = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
         const item = await second.records.get("p", "s");
@@ -125,13 +128,6 @@ describe("local stores", () => {
         ),
       ).toBe(false);
       expect((await fetch(expired)).status).toBe(403);
-    });
-
-    it("refuses blob keys that would leave the folder", async () => {
-      for (const key of ["../escape", "a/../../escape", "/etc/passwd", "a//b", "./a", ""]) {
-        await expect(stores.blobs.put(key, "x")).rejects.toThrow(RangeError);
-        await expect(stores.blobs.get(key)).rejects.toThrow(RangeError);
-      }
     });
   });
 });

@@ -41,16 +41,16 @@ interface SdkError {
 }
 
 /** True for faults of the service or the network (answered as 503), false for errors in the request. */
-export function isUnavailable(error: unknown): boolean {
+export function isUnavailable(error: unknown, depth = 0): boolean {
   const e = error as SdkError | undefined;
-  if (!e || typeof e !== "object") return false;
+  if (!e || typeof e !== "object" || depth > 3) return false;
   if (e.$fault === "server" || (e.$metadata?.httpStatusCode ?? 0) >= 500) return true;
   if (e.name && RETRYABLE_NAMES.has(e.name)) return true;
   if (e.code && NETWORK_CODES.has(e.code)) return true;
   // Aggregated connection errors (IPv4 + IPv6 attempts) keep the socket error in `errors` or `cause`.
   const nested = (e as { errors?: unknown[] }).errors;
-  if (Array.isArray(nested) && nested.some(isUnavailable)) return true;
-  return e.cause !== undefined && e.cause !== error && isUnavailable(e.cause);
+  if (Array.isArray(nested) && nested.some((inner) => isUnavailable(inner, depth + 1))) return true;
+  return e.cause !== undefined && isUnavailable(e.cause, depth + 1);
 }
 
 /** Runs an AWS call, turning service and network faults into StoreUnavailableError. */

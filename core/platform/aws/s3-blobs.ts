@@ -11,8 +11,10 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import { checkBlobKey } from "../../store/blob-keys.ts";
 import { attachmentDisposition } from "../../store/content-disposition.ts";
 import type { BlobBody, BlobInfo, Blobs, Page } from "../../store/ports.ts";
+import { pageSize } from "../../store/record-rules.ts";
 import { aws } from "./errors.ts";
 
 /** Multipart part size for streamed bodies: S3 needs >= 5 MiB per part but the last. */
@@ -30,6 +32,7 @@ export class S3Blobs implements Blobs {
   }
 
   async put(key: string, body: BlobBody, options: { contentType?: string } = {}): Promise<{ size: number }> {
+    checkBlobKey(key);
     if (typeof body === "string" || body instanceof Uint8Array) {
       const bytes = typeof body === "string" ? Buffer.from(body) : body;
       await this.#putObject(key, bytes, options.contentType);
@@ -47,6 +50,7 @@ export class S3Blobs implements Blobs {
   }
 
   async get(key: string): Promise<(BlobInfo & { body: ReadableStream<Uint8Array> }) | undefined> {
+    checkBlobKey(key);
     try {
       const out = await aws("blobs.get", () =>
         this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key })),
@@ -65,6 +69,7 @@ export class S3Blobs implements Blobs {
   }
 
   async head(key: string): Promise<BlobInfo | undefined> {
+    checkBlobKey(key);
     try {
       const out = await aws("blobs.head", () =>
         this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key })),
@@ -82,8 +87,7 @@ export class S3Blobs implements Blobs {
   }
 
   async list(prefix: string, options: { limit?: number; cursor?: string } = {}): Promise<Page<BlobInfo>> {
-    const limit = options.limit ?? MAX_LIST;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new RangeError(`limit must be 1..${MAX_LIST}`);
+    const limit = pageSize(options.limit, MAX_LIST, MAX_LIST);
     const out = await aws("blobs.list", () =>
       this.#client.send(
         new ListObjectsV2Command({
@@ -105,10 +109,12 @@ export class S3Blobs implements Blobs {
   }
 
   async delete(key: string): Promise<void> {
+    checkBlobKey(key);
     await aws("blobs.delete", () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
   async signedUrl(key: string, options: { expiresInSeconds: number; filename?: string }): Promise<string> {
+    checkBlobKey(key);
     const command = new GetObjectCommand({
       Bucket: this.#bucket,
       Key: key,

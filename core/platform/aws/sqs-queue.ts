@@ -6,10 +6,10 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { Queue, QueueMessage } from "../../store/ports.ts";
+import { MAX_RECEIVE_BATCH, type Queue, type QueueMessage } from "../../store/ports.ts";
 import { aws } from "./errors.ts";
 
-/** SQS limits: 10 messages per batch call and per receive, 20 s of long polling. */
+/** SQS limits: 10 messages per batch send, 20 s of long polling. */
 const SQS_BATCH = 10;
 const SQS_MAX_WAIT = 20;
 
@@ -69,12 +69,14 @@ export class SqsQueue implements Queue {
     queue: string,
     options: { max: number; visibilityTimeoutSeconds: number; waitSeconds?: number },
   ): Promise<QueueMessage[]> {
-    if (!Number.isInteger(options.max) || options.max < 1) throw new RangeError("max must be a positive integer");
+    if (!Number.isInteger(options.max) || options.max < 1 || options.max > MAX_RECEIVE_BATCH) {
+      throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
+    }
     const out = await aws("queue.receive", () =>
       this.#client.send(
         new ReceiveMessageCommand({
           QueueUrl: this.#url(queue),
-          MaxNumberOfMessages: Math.min(options.max, SQS_BATCH),
+          MaxNumberOfMessages: options.max,
           VisibilityTimeout: options.visibilityTimeoutSeconds,
           WaitTimeSeconds: Math.min(options.waitSeconds ?? 0, SQS_MAX_WAIT),
           MessageSystemAttributeNames: ["ApproximateReceiveCount"],

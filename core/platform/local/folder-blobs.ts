@@ -1,14 +1,15 @@
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type Dirent } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { checkBlobKey } from "../../store/blob-keys.ts";
 import { decodeCursor, encodeCursor } from "../../store/cursor.ts";
+import { pageSize } from "../../store/record-rules.ts";
 import { type BlobBody, type BlobInfo, type Blobs, type Page, StoreUnavailableError } from "../../store/ports.ts";
 
-const MAX_KEY_BYTES = 1024;
 const MAX_LIST = 1000;
 /**
  * S3 lets `a` and `a/b` both exist, which a plain folder cannot (`a` would be a file and a folder). So each
@@ -106,8 +107,7 @@ export class FolderBlobs implements Blobs {
   }
 
   async list(prefix: string, options: { limit?: number; cursor?: string } = {}): Promise<Page<BlobInfo>> {
-    const limit = options.limit ?? MAX_LIST;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new RangeError(`limit must be 1..${MAX_LIST}`);
+    const limit = pageSize(options.limit, MAX_LIST, MAX_LIST);
     const after = options.cursor === undefined ? undefined : decodeCursor<string[]>(options.cursor)[0];
     // Only the folder of the prefix's complete segments can hold matching keys.
     const segments = prefix.split("/");
@@ -164,21 +164,18 @@ export class FolderBlobs implements Blobs {
 
   /** Where a key lives. Rejects keys that are empty, absolute, or walk out with `..`. */
   #paths(key: string): { file: string; meta: string } {
-    if (key === "" || Buffer.byteLength(key) > MAX_KEY_BYTES) throw new RangeError("blob key must be 1..1024 bytes");
-    if (key.startsWith("/") || key.includes("\0")) throw new RangeError(`invalid blob key: ${key}`);
+    checkBlobKey(key);
     const segments = key.split("/");
-    if (segments.some((segment) => segment === "" || segment === "." || segment === "..")) {
-      throw new RangeError(`invalid blob key: ${key}`);
-    }
     const last = segments.pop()!;
     const folder = join(this.#root, ...segments.map((segment) => segment + DIR));
     const file = join(folder, last + FILE);
+    // Defence in depth: checkBlobKey and the suffixes already make leaving the folder impossible.
     if (!file.startsWith(this.#root + sep)) throw new RangeError(`invalid blob key: ${key}`);
     return { file, meta: join(folder, last + META) };
   }
 
   async #walk(folder: string, base: string, prefix: string, after: string | undefined, found: BlobInfo[]) {
-    let entries: import("node:fs").Dirent[];
+    let entries: Dirent[];
     try {
       entries = await readdir(folder, { withFileTypes: true });
     } catch (error) {

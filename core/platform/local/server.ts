@@ -41,9 +41,12 @@ export async function startServer(
     url,
     async close(graceMs = 10_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // Keep-alive connections become idle as their last response ends: close them as they do.
+      const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      server.closeIdleConnections();
       await closed;
+      clearInterval(sweeper);
       clearTimeout(timer);
       await Promise.allSettled([...options.pending]);
     },

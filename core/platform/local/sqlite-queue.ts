@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { deadLetterQueueName, MAX_RECEIVES, type Queue, type QueueMessage } from "../../store/ports.ts";
+import {
+  deadLetterQueueName,
+  MAX_RECEIVE_BATCH,
+  MAX_RECEIVES,
+  type Queue,
+  type QueueMessage,
+} from "../../store/ports.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 
 /** How often a long-polling receive looks again; local traffic is light, so a short poll is cheap. */
@@ -95,7 +101,9 @@ export class SqliteQueue implements Queue {
     queue: string,
     options: { max: number; visibilityTimeoutSeconds: number; waitSeconds?: number },
   ): Promise<QueueMessage[]> {
-    if (!Number.isInteger(options.max) || options.max < 1) throw new RangeError("max must be a positive integer");
+    if (!Number.isInteger(options.max) || options.max < 1 || options.max > MAX_RECEIVE_BATCH) {
+      throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
+    }
     const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000;
     for (;;) {
       const messages = sqlite("queue.receive", () =>

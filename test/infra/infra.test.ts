@@ -1,0 +1,187 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
+import { deadLetterQueueName, MAX_RECEIVES, QUEUE_NAMES } from "../../core/store/ports.ts";
+import { installRecordingSst, type RecordedComponent, type Recording } from "./recording-sst.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** A concrete request path for a route: parameters and wildcards filled in. */
+const concretePath = (path: string) =>
+  path
+    .split("/")
+    .map((segment) => (segment.startsWith(":") ? "sample-id" : segment.includes("*") ? "a/b" : segment))
+    .join("/");
+
+/** `functions/chat.handler` -> functions/chat.ts exists. */
+const handlerFileExists = (handler: string) => existsSync(resolve(ROOT, `${handler.replace(/\.handler$/, "")}.ts`));
+
+let recording: Recording;
+let config: any;
+let outputs: any;
+
+beforeAll(async () => {
+  recording = installRecordingSst();
+  config = (await import("../../sst.config.ts")).default;
+  outputs = await config.run();
+});
+
+describe("sst.config.ts", () => {
+  it("is an AWS app that retains production data", () => {
+    expect(config.app({ stage: "prod" })).toMatchObject({ name: "ai-gateway", home: "aws", removal: "retain" });
+    expect(config.app({ stage: "production" }).removal).toBe("retain");
+    expect(config.app({ stage: "dev" }).removal).toBe("remove");
+  });
+
+  it("returns the router URL", () => {
+    expect(outputs.url).toBe(recording.named("Router", "Gateway").instance.url);
+    expect(recording.of("Router")).toHaveLength(1);
+  });
+});
+
+describe("storage", () => {
+  it("has the single table with gsi1 and ttl", () => {
+    const [table, ...others] = recording.of("Dynamo");
+    expect(others).toHaveLength(0);
+    expect(table.args).toEqual({
+      fields: { pk: "string", sk: "string", gsi1pk: "string", gsi1sk: "string" },
+      primaryIndex: { hashKey: "pk", rangeKey: "sk" },
+      globalIndexes: { gsi1: { hashKey: "gsi1pk", rangeKey: "gsi1sk" } },
+      ttl: "ttl",
+    });
+  });
+
+  it("has one bucket", () => {
+    expect(recording.of("Bucket")).toHaveLength(1);
+  });
+
+  it("gives every logical queue a dead-letter queue after MAX_RECEIVES", () => {
+    const queues = recording.of("Queue");
+    expect(queues).toHaveLength(QUEUE_NAMES.length * 2);
+    for (const name of QUEUE_NAMES) {
+      const queue = queueFor(name);
+      expect(queue.args.dlq.retry).toBe(MAX_RECEIVES);
+      expect(dlqOf(queue).args.dlq, "a DLQ has no DLQ of its own").toBeUndefined();
+    }
+  });
+
+  it("creates the secrets", () => {
+    expect(recording.of("Secret").map((secret) => secret.name).sort()).toEqual(["BootstrapAdminKey", "MasterKey"]);
+  });
+});
+
+describe("api", () => {
+  it("has exactly one streaming function with a URL per route family", () => {
+    const functions = recording.of("Function");
+    expect(functions).toHaveLength(ROUTE_FAMILIES.length);
+    for (const family of ROUTE_FAMILIES) {
+      const matching = functions.filter((fn) => fn.args.handler === `functions/${family.name}.handler`);
+      expect(matching, family.name).toHaveLength(1);
+      const [fn] = matching;
+      expect(handlerFileExists(fn.args.handler), fn.args.handler).toBe(true);
+      expect(fn.args).toMatchObject({
+        runtime: "nodejs24.x",
+        streaming: true,
+        url: true,
+        timeout: `${family.timeoutSeconds} seconds`,
+      });
+    }
+  });
+
+  it("routes every path of the route table to its family's function", () => {
+    for (const family of ROUTE_FAMILIES) {
+      for (const route of family.routes) {
+        const url = recording.routeRequest(concretePath(route.path));
+        const fn = url ? recording.functionByUrl(url) : undefined;
+        expect(fn?.args.handler, `${route.method} ${route.path}`).toBe(`functions/${family.name}.handler`);
+      }
+    }
+  });
+
+  it("gives streamed answers CloudFront's longest read timeout", () => {
+    for (const route of recording.routes) expect(route.args.readTimeout).toBe("60 seconds");
+  });
+});
+
+describe("every function (route families and workers)", () => {
+  const allFunctionArgs = () => [
+    ...recording.of("Function").map((fn) => fn.args),
+    ...recording.subscriptions.map((subscription) => subscription.subscriber),
+  ];
+
+  it("is linked to the table, the bucket, every queue and the secrets", () => {
+    const required = [
+      ...recording.of("Dynamo"),
+      ...recording.of("Bucket"),
+      ...recording.of("Queue"),
+      ...recording.of("Secret"),
+    ].map((component) => component.instance);
+    for (const args of allFunctionArgs()) {
+      for (const instance of required) expect(args.link, args.handler).toContain(instance);
+    }
+  });
+
+  it("gets the environment the AWS platform adapter reads", () => {
+    const table = recording.of("Dynamo")[0].instance;
+    const bucket = recording.of("Bucket")[0].instance;
+    for (const args of allFunctionArgs()) {
+      const env = args.environment;
+      expect(env).toMatchObject({
+        GATEWAY_PLATFORM: "aws",
+        GATEWAY_TABLE: table.name,
+        GATEWAY_BUCKET: bucket.name,
+        GATEWAY_MASTER_KEY: recording.named("Secret", "MasterKey").instance.value,
+        GATEWAY_BOOTSTRAP_ADMIN_KEY: recording.named("Secret", "BootstrapAdminKey").instance.value,
+      });
+      const queueUrls = JSON.parse(env.GATEWAY_QUEUE_URLS);
+      for (const name of QUEUE_NAMES) {
+        const queue = queueFor(name);
+        expect(queueUrls[name]).toBe(queue.instance.url);
+        expect(queueUrls[deadLetterQueueName(name)]).toBe(dlqOf(queue).instance.url);
+      }
+    }
+  });
+});
+
+describe("workers", () => {
+  it("subscribes one worker per queue with partial batch responses", () => {
+    expect(recording.subscriptions).toHaveLength(QUEUE_NAMES.length);
+    for (const name of QUEUE_NAMES) {
+      const queue = queueFor(name);
+      const subscription = recording.subscriptions.find((candidate) => candidate.queue === queue.name);
+      expect(subscription, name).toBeDefined();
+      expect(subscription!.subscriber.handler).toBe(`functions/workers/${name}.handler`);
+      expect(handlerFileExists(subscription!.subscriber.handler)).toBe(true);
+      expect(subscription!.subscriber.runtime).toBe("nodejs24.x");
+      expect(subscription!.args.batch.partialResponses).toBe(true);
+    }
+  });
+
+  it("never lets a message reappear while its worker may still be running", () => {
+    for (const subscription of recording.subscriptions) {
+      const queue = recording.named("Queue", subscription.queue);
+      expect(seconds(queue.args.visibilityTimeout)).toBeGreaterThanOrEqual(seconds(subscription.subscriber.timeout));
+    }
+  });
+});
+
+function dlqOf(queue: RecordedComponent): RecordedComponent {
+  const dlq = recording.of("Queue").find((candidate) => candidate.instance.arn === queue.args.dlq?.queue);
+  if (!dlq) throw new Error(`queue ${queue.name} has no dead-letter queue`);
+  return dlq;
+}
+
+/** The recorded queue component of a logical queue: the one whose URL the functions get under its name. */
+function queueFor(name: string): RecordedComponent {
+  const env = recording.of("Function")[0].args.environment;
+  const url = JSON.parse(env.GATEWAY_QUEUE_URLS)[name];
+  const queue = recording.of("Queue").find((component) => component.instance.url === url);
+  if (!queue) throw new Error(`no queue for ${name}`);
+  return queue;
+}
+
+function seconds(duration: string): number {
+  const [amount, unit] = duration.split(" ");
+  return Number(amount) * (unit.startsWith("minute") ? 60 : unit.startsWith("hour") ? 3600 : 1);
+}

@@ -1,0 +1,165 @@
+/**
+ * A recording stand-in for the SST globals (`sst.aws.*`, `sst.Secret`, `$app`, `$interpolate`,
+ * `$jsonStringify`, `$config`): evaluating sst.config.ts / infra/* against it records every component and
+ * its arguments instead of deploying. Deploy-time values (Pulumi Outputs) are plain placeholder strings.
+ * It enforces the rules of the real components that infra code could break (unique names, one subscriber
+ * per queue, route patterns starting with `/`) and models the Router's matching for the tests.
+ */
+
+export interface RecordedComponent {
+  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret";
+  name: string;
+  args: any;
+  instance: any;
+}
+
+export interface RecordedRoute {
+  router: string;
+  pattern: string;
+  url: string;
+  args: any;
+}
+
+export interface RecordedSubscription {
+  queue: string;
+  subscriber: any;
+  args: any;
+}
+
+export class Recording {
+  readonly components: RecordedComponent[] = [];
+  readonly routes: RecordedRoute[] = [];
+  readonly subscriptions: RecordedSubscription[] = [];
+
+  of(type: RecordedComponent["type"]): RecordedComponent[] {
+    return this.components.filter((component) => component.type === type);
+  }
+
+  named(type: RecordedComponent["type"], name: string): RecordedComponent {
+    const found = this.components.find((component) => component.type === type && component.name === name);
+    if (!found) throw new Error(`no ${type} named ${name} was created`);
+    return found;
+  }
+
+  /** The component a linked value or URL belongs to. */
+  functionByUrl(url: string): RecordedComponent | undefined {
+    return this.of("Function").find((fn) => fn.instance.url === url);
+  }
+
+  /**
+   * sst.aws.Router's matching (its CloudFront Function, SST 3.10+/4): the route whose pattern is the longest
+   * prefix of the path, where the path equals the pattern or continues it with `/`. Returns the URL routed to.
+   */
+  routeRequest(path: string): string | undefined {
+    let best: RecordedRoute | undefined;
+    for (const route of this.routes) {
+      const prefix = route.pattern;
+      const matches =
+        path.startsWith(prefix) &&
+        (path === prefix || prefix.endsWith("/") || path[prefix.length] === "/" || prefix === "/");
+      if (matches && (!best || prefix.length > best.pattern.length)) best = route;
+    }
+    return best?.url;
+  }
+}
+
+export function installRecordingSst(stage = "test"): Recording {
+  const recording = new Recording();
+
+  const register = (type: RecordedComponent["type"], name: string, args: any, instance: any) => {
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new Error(`${type} name '${name}' is not a PascalCase identifier`);
+    if (recording.components.some((component) => component.type === type && component.name === name)) {
+      throw new Error(`a ${type} named '${name}' already exists: component names must be unique`);
+    }
+    recording.components.push({ type, name, args, instance });
+  };
+
+  class Secret {
+    readonly name: string;
+    readonly value: string;
+    constructor(name: string) {
+      this.name = name;
+      this.value = `<secret ${name}>`;
+      register("Secret", name, {}, this);
+    }
+  }
+
+  class Function {
+    readonly name: string;
+    readonly arn: string;
+    readonly url: string;
+    constructor(name: string, args: any) {
+      if (!args?.handler) throw new Error(`Function ${name} needs a handler`);
+      this.name = `<${name}.name>`;
+      this.arn = `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
+      this.url = `https://${name.toLowerCase()}.lambda-url.us-east-1.on.aws/`;
+      register("Function", name, args, this);
+    }
+  }
+
+  class Router {
+    readonly name: string;
+    readonly url: string;
+    constructor(name: string, args: any = {}) {
+      this.name = name;
+      this.url = `https://${name.toLowerCase()}.cloudfront.net`;
+      register("Router", name, args, this);
+    }
+    route(pattern: string, url: string, args: any = {}) {
+      if (!pattern.startsWith("/")) throw new Error(`route pattern '${pattern}' must start with '/'`);
+      if (recording.routes.some((route) => route.router === this.name && route.pattern === pattern)) {
+        throw new Error(`route '${pattern}' is added twice to router ${this.name}`);
+      }
+      new URL(url); // a destination must be a URL
+      recording.routes.push({ router: this.name, pattern, url, args });
+    }
+  }
+
+  class Dynamo {
+    readonly name: string;
+    readonly arn: string;
+    constructor(name: string, args: any) {
+      this.name = `<${name}.name>`;
+      this.arn = `arn:aws:dynamodb:us-east-1:123456789012:table/${name}`;
+      register("Dynamo", name, args, this);
+    }
+  }
+
+  class Bucket {
+    readonly name: string;
+    readonly arn: string;
+    constructor(name: string, args: any = {}) {
+      this.name = `<${name}.name>`;
+      this.arn = `arn:aws:s3:::${name.toLowerCase()}`;
+      register("Bucket", name, args, this);
+    }
+  }
+
+  class Queue {
+    readonly componentName: string;
+    readonly url: string;
+    readonly arn: string;
+    #subscribed = false;
+    constructor(name: string, args: any = {}) {
+      this.componentName = name;
+      this.url = `https://sqs.us-east-1.amazonaws.com/123456789012/${name}`;
+      this.arn = `arn:aws:sqs:us-east-1:123456789012:${name}`;
+      register("Queue", name, args, this);
+    }
+    subscribe(subscriber: any, args: any = {}) {
+      // As in SST: an SQS queue can have only one subscriber.
+      if (this.#subscribed) throw new Error(`queue ${this.componentName} is subscribed twice`);
+      this.#subscribed = true;
+      recording.subscriptions.push({ queue: this.componentName, subscriber, args });
+    }
+  }
+
+  Object.assign(globalThis, {
+    sst: { Secret, aws: { Function, Router, Dynamo, Bucket, Queue } },
+    $app: { name: "ai-gateway", stage },
+    $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),
+    $jsonStringify: (value: unknown) => JSON.stringify(value),
+    $config: <T>(config: T) => config,
+  });
+  return recording;
+}
