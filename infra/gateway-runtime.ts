@@ -3,8 +3,8 @@ import { bootstrapAdminKey, masterKey } from "./secrets.ts";
 import { bucket, queues, table } from "./storage.ts";
 
 /**
- * What every gateway Lambda (route families and queue workers) is given: the same stores as the others,
- * linked (which grants its IAM permissions on them) and named in the environment that
+ * What every gateway Lambda (route-family functions and queue workers) gets: links to all the stores and
+ * secrets (a link grants the IAM permissions on them) and the environment that
  * core/platform/aws/services-from-env.ts reads.
  */
 

@@ -64,7 +64,8 @@ export function routerPrefixes(families: RouteFamily[]): RouterPrefix[] {
     for (const route of family.routes) {
       const own = routePrefix(route.path);
       const thief = prefixes.find(
-        (other) => other.family !== family.name && other.prefix.length > own.length && couldCapture(other.prefix, route.path),
+        (other) =>
+          other.family !== family.name && other.prefix.length > own.length && couldCapture(other.prefix, route.path),
       );
       if (thief) {
         throw new Error(

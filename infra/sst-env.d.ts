@@ -35,6 +35,7 @@ declare namespace sst {
       description?: string;
     }
 
+    // biome-ignore lint/suspicious/noShadowRestrictedNames: the component's name in SST is sst.aws.Function
     class Function {
       constructor(name: string, args: FunctionArgs);
       readonly name: SstOutput<string>;

@@ -50,7 +50,7 @@ export class ApiKeyAuthenticator {
 
   private async load(hash: string, now: number): Promise<Principal | undefined> {
     const lookup = await readApiKeyLookup(this.records, hash);
-    if (!lookup || lookup.status !== "active") return undefined;
+    if (lookup?.status !== "active") return undefined;
     if (lookup.expiresAt !== undefined && lookup.expiresAt * 1000 <= now) return undefined;
     return lookup.principal;
   }

@@ -22,4 +22,6 @@ export interface Principal {
 }
 
 export const isAdmin = (principal: Principal) =>
-  principal.keyType === "organisation" || principal.organisationRole === "owner" || principal.organisationRole === "admin";
+  principal.keyType === "organisation" ||
+  principal.organisationRole === "owner" ||
+  principal.organisationRole === "admin";

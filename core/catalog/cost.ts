@@ -29,6 +29,7 @@ export function costOf(provider: string, model: string, usage: ChatUsage): Cost 
     uncached * perToken(prices.input) +
     cached * perToken(prices.cacheRead ?? prices.input) +
     cacheWrite * perToken(prices.cacheWrite ?? prices.input);
-  const output = (usage.completion_tokens - reasoning) * perToken(prices.output) + reasoning * perToken(prices.reasoning);
+  const output =
+    (usage.completion_tokens - reasoning) * perToken(prices.output) + reasoning * perToken(prices.reasoning);
   return { total: input + output, input, output, priced: true };
 }

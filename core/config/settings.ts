@@ -59,6 +59,9 @@ const settingsSchema = z.object({
 
 export type Settings = z.infer<typeof settingsSchema>;
 
+/** Every environment variable the gateway reads (the README documents each). */
+export const SETTING_NAMES = Object.keys(settingsSchema.shape);
+
 export function loadSettings(env: Record<string, string | undefined> = process.env): Settings {
   const result = settingsSchema.safeParse(env);
   if (result.success) return result.data;

@@ -28,10 +28,7 @@ export async function ensureOrganisation(
   const organisationId = newId("org");
   const defaultWorkspaceId = newId("ws");
   try {
-    await records.put(
-      { ...DEPLOYMENT_KEY, organisationId, defaultWorkspaceId, state: "creating" },
-      { exists: false },
-    );
+    await records.put({ ...DEPLOYMENT_KEY, organisationId, defaultWorkspaceId, state: "creating" }, { exists: false });
   } catch (error) {
     if (!(error instanceof ConditionFailedError)) throw error;
     const winner = await records.get(DEPLOYMENT_KEY.pk, DEPLOYMENT_KEY.sk);
@@ -39,7 +36,14 @@ export async function ensureOrganisation(
   }
 
   const now = Math.floor(Date.now() / 1000);
-  await records.put({ pk: `ORG#${organisationId}`, sk: "ORG", id: organisationId, name: "Default organisation", settings: {}, createdAt: now });
+  await records.put({
+    pk: `ORG#${organisationId}`,
+    sk: "ORG",
+    id: organisationId,
+    name: "Default organisation",
+    settings: {},
+    createdAt: now,
+  });
   await records.put({
     pk: `WS#${defaultWorkspaceId}`,
     sk: "WS",

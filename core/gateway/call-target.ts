@@ -103,11 +103,13 @@ export async function callTarget(call: TargetCall): Promise<Response> {
 
   /** Serialises a chunk for the client, noting usage and hiding the usage-only chunk nobody asked for. */
   const emit = (chunk: object | string): Uint8Array | undefined => {
-    const parsed = typeof chunk === "string" ? (chunk.includes('"usage"') ? safeParse(chunk) : undefined) : (chunk as any);
+    const parsed =
+      typeof chunk === "string" ? (chunk.includes('"usage"') ? safeParse(chunk) : undefined) : (chunk as any);
     if (parsed?.usage) usage = parsed.usage;
     if (parsed?.model) outcome.answeredModel = parsed.model;
     seen.push(chunk);
-    if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0) return undefined;
+    if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0)
+      return undefined;
     return typeof chunk === "string" ? encoder.encode(`data: ${chunk}\n\n`) : encodeEvent(chunk);
   };
 
@@ -126,7 +128,9 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   } catch (error) {
     controller.abort();
     await iterator.return?.();
-    throw error instanceof UpstreamError ? error : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+    throw error instanceof UpstreamError
+      ? error
+      : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
   }
   outcome.status = 200;
 
@@ -157,10 +161,15 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       } catch (error) {
         // After the first byte the status is sent: report the failure as a last event and end the stream.
         controller.abort();
-        const failure = error instanceof UpstreamError ? error : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+        const failure =
+          error instanceof UpstreamError
+            ? error
+            : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
         outcome.error = { status: failure.status, message: failure.message, code: failure.code };
         streamController.enqueue(
-          encodeEvent({ error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code } }),
+          encodeEvent({
+            error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
+          }),
         );
         streamController.close();
         await finishStream();
@@ -202,7 +211,11 @@ async function recordUsage(
     usage = await estimateUsage(call.route, call.body, responseBody, streamed);
     outcome.usageEstimated = true;
   }
-  usage = { ...usage, completion_tokens: usage.completion_tokens ?? 0, total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0) };
+  usage = {
+    ...usage,
+    completion_tokens: usage.completion_tokens ?? 0,
+    total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
+  };
   outcome.usage = usage;
   outcome.cost = costOf(call.target.provider, call.body.model, usage);
 }

@@ -6,7 +6,10 @@ type Decoder = (source: AsyncIterable<Uint8Array>) => AsyncIterable<UpstreamEven
 let awsEventStream: Promise<Decoder> | undefined;
 
 /** Splits an upstream body into events according to the provider's framing. */
-export async function decodeFraming(framing: StreamFraming, body: AsyncIterable<Uint8Array>): Promise<AsyncIterable<UpstreamEvent>> {
+export async function decodeFraming(
+  framing: StreamFraming,
+  body: AsyncIterable<Uint8Array>,
+): Promise<AsyncIterable<UpstreamEvent>> {
   if (framing === "sse") return decodeSse(body);
   if (framing === "ndjson") return decodeNdjson(body);
   // Loaded on first use: only Bedrock needs the binary event-stream codec.

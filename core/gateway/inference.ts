@@ -57,7 +57,11 @@ export function requestTimeoutMs(headers: Headers, fallback: number): number {
   if (header === null) return fallback;
   const value = Number(header);
   if (!Number.isInteger(value) || value <= 0) {
-    throw badRequest("x-gateway-request-timeout must be a positive integer of milliseconds.", "x-gateway-request-timeout", "invalid_header");
+    throw badRequest(
+      "x-gateway-request-timeout must be a positive integer of milliseconds.",
+      "x-gateway-request-timeout",
+      "invalid_header",
+    );
   }
   return value;
 }

@@ -18,7 +18,8 @@ const catalogCreated = Math.floor(Date.parse("2024-01-01T00:00:00Z") / 1000);
 export async function listModels(request: Request, ctx: RequestContext): Promise<Response> {
   const headers = request.headers;
   const wantsCatalog =
-    gatewayHeader(headers, "fetch-integrated-models")?.toLowerCase() === "true" || gatewayHeader(headers, "models-endpoint") !== null;
+    gatewayHeader(headers, "fetch-integrated-models")?.toLowerCase() === "true" ||
+    gatewayHeader(headers, "models-endpoint") !== null;
   const target = wantsCatalog ? undefined : await targetFromHeaders(headers, ctx.services.trustedHosts);
   if (target) {
     const outcome = newOutcome("models", "", false);

@@ -25,7 +25,11 @@ export interface InferenceOutcome {
   done: Promise<void>;
 }
 
-export function newOutcome(route: RouteKind, requestedModel: string, stream: boolean): InferenceOutcome & { finish(): void } {
+export function newOutcome(
+  route: RouteKind,
+  requestedModel: string,
+  stream: boolean,
+): InferenceOutcome & { finish(): void } {
   let finish!: () => void;
   const done = new Promise<void>((resolve) => {
     finish = resolve;

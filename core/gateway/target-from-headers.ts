@@ -14,11 +14,18 @@ export async function targetFromHeaders(headers: Headers, trusted: TrustedHosts)
   const provider = gatewayHeader(headers, "provider")?.trim();
   if (!provider) return undefined;
   if (provider.startsWith("@")) {
-    throw notFound(`Unknown saved provider '${provider}'. Create an integration with that slug first.`, "provider_not_found");
+    throw notFound(
+      `Unknown saved provider '${provider}'. Create an integration with that slug first.`,
+      "provider_not_found",
+    );
   }
   const id = provider.toLowerCase();
   if (!findProvider(id)) {
-    throw badRequest(`Unknown provider '${provider}'. The README lists the supported provider ids.`, "x-gateway-provider", "invalid_provider");
+    throw badRequest(
+      `Unknown provider '${provider}'. The README lists the supported provider ids.`,
+      "x-gateway-provider",
+      "invalid_provider",
+    );
   }
   const target: ProviderTarget = { provider: id };
 
@@ -69,10 +76,17 @@ export function parseHeaderList(value: string): string[] {
   if (trimmed.startsWith("[")) {
     try {
       const parsed = JSON.parse(trimmed);
-      if (Array.isArray(parsed)) return parsed.map(String).map((name) => name.trim()).filter(Boolean);
+      if (Array.isArray(parsed))
+        return parsed
+          .map(String)
+          .map((name) => name.trim())
+          .filter(Boolean);
     } catch {
       // fall through to the comma form
     }
   }
-  return trimmed.split(",").map((name) => name.trim()).filter(Boolean);
+  return trimmed
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
 }

@@ -23,11 +23,16 @@ export async function fetchUpstream(
   const failure = (error: unknown) => {
     clearTimeout(timer);
     if (timeout.signal.aborted) return timeoutError(options.timeoutMs);
-    if (options.signal.aborted) return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
+    if (options.signal.aborted)
+      return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return new UpstreamError(502, `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      code: "upstream_unreachable",
-    });
+    return new UpstreamError(
+      502,
+      `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      {
+        code: "upstream_unreachable",
+      },
+    );
   };
   let response: Response;
   try {
@@ -60,7 +65,11 @@ export const timeoutError = (ms: number) =>
   new UpstreamError(408, `The request timed out after ${ms} ms.`, { type: "timeout_error", code: "request_timeout" });
 
 /** Iterates a source, failing with a timeout when no item arrives for `idleMs` (a stalled upstream stream). */
-export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onTimeout: () => void): AsyncIterable<T> {
+export async function* withIdleTimeout<T>(
+  source: AsyncIterable<T>,
+  idleMs: number,
+  onTimeout: () => void,
+): AsyncIterable<T> {
   const iterator = source[Symbol.asyncIterator]();
   try {
     for (;;) {

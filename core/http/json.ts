@@ -50,7 +50,8 @@ export async function readJson(request: Request, limit = DEFAULT_JSON_BODY_LIMIT
     });
   }
   const text = await readText(request, limit);
-  if (text.trim() === "") throw badRequest("The request body is empty; a JSON object is required.", null, "invalid_json");
+  if (text.trim() === "")
+    throw badRequest("The request body is empty; a JSON object is required.", null, "invalid_json");
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -63,7 +64,9 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, paramPr
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  const path = issue.path.map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join("");
+  const path = issue.path
+    .map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
+    .join("");
   const param = paramPrefix && path ? `${paramPrefix}.${path}` : paramPrefix || path || null;
   const where = param ? `'${param}': ` : "";
   throw badRequest(`Invalid value for ${where}${issue.message}`.replace(/for $/, ""), param, "invalid_value");

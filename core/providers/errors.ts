@@ -20,9 +20,14 @@ export function mapUpstreamError(status: number, bodyText: string): UpstreamErro
     parsed?.message ??
     parsed?.detail ??
     (bodyText.trim().slice(0, 500) || `Upstream answered ${status}`);
-  const type = typeof error?.type === "string" ? error.type : typeof error?.status === "string" ? error.status : undefined;
+  const type =
+    typeof error?.type === "string" ? error.type : typeof error?.status === "string" ? error.status : undefined;
   const code = error?.code !== undefined && error?.code !== null ? String(error.code) : (type ?? null);
-  return new UpstreamError(status, String(message), { type: openAiType(status, type), code, param: error?.param ?? null });
+  return new UpstreamError(status, String(message), {
+    type: openAiType(status, type),
+    code,
+    param: error?.param ?? null,
+  });
 }
 
 function openAiType(status: number, upstreamType: string | undefined): string {

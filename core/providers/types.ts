@@ -97,7 +97,10 @@ export interface ProviderAdapter {
    * Maps a non-2xx upstream answer to the OpenAI error shape (the upstream status is kept by the pipeline).
    * Default: the generic mapper in errors.ts, which understands OpenAI-, Anthropic-, Google- and AWS-style bodies.
    */
-  mapError?(status: number, body: string): { message: string; type: string; code: string | null; param?: string | null };
+  mapError?(
+    status: number,
+    body: string,
+  ): { message: string; type: string; code: string | null; param?: string | null };
 }
 
 /** An upstream failure: non-2xx answer, an error inside a 2xx body, or an error event in a stream. */
@@ -106,7 +109,11 @@ export class UpstreamError extends Error {
   readonly type: string;
   readonly code: string | null;
   readonly param: string | null;
-  constructor(status: number, message: string, options: { type?: string; code?: string | null; param?: string | null } = {}) {
+  constructor(
+    status: number,
+    message: string,
+    options: { type?: string; code?: string | null; param?: string | null } = {},
+  ) {
     super(message);
     this.name = "UpstreamError";
     this.status = status;

@@ -41,7 +41,9 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     name: "chat",
     dataPlane: true,
     timeoutSeconds: 900,
-    routes: [{ method: "POST", path: "/v1/chat/completions", handler: "chatCompletions", auth: "api_key", body: "json" }],
+    routes: [
+      { method: "POST", path: "/v1/chat/completions", handler: "chatCompletions", auth: "api_key", body: "json" },
+    ],
   },
   {
     name: "completions",

@@ -108,7 +108,10 @@ export function checkCustomHostSyntax(value: string, trusted: TrustedHosts, para
   if (url.protocol !== "https:" && url.protocol !== "http:") throw reject("only http and https are allowed");
   if (url.username || url.password) throw reject("URLs with credentials are not allowed");
   if (url.hash || value.includes("#")) throw reject("URL fragments are not allowed");
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const host = url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   if (trusted.names.has(host)) return url;
   if (isIP(host)) {
     if (!addressAllowed(host, trusted)) throw reject(`address ${host} is private, reserved or a metadata endpoint`);
@@ -123,13 +126,20 @@ export function checkCustomHostSyntax(value: string, trusted: TrustedHosts, para
 /** Full check: syntax, then every address the host name resolves to. */
 export async function checkCustomHost(value: string, trusted: TrustedHosts, param?: string): Promise<URL> {
   const url = checkCustomHostSyntax(value, trusted, param);
-  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const host = url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   if (isIP(host) || trusted.names.has(host)) return url;
   let addresses: Array<{ address: string }>;
   try {
     addresses = await lookup(host, { all: true, verbatim: true });
   } catch {
-    throw badRequest(`Custom host '${host}' could not be resolved.`, param ?? "x-gateway-custom-host", "invalid_custom_host");
+    throw badRequest(
+      `Custom host '${host}' could not be resolved.`,
+      param ?? "x-gateway-custom-host",
+      "invalid_custom_host",
+    );
   }
   for (const { address } of addresses) {
     if (!addressAllowed(address, trusted)) {

@@ -15,7 +15,9 @@ const completion = {
   created: 1_700_000_000,
   model: "gpt-4o-mini",
   system_fingerprint: "fp_1",
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello there" }, logprobs: null, finish_reason: "stop" }],
+  choices: [
+    { index: 0, message: { role: "assistant", content: "Hello there" }, logprobs: null, finish_reason: "stop" },
+  ],
   usage: { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 },
 };
 
@@ -32,10 +34,17 @@ beforeAll(async () => {
     if (req.path === "/v1/chat/completions") {
       const body = req.json();
       if (body.stream) {
-        const events = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hel" }), chunk({ content: "lo" }), chunk({}, "stop")];
+        const events = [
+          chunk({ role: "assistant", content: "" }),
+          chunk({ content: "Hel" }),
+          chunk({ content: "lo" }),
+          chunk({}, "stop"),
+        ];
         const all: Array<{ data: unknown }> = events.map((data) => ({ data }));
         if (body.stream_options?.include_usage) {
-          all.push({ data: { ...chunk({}), choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } } });
+          all.push({
+            data: { ...chunk({}), choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
+          });
         }
         all.push({ data: "[DONE]" });
         return writeSse(res, all, 30);
@@ -60,7 +69,11 @@ beforeAll(async () => {
         usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       });
     }
-    if (req.path === "/v1/models") return sendJson(res, 200, { object: "list", data: [{ id: "mock-model", object: "model", created: 1, owned_by: "mock" }] });
+    if (req.path === "/v1/models")
+      return sendJson(res, 200, {
+        object: "list",
+        data: [{ id: "mock-model", object: "model", created: 1, owned_by: "mock" }],
+      });
     if (req.path === "/v1/fail") return sendJson(res, 500, {});
     sendJson(res, 429, { error: { message: "slow down", type: "rate_limit_error", code: "rate_limited" } });
   });
@@ -84,7 +97,12 @@ afterAll(async () => {
 
 describe("chat completions through the gateway", () => {
   it("returns the provider's chat.completion unchanged and sends the provider key as a bearer token", async () => {
-    const result = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], logprobs: true, top_logprobs: 2 });
+    const result = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hi" }],
+      logprobs: true,
+      top_logprobs: 2,
+    });
     expect(result).toMatchObject({ id: "chatcmpl-1", system_fingerprint: "fp_1", usage: { total_tokens: 13 } });
     expect(result.choices[0]!.message.content).toBe("Hello there");
     const sent = upstream.requests.at(-1)!;
@@ -94,7 +112,11 @@ describe("chat completions through the gateway", () => {
   });
 
   it("streams chunks as they arrive and hides the usage chunk the client did not ask for", async () => {
-    const stream = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+    });
     const arrivals: number[] = [];
     let text = "";
     let sawUsage = false;
@@ -132,7 +154,10 @@ describe("chat completions through the gateway", () => {
 
   it("maps provider errors to the OpenAI shape and keeps the upstream status", async () => {
     const error = await client.chat.completions
-      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }, { headers: { "x-gateway-custom-host": `${upstream.url}/v1/other` } })
+      .create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] },
+        { headers: { "x-gateway-custom-host": `${upstream.url}/v1/other` } },
+      )
       .catch((caught) => caught);
     expect(error.status).toBe(429);
     expect(error.error).toMatchObject({ message: "slow down", code: "rate_limited" });
@@ -146,12 +171,20 @@ describe("other inference routes", () => {
   });
 
   it("embeddings", async () => {
-    const result = await client.embeddings.create({ model: "text-embedding-3-small", input: "abc", encoding_format: "float" });
+    const result = await client.embeddings.create({
+      model: "text-embedding-3-small",
+      input: "abc",
+      encoding_format: "float",
+    });
     expect(result.data[0]!.embedding).toEqual([0.1, 0.2]);
   });
 
   it("models: the integrated catalog by default, the provider's list when a provider is named", async () => {
-    const plain = new OpenAI({ apiKey: "x", baseURL: `${gateway.url}/v1`, defaultHeaders: { "x-gateway-api-key": gateway.adminKey } });
+    const plain = new OpenAI({
+      apiKey: "x",
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": gateway.adminKey },
+    });
     const catalog = await plain.models.list();
     expect(catalog.data.length).toBeGreaterThanOrEqual(250);
     const proxied = await client.models.list();
@@ -161,7 +194,12 @@ describe("other inference routes", () => {
   });
 
   it("rejects a wrong gateway key with 401", async () => {
-    const bad = new OpenAI({ apiKey: "x", baseURL: `${gateway.url}/v1`, defaultHeaders: { "x-gateway-api-key": "gk-wrong" }, maxRetries: 0 });
+    const bad = new OpenAI({
+      apiKey: "x",
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": "gk-wrong" },
+      maxRetries: 0,
+    });
     await expect(bad.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });

@@ -49,12 +49,27 @@ describe("local platform", () => {
     const upstream = await startMockServer(async (_req, res) => {
       await new Promise((resolve) => setTimeout(resolve, 600));
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 1, model: "m", choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 1,
+          model: "m",
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
     const dataDir = mkdtempSync(join(tmpdir(), "gateway-start-"));
     const child = spawn(join(root, "node_modules/.bin/node"), ["core/platform/local/main.ts"], {
       cwd: root,
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", GATEWAY_DATA_DIR: dataDir, TRUSTED_CUSTOM_HOSTS: "127.0.0.1" },
+      env: {
+        ...process.env,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        GATEWAY_DATA_DIR: dataDir,
+        TRUSTED_CUSTOM_HOSTS: "127.0.0.1",
+      },
     });
     let output = "";
     child.stdout.on("data", (data) => {
@@ -62,7 +77,9 @@ describe("local platform", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
     try {
-      await expect.poll(() => /listening on (http:\S+)\/v1/.test(output) && /gk-\S+/.test(output), { timeout: 15_000 }).toBe(true);
+      await expect
+        .poll(() => /listening on (http:\S+)\/v1/.test(output) && /gk-\S+/.test(output), { timeout: 15_000 })
+        .toBe(true);
       const url = /listening on (http:\S+)\/v1/.exec(output)![1]!;
       const key = /(gk-\S+)/.exec(output)![1]!;
       const inFlight = fetch(`${url}/v1/chat/completions`, {

@@ -78,7 +78,10 @@ describe("streaming", () => {
     await reader.read();
     controller.abort();
     await expect(
-      Promise.race([upstreamClosed.then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still open"), 3000))]),
+      Promise.race([
+        upstreamClosed.then(() => "closed"),
+        new Promise((resolve) => setTimeout(() => resolve("still open"), 3000)),
+      ]),
     ).resolves.toBe("closed");
     release();
   });

@@ -67,7 +67,12 @@ describe("storage", () => {
   });
 
   it("creates the secrets", () => {
-    expect(recording.of("Secret").map((secret) => secret.name).sort()).toEqual(["BootstrapAdminKey", "MasterKey"]);
+    expect(
+      recording
+        .of("Secret")
+        .map((secret) => secret.name)
+        .sort(),
+    ).toEqual(["BootstrapAdminKey", "MasterKey"]);
   });
 });
 

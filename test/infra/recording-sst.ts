@@ -84,7 +84,7 @@ export function installRecordingSst(stage = "test"): Recording {
     }
   }
 
-  class Function {
+  class LambdaFunction {
     readonly name: string;
     readonly arn: string;
     readonly url: string;
@@ -155,7 +155,7 @@ export function installRecordingSst(stage = "test"): Recording {
   }
 
   Object.assign(globalThis, {
-    sst: { Secret, aws: { Function, Router, Dynamo, Bucket, Queue } },
+    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue } },
     $app: { name: "ai-gateway", stage },
     $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),
     $jsonStringify: (value: unknown) => JSON.stringify(value),

@@ -46,7 +46,10 @@ describe("routerPrefixes", () => {
   });
 
   it("keeps a longer prefix that must beat another family's shorter one", () => {
-    const prefixes = routerPrefixes([family("admin", "/v1/admin", "/v1/admin/keys/rotate"), family("keys", "/v1/admin/keys")]);
+    const prefixes = routerPrefixes([
+      family("admin", "/v1/admin", "/v1/admin/keys/rotate"),
+      family("keys", "/v1/admin/keys"),
+    ]);
     expect(prefixes).toEqual([
       { prefix: "/v1/admin", family: "admin" },
       { prefix: "/v1/admin/keys", family: "keys" },

@@ -127,7 +127,7 @@ export async function invoke(
 export function splitPrelude(stream: ResponseStream): { prelude: Prelude; body: Buffer; bodyWrites: RecordedWrite[] } {
   if (stream.contentType !== HTTP_INTEGRATION_CONTENT_TYPE) throw new Error("no HTTP integration prelude was sent");
   const [, delimiterWrite, ...bodyWrites] = stream.writes;
-  if (!delimiterWrite || !delimiterWrite.bytes.equals(Buffer.from(DELIMITER))) {
+  if (!delimiterWrite?.bytes.equals(Buffer.from(DELIMITER))) {
     throw new Error("the prelude is not followed by the 8-byte NUL delimiter");
   }
   const bytes = stream.bytes;

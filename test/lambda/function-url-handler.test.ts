@@ -1,8 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  createFunctionUrlHandler,
-  type StreamingLambdaHandler,
-} from "../../core/platform/aws/function-url-handler.ts";
+import { createFunctionUrlHandler, type StreamingLambdaHandler } from "../../core/platform/aws/function-url-handler.ts";
 import { StoreUnavailableError } from "../../core/store/ports.ts";
 import { installAwsLambdaGlobal, invoke, splitPrelude, start } from "./awslambda-runtime.ts";
 import { createTestApp, functionUrlEvent, observations } from "./fake-app.ts";
@@ -76,19 +73,33 @@ describe("function URL adapter", () => {
   });
 
   it("passes a plain-text body as it is", async () => {
-    const event = functionUrlEvent("POST", "/echo", { body: '{"a":1}', headers: { "content-type": "application/json" } });
+    const event = functionUrlEvent("POST", "/echo", {
+      body: '{"a":1}',
+      headers: { "content-type": "application/json" },
+    });
     const result = await invoke(handler, event);
-    expect(JSON.parse(text(result.body))).toMatchObject({ body: '{"a":1}', host: "abc123.lambda-url.us-east-1.on.aws" });
+    expect(JSON.parse(text(result.body))).toMatchObject({
+      body: '{"a":1}',
+      host: "abc123.lambda-url.us-east-1.on.aws",
+    });
   });
 
   it("answers a handler's exception with an OpenAI-shaped 500 and no internals", async () => {
-    const result = await invoke(handler, functionUrlEvent("GET", "/boom", { headers: { "x-gateway-trace-id": "t-1" } }));
+    const result = await invoke(
+      handler,
+      functionUrlEvent("GET", "/boom", { headers: { "x-gateway-trace-id": "t-1" } }),
+    );
 
     expect(result.prelude.statusCode).toBe(500);
     expect(result.prelude.headers["content-type"]).toBe("application/json");
     const body = JSON.parse(text(result.body));
     expect(body).toEqual({
-      error: { message: "Internal server error (trace id t-1).", type: "server_error", param: null, code: "internal_error" },
+      error: {
+        message: "Internal server error (trace id t-1).",
+        type: "server_error",
+        param: null,
+        code: "internal_error",
+      },
     });
   });
 

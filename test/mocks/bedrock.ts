@@ -6,7 +6,13 @@ import { Sha256 } from "@aws-crypto/sha256-js";
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import { type MockRoute, type MockServer, type RecordedRequest, sendJson, startMockServer } from "../helpers/mock-server.ts";
+import {
+  type MockRoute,
+  type MockServer,
+  type RecordedRequest,
+  sendJson,
+  startMockServer,
+} from "../helpers/mock-server.ts";
 
 /**
  * A mock Bedrock runtime for end-to-end tests, answering from the wire-format fixtures in test/fixtures/bedrock.
@@ -93,8 +99,10 @@ export async function checkSigV4(
   const signedHeaders = signedList.split(";");
   const result = { accessKeyId, region, signedHeaders };
   const amzDate = request.headers["x-amz-date"];
-  if (typeof amzDate !== "string" || !/^\d{8}T\d{6}Z$/.test(amzDate)) return { ...result, ok: false, reason: "missing x-amz-date" };
-  if (!amzDate.startsWith(shortDate)) return { ...result, ok: false, reason: "credential date differs from x-amz-date" };
+  if (typeof amzDate !== "string" || !/^\d{8}T\d{6}Z$/.test(amzDate))
+    return { ...result, ok: false, reason: "missing x-amz-date" };
+  if (!amzDate.startsWith(shortDate))
+    return { ...result, ok: false, reason: "credential date differs from x-amz-date" };
   for (const required of ["host", "x-amz-date"]) {
     if (!signedHeaders.includes(required)) return { ...result, ok: false, reason: `${required} is not signed` };
   }
@@ -132,7 +140,15 @@ export async function checkSigV4(
     `${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`,
   );
   const expected = await signer.sign(
-    { method: request.method, protocol: "http:", hostname: headers.host ?? "", path, query, headers, body: new Uint8Array(request.body) },
+    {
+      method: request.method,
+      protocol: "http:",
+      hostname: headers.host ?? "",
+      path,
+      query,
+      headers,
+      body: new Uint8Array(request.body),
+    },
     { signingDate },
   );
   const expectedSignature = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization))?.[1];
@@ -144,7 +160,15 @@ export async function checkSigV4(
 // Routes
 
 function awsError(res: ServerResponse, status: number, exception: string, message: string): void {
-  sendJson(res, status, { message }, { "x-amzn-errortype": `${exception}:http://internal.amazon.com/coral/com.amazon.bedrock/`, "x-amzn-requestid": "mock-request-id" });
+  sendJson(
+    res,
+    status,
+    { message },
+    {
+      "x-amzn-errortype": `${exception}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      "x-amzn-requestid": "mock-request-id",
+    },
+  );
 }
 
 const CONVERSE_FIXTURES: Record<"text" | "tool_use" | "reasoning" | "cache", { json: string; stream: string }> = {
@@ -169,10 +193,13 @@ function validateConverse(body: any): string | undefined {
   let hasToolBlocks = false;
   for (const [i, message] of body.messages.entries()) {
     if (message.role !== "user" && message.role !== "assistant") return `messages.${i}.role must be user or assistant`;
-    if (i > 0 && body.messages[i - 1].role === message.role) return "A conversation must alternate between user and assistant roles.";
-    if (!Array.isArray(message.content) || message.content.length === 0) return `messages.${i}.content must not be empty`;
+    if (i > 0 && body.messages[i - 1].role === message.role)
+      return "A conversation must alternate between user and assistant roles.";
+    if (!Array.isArray(message.content) || message.content.length === 0)
+      return `messages.${i}.content must not be empty`;
     for (const block of message.content) {
-      if ("text" in block && (typeof block.text !== "string" || !block.text)) return "The text field in the ContentBlock object is blank.";
+      if ("text" in block && (typeof block.text !== "string" || !block.text))
+        return "The text field in the ContentBlock object is blank.";
       if (block.toolUse || block.toolResult) hasToolBlocks = true;
     }
   }
@@ -201,9 +228,13 @@ async function writeEventStream(res: ServerResponse, frames: Uint8Array[], delay
 
 function embeddingAnswer(modelId: string, body: any): { status: number; body: unknown; exception?: string } {
   if (/amazon\.titan-embed/.test(modelId)) {
-    if (typeof body?.inputText !== "string") return { status: 400, exception: "ValidationException", body: "inputText is required" };
+    if (typeof body?.inputText !== "string")
+      return { status: 400, exception: "ValidationException", body: "inputText is required" };
     const fixture = readBedrockJson("invoke-titan-embed-v2.json");
-    return { status: 200, body: { ...fixture, inputTextTokenCount: Math.max(1, Math.ceil(body.inputText.length / 4)) } };
+    return {
+      status: 200,
+      body: { ...fixture, inputTextTokenCount: Math.max(1, Math.ceil(body.inputText.length / 4)) },
+    };
   }
   if (/cohere\.embed/.test(modelId)) {
     if (!Array.isArray(body?.texts) || typeof body.input_type !== "string") {
@@ -213,7 +244,11 @@ function embeddingAnswer(modelId: string, body: any): { status: number; body: un
     const embeddings = body.texts.map((_: string, i: number) => fixture.embeddings[i % fixture.embeddings.length]);
     return { status: 200, body: { ...fixture, embeddings, texts: body.texts } };
   }
-  return { status: 400, exception: "ValidationException", body: `The provided model identifier is invalid: ${modelId}` };
+  return {
+    status: 400,
+    exception: "ValidationException",
+    body: `The provided model identifier is invalid: ${modelId}`,
+  };
 }
 
 export interface BedrockRouteOptions {
@@ -230,17 +265,24 @@ export function bedrockRoute(options: BedrockRouteOptions = {}): MockRoute {
   return async (request, res) => {
     const [path] = request.path.split("?");
     const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(path);
-    if (request.method !== "POST" || !match) return awsError(res, 404, "UnknownOperationException", `${request.method} ${path} not found`);
+    if (request.method !== "POST" || !match)
+      return awsError(res, 404, "UnknownOperationException", `${request.method} ${path} not found`);
 
     const bearer = request.headers.authorization?.startsWith("Bearer ");
     if (bearer && options.apiKey !== undefined) {
       if (request.headers.authorization !== `Bearer ${options.apiKey}`) {
-        return awsError(res, 403, "AccessDeniedException", "Invalid API Key format: Must start with pre-defined prefix");
+        return awsError(
+          res,
+          403,
+          "AccessDeniedException",
+          "Invalid API Key format: Must start with pre-defined prefix",
+        );
       }
     } else {
       const check = await checkSigV4(request, options.credentials);
       if (!check.ok) {
-        const exception = check.reason === "signature does not match" ? "InvalidSignatureException" : "UnrecognizedClientException";
+        const exception =
+          check.reason === "signature does not match" ? "InvalidSignatureException" : "UnrecognizedClientException";
         return awsError(res, 403, exception, `SigV4 check failed: ${check.reason}`);
       }
     }
@@ -274,10 +316,15 @@ export function bedrockRoute(options: BedrockRouteOptions = {}): MockRoute {
         const fixture = readBedrockJson("error-throttling.json");
         return sendJson(res, fixture.status, fixture.body, fixture.headers);
       }
-      return writeEventStream(res, encodeBedrockStream(readBedrockStream("converse-stream-exception.json")), options.delayMs ?? 0);
+      return writeEventStream(
+        res,
+        encodeBedrockStream(readBedrockStream("converse-stream-exception.json")),
+        options.delayMs ?? 0,
+      );
     }
     const fixture = CONVERSE_FIXTURES[chosen];
-    if (operation === "converse") return sendJson(res, 200, readBedrockJson(fixture.json), { "x-amzn-requestid": "mock-request-id" });
+    if (operation === "converse")
+      return sendJson(res, 200, readBedrockJson(fixture.json), { "x-amzn-requestid": "mock-request-id" });
     return writeEventStream(res, encodeBedrockStream(readBedrockStream(fixture.stream)), options.delayMs ?? 0);
   };
 }

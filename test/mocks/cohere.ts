@@ -68,7 +68,8 @@ export async function startCohereMock(options: CohereMockOptions = {}): Promise<
 }
 
 async function chat(body: any, res: ServerResponse, options: CohereMockOptions, fault: MockFault | undefined) {
-  if (!Array.isArray(body.messages) || !body.model) return sendJson(res, 400, cohereError(400, "invalid request: model and messages are required"));
+  if (!Array.isArray(body.messages) || !body.model)
+    return sendJson(res, 400, cohereError(400, "invalid request: model and messages are required"));
   const reply = options.reply ?? "Hello from the mock Cohere.";
   const tool =
     options.toolCalls !== false && body.tool_choice !== "NONE" && Array.isArray(body.tools) && body.tools.length > 0
@@ -105,22 +106,37 @@ async function chat(body: any, res: ServerResponse, options: CohereMockOptions, 
   const events: SseEvent[] = [
     {
       event: "message-start",
-      data: { id, type: "message-start", delta: { message: { role: "assistant", content: [], tool_plan: "", tool_calls: [], citations: [] } } },
+      data: {
+        id,
+        type: "message-start",
+        delta: { message: { role: "assistant", content: [], tool_plan: "", tool_calls: [], citations: [] } },
+      },
     },
   ];
   if (call) {
-    events.push({ event: "tool-plan-delta", data: { type: "tool-plan-delta", delta: { message: { tool_plan: plan } } } });
+    events.push({
+      event: "tool-plan-delta",
+      data: { type: "tool-plan-delta", delta: { message: { tool_plan: plan } } },
+    });
     events.push({
       event: "tool-call-start",
       data: {
         type: "tool-call-start",
         index: 0,
-        delta: { message: { tool_calls: { id: call.id, type: "function", function: { name: call.function.name, arguments: "" } } } },
+        delta: {
+          message: {
+            tool_calls: { id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+          },
+        },
       },
     });
     events.push({
       event: "tool-call-delta",
-      data: { type: "tool-call-delta", index: 0, delta: { message: { tool_calls: { function: { arguments: call.function.arguments } } } } },
+      data: {
+        type: "tool-call-delta",
+        index: 0,
+        delta: { message: { tool_calls: { function: { arguments: call.function.arguments } } } },
+      },
     });
     events.push({ event: "tool-call-end", data: { type: "tool-call-end", index: 0 } });
   } else {
@@ -129,7 +145,10 @@ async function chat(body: any, res: ServerResponse, options: CohereMockOptions, 
       data: { type: "content-start", index: 0, delta: { message: { content: { type: "text", text: "" } } } },
     });
     for (const word of reply.split(/(?<= )/)) {
-      events.push({ event: "content-delta", data: { type: "content-delta", index: 0, delta: { message: { content: { text: word } } } } });
+      events.push({
+        event: "content-delta",
+        data: { type: "content-delta", index: 0, delta: { message: { content: { text: word } } } },
+      });
     }
     events.push({ event: "content-end", data: { type: "content-end", index: 0 } });
   }

@@ -117,7 +117,10 @@ export async function answerGemini(
     const requests: any[] = body.requests ?? [];
     sendJson(res, 200, {
       embeddings: requests.map((item, index) => ({
-        values: Array.from({ length: item.outputDimensionality ?? 4 }, (_, position) => (index + 1) / 10 + position / 100),
+        values: Array.from(
+          { length: item.outputDimensionality ?? 4 },
+          (_, position) => (index + 1) / 10 + position / 100,
+        ),
       })),
     });
     return true;
@@ -142,6 +145,8 @@ export async function startGoogleMock(options: GeminiMockOptions = {}): Promise<
     if (options.apiKey && request.headers["x-goog-api-key"] !== options.apiKey) return googleApiKeyError(res);
     const model = /\/models\/([^:/]+)/.exec(path)?.[1];
     if (path.startsWith("/v1beta/") && (await answerGemini(request, res, path, options, model))) return;
-    sendJson(res, 404, { error: { code: 404, message: `No mock route for ${request.method} ${path}`, status: "NOT_FOUND" } });
+    sendJson(res, 404, {
+      error: { code: 404, message: `No mock route for ${request.method} ${path}`, status: "NOT_FOUND" },
+    });
   });
 }

@@ -94,6 +94,7 @@ export async function streamEvents(
   options: { delayMs?: number; fault?: MockFault; errorEvent?: SseEvent } = {},
 ): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
   const failAt = options.fault?.streamFailAfter;
   for (let i = 0; i < events.length; i++) {
     if (failAt !== undefined && i >= failAt) {
@@ -101,6 +102,8 @@ export async function streamEvents(
         writeEvent(res, options.errorEvent);
         res.end();
       } else {
+        // Let the events already written reach the client, then cut the connection without ending the body.
+        await sleep(20);
         res.destroy();
       }
       return;
@@ -120,7 +123,10 @@ function writeEvent(res: ServerResponse, { event, data }: SseEvent): void {
 export function fakeEmbedding(text: string, dimensions: number): number[] {
   let seed = 0;
   for (const char of text) seed = (seed * 31 + char.charCodeAt(0)) % 1_000_003;
-  return Array.from({ length: dimensions }, (_, i) => Math.round(((((seed + i * 7919) % 2000) - 1000) / 1000) * 1e4) / 1e4);
+  return Array.from(
+    { length: dimensions },
+    (_, i) => Math.round(((((seed + i * 7919) % 2000) - 1000) / 1000) * 1e4) / 1e4,
+  );
 }
 
 export function float32Base64(values: number[]): string {
@@ -133,7 +139,14 @@ export function countTokens(text: string): number {
 }
 
 export function openAIError(status: number, message?: string): object {
-  const type = status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  const type =
+    status === 401
+      ? "authentication_error"
+      : status === 429
+        ? "rate_limit_error"
+        : status >= 500
+          ? "server_error"
+          : "invalid_request_error";
   return { error: { message: message ?? `mock upstream answered ${status}`, type, param: null, code: String(status) } };
 }
 
@@ -221,10 +234,17 @@ async function answer(
 function usageOf(prompt: unknown, completion: string) {
   const promptTokens = Math.max(1, countTokens(typeof prompt === "string" ? prompt : JSON.stringify(prompt ?? "")));
   const completionTokens = countTokens(completion);
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
 }
 
-function toolCallFor(body: any, options: OpenAIMockOptions): { id: string; type: "function"; function: { name: string; arguments: string } } | undefined {
+function toolCallFor(
+  body: any,
+  options: OpenAIMockOptions,
+): { id: string; type: "function"; function: { name: string; arguments: string } } | undefined {
   if (options.toolCalls === false || !Array.isArray(body.tools) || body.tools.length === 0) return undefined;
   if (body.tool_choice === "none") return undefined;
   const named = typeof body.tool_choice === "object" ? body.tool_choice?.function?.name : undefined;
@@ -303,20 +323,36 @@ async function chat(body: any, res: ServerResponse, options: OpenAIMockOptions, 
   events.push({ data: chunk({ role: "assistant", content: "", refusal: null }) });
   if (call) {
     events.push({
-      data: chunk({ tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }),
+      data: chunk({
+        tool_calls: [
+          { index: 0, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+        ],
+      }),
     });
     events.push({ data: chunk({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] }) });
   }
   for (const word of words) events.push({ data: chunk({ content: word }) });
   events.push({ data: chunk({}, finish) });
   if (body.stream_options?.include_usage) {
-    events.push({ data: { id, object: "chat.completion.chunk", created: CREATED, model, system_fingerprint: "fp_mock", choices: [], usage } });
+    events.push({
+      data: {
+        id,
+        object: "chat.completion.chunk",
+        created: CREATED,
+        model,
+        system_fingerprint: "fp_mock",
+        choices: [],
+        usage,
+      },
+    });
   }
   events.push({ data: "[DONE]" });
   await streamEvents(res, events, {
     delayMs: options.chunkDelayMs,
     fault,
-    errorEvent: { data: { error: { message: "mock upstream failed mid-stream", type: "server_error", code: "stream_error" } } },
+    errorEvent: {
+      data: { error: { message: "mock upstream failed mid-stream", type: "server_error", code: "stream_error" } },
+    },
   });
 }
 
@@ -369,7 +405,11 @@ function embeddings(body: any, res: ServerResponse, options: OpenAIMockOptions) 
     object: "list",
     data: texts.map((text, index) => {
       const vector = fakeEmbedding(text, dimensions);
-      return { object: "embedding", index, embedding: body.encoding_format === "base64" ? float32Base64(vector) : vector };
+      return {
+        object: "embedding",
+        index,
+        embedding: body.encoding_format === "base64" ? float32Base64(vector) : vector,
+      };
     }),
     model: body.model ?? "mock-embedding",
     usage: { prompt_tokens: tokens, total_tokens: tokens },

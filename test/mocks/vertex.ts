@@ -70,7 +70,8 @@ export async function startVertexMock(options: VertexMockOptions = {}): Promise<
         error: { code: 401, message: "Request had invalid authentication credentials.", status: "UNAUTHENTICATED" },
       });
     }
-    const match = /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/(google|anthropic)\/models\/([^:/]+):(\w+)$/.exec(path);
+    const match =
+      /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/(google|anthropic)\/models\/([^:/]+):(\w+)$/.exec(path);
     if (!match) {
       return sendJson(res, 404, { error: { code: 404, message: `No mock route for ${path}`, status: "NOT_FOUND" } });
     }
@@ -108,7 +109,10 @@ async function answerAnthropic(
   if (body.anthropic_version !== "vertex-2023-10-16" || "model" in body) {
     return sendJson(res, 400, {
       type: "error",
-      error: { type: "invalid_request_error", message: "anthropic_version vertex-2023-10-16 required, model not allowed" },
+      error: {
+        type: "invalid_request_error",
+        message: "anthropic_version vertex-2023-10-16 required, model not allowed",
+      },
     });
   }
   const text = options.text ?? "Hello from mock Claude on Vertex";
@@ -132,15 +136,32 @@ async function answerAnthropic(
         event: "message_start",
         data: {
           type: "message_start",
-          message: { id: "msg_mock_vertex", type: "message", role: "assistant", model, content: [], usage: { ...usage, output_tokens: 1 } },
+          message: {
+            id: "msg_mock_vertex",
+            type: "message",
+            role: "assistant",
+            model,
+            content: [],
+            usage: { ...usage, output_tokens: 1 },
+          },
         },
       },
-      { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } },
-      { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } } },
+      {
+        event: "content_block_start",
+        data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      },
+      {
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+      },
       { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
       {
         event: "message_delta",
-        data: { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 6 } },
+        data: {
+          type: "message_delta",
+          delta: { stop_reason: "end_turn", stop_sequence: null },
+          usage: { output_tokens: 6 },
+        },
       },
       { event: "message_stop", data: { type: "message_stop" } },
     ],

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { loadSettings } from "../../core/config/settings.ts";
+import { SETTING_NAMES } from "../../core/config/settings.ts";
 import { PROVIDERS } from "../../core/providers/registry.ts";
 import { readmeWithTable } from "../../scripts/providers-table.ts";
 
@@ -16,10 +16,7 @@ describe("README", () => {
   });
 
   it("documents every environment variable the gateway reads", () => {
-    const settingsSource = readFileSync(new URL("../../core/config/settings.ts", import.meta.url), "utf8");
-    const names = [...settingsSource.matchAll(/^\s+([A-Z][A-Z0-9_]+): /gm)].map((match) => match[1]!);
-    expect(names.length).toBeGreaterThan(10);
-    expect(Object.keys(loadSettings({}))).toEqual(expect.arrayContaining(names));
-    for (const name of names) expect(readme, `README must document ${name}`).toContain(`\`${name}\``);
+    expect(SETTING_NAMES.length).toBeGreaterThan(10);
+    for (const name of SETTING_NAMES) expect(readme, `README must document ${name}`).toContain(`\`${name}\``);
   });
 });

@@ -59,7 +59,9 @@ export const chatCompletionRequest = z
     stop: stop.optional(),
     stream: z.boolean().nullable().optional(),
     stream_options: streamOptions.optional(),
-    thinking: z.looseObject({ type: z.enum(["enabled", "disabled"]), budget_tokens: z.number().int().min(0).optional() }).optional(),
+    thinking: z
+      .looseObject({ type: z.enum(["enabled", "disabled"]), budget_tokens: z.number().int().min(0).optional() })
+      .optional(),
     temperature: temperature.nullable().optional(),
     top_p: topP.nullable().optional(),
     tools: z.array(tool).max(128, "at most 128 tools").optional(),
@@ -74,7 +76,11 @@ export const chatCompletionRequest = z
       ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "top_logprobs requires logprobs to be true" });
     }
     if (body.stream_options && body.stream !== true) {
-      ctx.addIssue({ code: "custom", path: ["stream_options"], message: "stream_options is only allowed when stream is true" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["stream_options"],
+        message: "stream_options is only allowed when stream is true",
+      });
     }
   });
 
@@ -88,7 +94,10 @@ export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 export function normaliseChatRequest(body: ChatCompletionRequest): ChatCompletionRequest {
   if (!body.functions || body.tools) return body;
   const { functions, function_call, ...rest } = body;
-  const normalised: ChatCompletionRequest = { ...rest, tools: functions.map((fn) => ({ type: "function" as const, function: fn })) };
+  const normalised: ChatCompletionRequest = {
+    ...rest,
+    tools: functions.map((fn) => ({ type: "function" as const, function: fn })),
+  };
   if (function_call !== undefined) {
     normalised.tool_choice =
       typeof function_call === "string" ? function_call : { type: "function", function: { name: function_call.name } };

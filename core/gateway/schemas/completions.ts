@@ -5,12 +5,7 @@ import { logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, us
 export const completionRequest = z
   .looseObject({
     model: z.string().min(1),
-    prompt: z.union([
-      z.string(),
-      z.array(z.string()),
-      z.array(z.number().int()),
-      z.array(z.array(z.number().int())),
-    ]),
+    prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int()), z.array(z.array(z.number().int()))]),
     best_of: z.number().int().min(0).max(20).nullable().optional(),
     echo: z.boolean().nullable().optional(),
     frequency_penalty: penalty.nullable().optional(),
@@ -35,10 +30,15 @@ export const completionRequest = z
       if (body.best_of <= count && !(body.best_of === 1 && count === 1)) {
         ctx.addIssue({ code: "custom", path: ["best_of"], message: "best_of must be greater than n" });
       }
-      if (body.stream) ctx.addIssue({ code: "custom", path: ["best_of"], message: "best_of cannot be used with stream" });
+      if (body.stream)
+        ctx.addIssue({ code: "custom", path: ["best_of"], message: "best_of cannot be used with stream" });
     }
     if (body.stream_options && body.stream !== true) {
-      ctx.addIssue({ code: "custom", path: ["stream_options"], message: "stream_options is only allowed when stream is true" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["stream_options"],
+        message: "stream_options is only allowed when stream is true",
+      });
     }
   });
 

@@ -81,7 +81,6 @@ export function createFunctionUrlHandler(init: () => Promise<FetchHandler>): Str
     } catch (error) {
       response = errorResponse(toHttpError(error, traceIdOf(headers)));
     }
-    response = new Response(await response.arrayBuffer(), response);
     // While the body streams, our own timer guards it.
     invocation.armDeadline(context);
     return toStreamingResult(response, invocation);

@@ -20,7 +20,9 @@ export async function startServer(
   options: { port: number; host: string; pending: Set<Promise<unknown>> },
 ): Promise<RunningServer> {
   const waitUntil = (work: Promise<unknown>) => {
-    const tracked = work.catch((error) => console.error("background work failed", error)).finally(() => options.pending.delete(tracked));
+    const tracked = work
+      .catch((error) => console.error("background work failed", error))
+      .finally(() => options.pending.delete(tracked));
     options.pending.add(tracked);
   };
   const listener = getRequestListener((request) => fetchHandler(request, { waitUntil, signal: request.signal }), {

@@ -57,7 +57,10 @@ export class WorkerLoop {
 
   private async pollQueue(queue: string, consumer: QueueConsumer): Promise<number> {
     const { queue: port } = this.services.stores;
-    const messages = await port.receive(queue, { max: BATCH_SIZE, visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS });
+    const messages = await port.receive(queue, {
+      max: BATCH_SIZE,
+      visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
+    });
     if (messages.length === 0) return 0;
     let failedIds: string[];
     try {

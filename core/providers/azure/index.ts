@@ -1,9 +1,4 @@
-import {
-  passthroughTransformer,
-  prepareCompatibleBody,
-  ROUTE_PATHS,
-  routeStreams,
-} from "../openai/compatible.ts";
+import { passthroughTransformer, prepareCompatibleBody, ROUTE_PATHS, routeStreams } from "../openai/compatible.ts";
 import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";

@@ -30,7 +30,8 @@ export function streamException(event: UpstreamEvent): UpstreamError {
   }
   const message = payload?.message ?? payload?.Message ?? payload?.originalMessage ?? (event.data || name);
   const status = EXCEPTION_STATUS[key] ?? 500;
-  const type = status === 429 ? "rate_limit_error" : status >= 500 || status === 424 ? "server_error" : "invalid_request_error";
+  const type =
+    status === 429 ? "rate_limit_error" : status >= 500 || status === 424 ? "server_error" : "invalid_request_error";
   return new UpstreamError(status, String(message), { type, code: key });
 }
 
@@ -93,8 +94,9 @@ export function createConverseStreamTransformer(ctx: TransformContext): StreamTr
           if (typeof delta.text === "string") return delta.text ? [chunk({ content: delta.text })] : [];
           if (delta.toolUse) {
             const index = toolIndex(data.contentBlockIndex ?? 0);
-            const args = typeof delta.toolUse.input === "string" ? delta.toolUse.input : JSON.stringify(delta.toolUse.input ?? "");
-            return [chunk({ tool_calls: [{ index, function: { arguments: args } }] })];
+            const input = delta.toolUse.input;
+            const args = typeof input === "string" ? input : input === undefined ? "" : JSON.stringify(input);
+            return args ? [chunk({ tool_calls: [{ index, function: { arguments: args } }] })] : [];
           }
           if (typeof delta.reasoningContent?.text === "string" && delta.reasoningContent.text) {
             return [chunk({ reasoning_content: delta.reasoningContent.text })];
@@ -107,7 +109,16 @@ export function createConverseStreamTransformer(ctx: TransformContext): StreamTr
           return [chunk({}, mapStopReason(data.stopReason))];
         case "metadata":
           if (!data.usage) return [];
-          return [{ id, object: "chat.completion.chunk", created: ctx.now, model: ctx.model, choices: [], usage: mapUsage(data.usage) }];
+          return [
+            {
+              id,
+              object: "chat.completion.chunk",
+              created: ctx.now,
+              model: ctx.model,
+              choices: [],
+              usage: mapUsage(data.usage),
+            },
+          ];
         default:
           // contentBlockStop and events added to the API later.
           return [];

@@ -173,9 +173,13 @@ function contentBlocks(content: unknown, param: string): Block[] {
         blocks.push(documentBlock(part.file ?? {}, `${partParam}.file`));
         break;
       default:
-        throw new UpstreamError(400, `Bedrock Converse does not support content parts of type ${JSON.stringify(part?.type)}`, {
-          param: `${partParam}.type`,
-        });
+        throw new UpstreamError(
+          400,
+          `Bedrock Converse does not support content parts of type ${JSON.stringify(part?.type)}`,
+          {
+            param: `${partParam}.type`,
+          },
+        );
     }
     // Anthropic-style cache_control on a part becomes a Converse cache point right after it.
     if (part.cache_control) blocks.push({ cachePoint: { type: "default" } });
@@ -224,7 +228,9 @@ function documentBlock(file: Record<string, any>, param: string): Block {
   }
   const format = DOCUMENT_FORMATS[data.mediaType];
   if (!format) {
-    throw new UpstreamError(400, `Unsupported document type ${data.mediaType || "(none)"}`, { param: `${param}.file_data` });
+    throw new UpstreamError(400, `Unsupported document type ${data.mediaType || "(none)"}`, {
+      param: `${param}.file_data`,
+    });
   }
   // Converse document names allow letters, digits, single spaces, hyphens, parentheses and square brackets.
   const name =
@@ -268,17 +274,24 @@ function parseArguments(value: unknown, param: string): unknown {
  */
 function convertTools(body: Record<string, any>, messages: ConverseMessage[]): Record<string, any> | undefined {
   const historyHasTools = messages.some((m) => m.content.some((block) => block.toolUse || block.toolResult));
-  const tools = Array.isArray(body.tools) ? body.tools.filter((tool: any) => tool?.type === "function" || tool?.function) : [];
+  const tools = Array.isArray(body.tools)
+    ? body.tools.filter((tool: any) => tool?.type === "function" || tool?.function)
+    : [];
   const choice = body.tool_choice;
 
   if (tools.length === 0) {
     if (!historyHasTools) return undefined;
     const names = new Set<string>();
-    for (const message of messages) for (const block of message.content) if (block.toolUse?.name) names.add(block.toolUse.name);
+    for (const message of messages)
+      for (const block of message.content) if (block.toolUse?.name) names.add(block.toolUse.name);
     if (names.size === 0) names.add("tool");
     return {
       tools: [...names].map((name) => ({
-        toolSpec: { name, description: `Tool ${name} (used earlier in this conversation)`, inputSchema: { json: { type: "object" } } },
+        toolSpec: {
+          name,
+          description: `Tool ${name} (used earlier in this conversation)`,
+          inputSchema: { json: { type: "object" } },
+        },
       })),
     };
   }

@@ -18,7 +18,11 @@ export const bedrockAdapter: ProviderAdapter = {
     chat: {
       buildRequest(body, ctx) {
         const modelId = modelOf(body, ctx);
-        return bedrockPost(ctx, bedrockUrl(ctx, modelId, ctx.stream ? "converse-stream" : "converse"), toConverseRequest(body, ctx));
+        return bedrockPost(
+          ctx,
+          bedrockUrl(ctx, modelId, ctx.stream ? "converse-stream" : "converse"),
+          toConverseRequest(body, ctx),
+        );
       },
       transformResponse: fromConverseResponse,
       stream: { framing: "aws-eventstream", createTransformer: createConverseStreamTransformer },

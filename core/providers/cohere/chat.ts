@@ -7,9 +7,14 @@ import { UpstreamError } from "../types.ts";
  * assistant `tool_calls` in OpenAI's shape and tool results keyed by `tool_call_id`.
  */
 export function toCohereChatRequest(body: Record<string, any>, ctx: Pick<TransformContext, "model" | "stream">) {
-  const request: Record<string, unknown> = { model: body.model ?? ctx.model, messages: toCohereMessages(body.messages) };
+  const request: Record<string, unknown> = {
+    model: body.model ?? ctx.model,
+    messages: toCohereMessages(body.messages),
+  };
 
-  let tools: any[] | undefined = Array.isArray(body.tools) ? body.tools.filter((tool) => tool?.type === "function") : [];
+  let tools: any[] | undefined = Array.isArray(body.tools)
+    ? body.tools.filter((tool) => tool?.type === "function")
+    : [];
   const choice = body.tool_choice;
   if (choice === "none") request.tool_choice = "NONE";
   else if (choice === "required") request.tool_choice = "REQUIRED";

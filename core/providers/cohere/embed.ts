@@ -41,7 +41,8 @@ export function fromCohereEmbedResponse(
   ctx: Pick<TransformContext, "model">,
   encodingFormat?: string,
 ): object {
-  const vectors: number[][] = upstream?.embeddings?.float ?? (Array.isArray(upstream?.embeddings) ? upstream.embeddings : []);
+  const vectors: number[][] =
+    upstream?.embeddings?.float ?? (Array.isArray(upstream?.embeddings) ? upstream.embeddings : []);
   const tokens = Number(upstream?.meta?.billed_units?.input_tokens ?? 0);
   return {
     object: "list",

@@ -27,8 +27,9 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     auth: "bearer",
     routes: ["chat", "embeddings", "models"],
     // The API validates bodies strictly (422 "extra_forbidden"), names the seed `random_seed`, knows only
-    // `max_tokens`, and sends usage in its last stream chunk without being asked (stream_options is rejected).
-    renameParams: { seed: "random_seed", max_completion_tokens: "max_tokens" },
+    // `max_tokens`, sizes embeddings with `output_dimension`, and sends usage in its last stream chunk without
+    // being asked (stream_options is rejected).
+    renameParams: { seed: "random_seed", max_completion_tokens: "max_tokens", dimensions: "output_dimension" },
     dropParams: ["logit_bias", "logprobs", "top_logprobs", "user", "service_tier", "store"],
     noStreamOptions: true,
     docs: "https://docs.mistral.ai/api/",
@@ -57,7 +58,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     baseUrl: "https://api.fireworks.ai/inference/v1",
     auth: "bearer",
     routes: ["chat", "completions", "embeddings", "models"],
-    docs: "https://docs.fireworks.ai/",
+    docs: "https://docs.fireworks.ai/tools-sdks/openai-compatibility",
   },
   {
     id: "deepseek",

@@ -9,7 +9,8 @@ describe("catalog", () => {
     expect(models.length).toBeGreaterThanOrEqual(250);
     expect(models.filter((model) => model.prices?.input !== undefined).length).toBeGreaterThanOrEqual(250);
     const providers = new Set(models.map((model) => model.provider));
-    for (const id of ["openai", "anthropic", "google", "bedrock", "groq", "mistral-ai"]) expect(providers).toContain(id);
+    for (const id of ["openai", "anthropic", "google", "bedrock", "groq", "mistral-ai"])
+      expect(providers).toContain(id);
   });
 
   it("finds models by id, vendor prefix and Bedrock region prefix", () => {
@@ -37,7 +38,9 @@ describe("cost", () => {
   });
 
   it("marks unknown models as unpriced", () => {
-    expect(costOf("openai", "no-such-model", { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 })).toMatchObject({
+    expect(
+      costOf("openai", "no-such-model", { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 }),
+    ).toMatchObject({
       priced: false,
       total: 0,
     });

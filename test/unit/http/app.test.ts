@@ -52,7 +52,8 @@ const services = {
 } as unknown as Services;
 
 const app = createApp({ families, handlers: { demo: handlers }, services });
-const call = (path: string, init?: RequestInit) => app(new Request(`http://gateway.test${path}`, init), { waitUntil: () => {} });
+const call = (path: string, init?: RequestInit) =>
+  app(new Request(`http://gateway.test${path}`, init), { waitUntil: () => {} });
 
 describe("http app", () => {
   it("routes with params and sets a trace id (given or generated)", async () => {
@@ -74,7 +75,8 @@ describe("http app", () => {
   });
 
   it("400 for malformed JSON and schema violations naming the param, 415 for other content types, 413 over the limit", async () => {
-    const post = (body: string, type = "application/json") => call("/v1/echo", { method: "POST", body, headers: { "content-type": type } });
+    const post = (body: string, type = "application/json") =>
+      call("/v1/echo", { method: "POST", body, headers: { "content-type": type } });
     const malformed = await post("{nope");
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).error.code).toBe("invalid_json");

@@ -51,7 +51,9 @@ describe("google adapter registration and URLs", () => {
 
   it("posts generateContent to the default host with the key in x-goog-api-key", async () => {
     const { request } = await build({ messages: [{ role: "user", content: "Hi" }] });
-    expect(request.url).toBe("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent");
+    expect(request.url).toBe(
+      "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
+    );
     expect(request.method).toBe("POST");
     expect(request.headers["x-goog-api-key"]).toBe("test-key");
     expect(request.headers["content-type"]).toBe("application/json");
@@ -59,14 +61,20 @@ describe("google adapter registration and URLs", () => {
   });
 
   it("streams with streamGenerateContent?alt=sse and honours a custom host", async () => {
-    const ctx = context({ stream: true, target: { provider: "google", apiKey: "k", customHost: "http://127.0.0.1:9999/" } });
+    const ctx = context({
+      stream: true,
+      target: { provider: "google", apiKey: "k", customHost: "http://127.0.0.1:9999/" },
+    });
     const { request } = await build({ messages: [{ role: "user", content: "Hi" }] }, ctx);
     expect(request.url).toBe("http://127.0.0.1:9999/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
     expect(chat.stream?.framing).toBe("sse");
   });
 
   it("does not double a version segment already in the custom host, and accepts models/ prefixes", async () => {
-    const ctx = context({ model: "models/gemini-2.0-flash", target: { provider: "google", customHost: "https://proxy.example/v1beta" } });
+    const ctx = context({
+      model: "models/gemini-2.0-flash",
+      target: { provider: "google", customHost: "https://proxy.example/v1beta" },
+    });
     const { request } = await build({ messages: [{ role: "user", content: "Hi" }] }, ctx);
     expect(request.url).toBe("https://proxy.example/v1beta/models/gemini-2.0-flash:generateContent");
     expect(request.headers["x-goog-api-key"]).toBeUndefined();
@@ -244,7 +252,10 @@ describe("chat request transform", () => {
       },
       { type: "function", function: { name: "now", parameters: { type: "object", properties: {} } } },
     ];
-    const payload = toGeminiRequest({ messages: [{ role: "user", content: "x" }], tools, tool_choice: "required" }, "m");
+    const payload = toGeminiRequest(
+      { messages: [{ role: "user", content: "x" }], tools, tool_choice: "required" },
+      "m",
+    );
     expect(payload.tools).toEqual([
       {
         functionDeclarations: [
@@ -354,7 +365,10 @@ describe("chat request transform", () => {
 
   it("passes Gemini-native safety settings and cached content through", () => {
     const safetySettings = [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }];
-    const payload = toGeminiRequest({ messages: [], safety_settings: safetySettings, cached_content: "cachedContents/abc" }, "m");
+    const payload = toGeminiRequest(
+      { messages: [], safety_settings: safetySettings, cached_content: "cachedContents/abc" },
+      "m",
+    );
     expect(payload.safetySettings).toEqual(safetySettings);
     expect(payload.cachedContent).toBe("cachedContents/abc");
   });
@@ -367,12 +381,17 @@ describe("schema conversion", () => {
       properties: {
         node: { $ref: "#/definitions/Node" },
         pick: { oneOf: [{ type: "string" }, { type: "number" }] },
-        both: { allOf: [{ type: "object", properties: { a: { type: "string" } } }, { properties: { b: { type: "number" } } }] },
+        both: {
+          allOf: [{ type: "object", properties: { a: { type: "string" } } }, { properties: { b: { type: "number" } } }],
+        },
       },
       definitions: { Node: { type: "object", properties: { child: { $ref: "#/definitions/Node" } } } },
     });
     expect(converted.properties.pick).toEqual({ anyOf: [{ type: "string" }, { type: "number" }] });
-    expect(converted.properties.both).toEqual({ type: "object", properties: { a: { type: "string" }, b: { type: "number" } } });
+    expect(converted.properties.both).toEqual({
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "number" } },
+    });
     let depth = 0;
     let node = converted.properties.node;
     while (node?.properties?.child) {
@@ -497,7 +516,14 @@ describe("chat response transform", () => {
             content: { parts: [{ text: "Hi" }] },
             finishReason: "STOP",
             logprobsResult: {
-              topCandidates: [{ candidates: [{ token: "Hi", logProbability: -0.1 }, { token: "Hey", logProbability: -2.5 }] }],
+              topCandidates: [
+                {
+                  candidates: [
+                    { token: "Hi", logProbability: -0.1 },
+                    { token: "Hey", logProbability: -2.5 },
+                  ],
+                },
+              ],
               chosenCandidates: [{ token: "Hi", logProbability: -0.1 }],
             },
           },
@@ -621,12 +647,27 @@ describe("embeddings", () => {
 
   it("builds a batchEmbedContents request", async () => {
     const ctx = context({ route: "embeddings", model: "gemini-embedding-001" });
-    const request = await embeddings.buildRequest({ input: ["a", "b"], model: "x", dimensions: 256, task_type: "RETRIEVAL_QUERY" }, ctx);
-    expect(request.url).toBe("https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents");
+    const request = await embeddings.buildRequest(
+      { input: ["a", "b"], model: "x", dimensions: 256, task_type: "RETRIEVAL_QUERY" },
+      ctx,
+    );
+    expect(request.url).toBe(
+      "https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    );
     expect(JSON.parse(String(request.body))).toEqual({
       requests: [
-        { model: "models/gemini-embedding-001", content: { parts: [{ text: "a" }] }, outputDimensionality: 256, taskType: "RETRIEVAL_QUERY" },
-        { model: "models/gemini-embedding-001", content: { parts: [{ text: "b" }] }, outputDimensionality: 256, taskType: "RETRIEVAL_QUERY" },
+        {
+          model: "models/gemini-embedding-001",
+          content: { parts: [{ text: "a" }] },
+          outputDimensionality: 256,
+          taskType: "RETRIEVAL_QUERY",
+        },
+        {
+          model: "models/gemini-embedding-001",
+          content: { parts: [{ text: "b" }] },
+          outputDimensionality: 256,
+          taskType: "RETRIEVAL_QUERY",
+        },
       ],
     });
     const single = await embeddings.buildRequest({ input: "solo" }, ctx);
@@ -636,7 +677,9 @@ describe("embeddings", () => {
   });
 
   it("rejects token-id input", () => {
-    expect(() => embeddings.buildRequest({ input: [[1, 2, 3]] }, context({ route: "embeddings" }))).toThrow(UpstreamError);
+    expect(() => embeddings.buildRequest({ input: [[1, 2, 3]] }, context({ route: "embeddings" }))).toThrow(
+      UpstreamError,
+    );
   });
 
   it("maps the response to the OpenAI list with zero usage when Google gives none", () => {
@@ -665,7 +708,10 @@ describe("models list", () => {
   it("lists models without the models/ prefix", async () => {
     const models = googleAdapter.routes.models!;
     const request = await models.buildRequest({}, context({ route: "models" }));
-    expect(request).toMatchObject({ method: "GET", url: "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000" });
+    expect(request).toMatchObject({
+      method: "GET",
+      url: "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000",
+    });
     expect(models.transformResponse(fixture("models-list.json"), context())).toEqual({
       object: "list",
       data: [
@@ -704,7 +750,8 @@ describe("against the mock Gemini server", () => {
     const response = await send("chat", { messages: [{ role: "user", content: "Hi" }], stream: true }, ctx);
     const transformer = chat.stream!.createTransformer(ctx);
     const chunks: any[] = [];
-    for await (const event of decodeSse(response.body as unknown as AsyncIterable<Uint8Array>)) chunks.push(...transformer.push(event));
+    for await (const event of decodeSse(response.body as unknown as AsyncIterable<Uint8Array>))
+      chunks.push(...transformer.push(event));
     chunks.push(...transformer.end());
     expect(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? "").join("")).toBe("Streaming works fine");
     expect(chunks.at(-1).usage.total_tokens).toBe(13);
@@ -716,7 +763,11 @@ describe("against the mock Gemini server", () => {
     const result: any = googleAdapter.routes.embeddings!.transformResponse(await response.json(), ctx);
     expect(result.data.map((item: any) => item.embedding.length)).toEqual([3, 3]);
 
-    const denied = await send("chat", { messages: [{ role: "user", content: "Hi" }] }, context({ target: { provider: "google", apiKey: "bad", customHost: mock.url } }));
+    const denied = await send(
+      "chat",
+      { messages: [{ role: "user", content: "Hi" }] },
+      context({ target: { provider: "google", apiKey: "bad", customHost: mock.url } }),
+    );
     expect(denied.status).toBe(400);
     expect(((await denied.json()) as any).error.status).toBe("INVALID_ARGUMENT");
   });

@@ -1,0 +1,180 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseFlags, printReady } from "./lib/cli.ts";
+
+/**
+ * A fast mock of OpenAI's chat completions endpoint, the upstream of every benchmark.
+ *
+ * - `POST .../chat/completions` answers a fixed ~600-byte `chat.completion` (with usage), or, when the body has
+ *   `"stream": true`, an SSE stream of 20 content chunks (+ a usage-only chunk when the body asks for
+ *   `stream_options.include_usage`, as OpenAI does) and `data: [DONE]`.
+ * - Fast mode writes the whole stream at once (corked): what a proxy pays per request, not per network round trip.
+ * - Paced mode, for any path under `/paced/` (e.g. a custom host `http://127.0.0.1:N/paced/v1`): the chunks are
+ *   written `pacedGapMs` apart, so a client can tell a proxy that streams (first byte after one gap) from one
+ *   that buffers (first byte after the whole stream).
+ * - Anything else: 404 in OpenAI's error shape.
+ *
+ * Run as a process (`node bench/mock-upstream.ts --port=0 --paced-gap-ms=1`): prints one JSON line
+ * `{"ready":true,"url":...}` on stdout. Or start in-process with `startMockUpstream`.
+ */
+
+export const MOCK_MODEL = "gpt-4o-mini";
+export const STREAM_CONTENT_CHUNKS = 20;
+
+const CREATED = 1_750_000_000;
+const ID = "chatcmpl-BenchMock0123456789abcdefXYZ";
+
+function completionBody(): Buffer {
+  const body = {
+    id: ID,
+    object: "chat.completion",
+    created: CREATED,
+    model: "gpt-4o-mini-2024-07-18",
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content:
+            "Benchmarks measure what they measure: this fixed answer is long enough to look like a real short reply from a model, and short enough to keep the mock cheap.",
+          refusal: null,
+          annotations: [],
+        },
+        logprobs: null,
+        finish_reason: "stop",
+      },
+    ],
+    usage: {
+      prompt_tokens: 19,
+      completion_tokens: 33,
+      total_tokens: 52,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
+    },
+    service_tier: "default",
+    system_fingerprint: "fp_bench00000",
+  };
+  return Buffer.from(JSON.stringify(body));
+}
+
+function chunk(delta: Record<string, unknown>, finish: string | null): string {
+  return JSON.stringify({
+    id: ID,
+    object: "chat.completion.chunk",
+    created: CREATED,
+    model: "gpt-4o-mini-2024-07-18",
+    service_tier: "default",
+    system_fingerprint: "fp_bench00000",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+}
+
+function streamEvents(): Buffer[] {
+  const events: Buffer[] = [];
+  for (let i = 0; i < STREAM_CONTENT_CHUNKS; i++) {
+    const delta: Record<string, unknown> = i === 0 ? { role: "assistant", content: "", refusal: null } : { content: ` word${i}` };
+    events.push(Buffer.from(`data: ${chunk(delta, i === STREAM_CONTENT_CHUNKS - 1 ? "stop" : null)}\n\n`));
+  }
+  return events;
+}
+
+const USAGE_EVENT = Buffer.from(
+  `data: ${JSON.stringify({
+    id: ID,
+    object: "chat.completion.chunk",
+    created: CREATED,
+    model: "gpt-4o-mini-2024-07-18",
+    choices: [],
+    usage: { prompt_tokens: 19, completion_tokens: 19, total_tokens: 38 },
+  })}\n\n`,
+);
+const DONE_EVENT = Buffer.from("data: [DONE]\n\n");
+
+export const COMPLETION = completionBody();
+const EVENTS = streamEvents();
+const NOT_FOUND = Buffer.from(JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } }));
+
+const JSON_HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) };
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
+
+export interface MockUpstream {
+  url: string;
+  server: Server;
+  requests(): number;
+  close(): Promise<void>;
+}
+
+export interface MockOptions {
+  port?: number;
+  host?: string;
+  /** Gap between chunks on `/paced/` paths, in ms. */
+  pacedGapMs?: number;
+}
+
+export function createMockHandler(options: MockOptions = {}): {
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  count: () => number;
+} {
+  const gap = options.pacedGapMs ?? 1;
+  let count = 0;
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (data: Buffer) => chunks.push(data));
+    req.on("end", () => {
+      count++;
+      const url = req.url ?? "/";
+      if (req.method !== "POST" || !url.endsWith("/chat/completions")) {
+        res.writeHead(404, { "content-type": "application/json" }).end(NOT_FOUND);
+        return;
+      }
+      const body = chunks.length === 1 ? chunks[0]!.toString("latin1") : Buffer.concat(chunks).toString("latin1");
+      if (!/"stream"\s*:\s*true/.test(body)) {
+        res.writeHead(200, JSON_HEADERS).end(COMPLETION);
+        return;
+      }
+      const events = /"include_usage"\s*:\s*true/.test(body) ? [...EVENTS, USAGE_EVENT, DONE_EVENT] : [...EVENTS, DONE_EVENT];
+      res.writeHead(200, SSE_HEADERS);
+      if (!url.startsWith("/paced/")) {
+        res.cork();
+        for (const event of events) res.write(event);
+        res.end();
+        return;
+      }
+      let i = 0;
+      const next = () => {
+        if (res.destroyed) return;
+        res.write(events[i++]!);
+        if (i === events.length) res.end();
+        else setTimeout(next, gap);
+      };
+      next();
+    });
+  };
+  return { handle, count: () => count };
+}
+
+export async function startMockUpstream(options: MockOptions = {}): Promise<MockUpstream> {
+  const { handle, count } = createMockHandler(options);
+  const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, handle);
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    requests: count,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+if (import.meta.main) {
+  const flags = parseFlags(process.argv.slice(2));
+  const mock = await startMockUpstream({ port: Number(flags.port ?? 0), pacedGapMs: Number(flags["paced-gap-ms"] ?? 1) });
+  printReady({ url: mock.url, pid: process.pid });
+  process.on("SIGTERM", () => mock.close().then(() => process.exit(0)));
+  process.on("SIGINT", () => mock.close().then(() => process.exit(0)));
+}

@@ -1,0 +1,296 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import type { MockServer } from "../helpers/mock-server.ts";
+import { type AnthropicMock, startAnthropicMock } from "../mocks/anthropic.ts";
+import { type BedrockMock, startBedrockMock } from "../mocks/bedrock.ts";
+import { startGoogleMock } from "../mocks/google.ts";
+import { type VertexMock, createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
+
+/**
+ * Each provider family end to end: the official openai client -> the local gateway -> a mock that speaks the
+ * provider's documented wire format over real HTTP. The mocks reject requests the real provider would reject
+ * (missing auth headers, malformed bodies, bad SigV4), so these tests prove the transforms on the wire.
+ */
+
+let gateway: TestGateway;
+const mocks: MockServer[] = [];
+const IMAGE =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+beforeAll(async () => {
+  // The Vertex token endpoint named in a service-account key is SSRF-checked against the trusted hosts.
+  process.env.TRUSTED_CUSTOM_HOSTS = "127.0.0.1,localhost";
+  gateway = await startTestGateway();
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await Promise.all(mocks.map((mock) => mock.close()));
+});
+
+function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {
+  return new OpenAI({
+    apiKey,
+    baseURL: `${gateway.url}/v1`,
+    defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },
+    maxRetries: 0,
+  });
+}
+
+const tools: OpenAI.Chat.ChatCompletionTool[] = [
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Weather for a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
+];
+
+async function collectStream(stream: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>) {
+  let text = "";
+  let finish: string | null = null;
+  let usage: OpenAI.CompletionUsage | undefined;
+  const toolNames: string[] = [];
+  for await (const chunk of stream) {
+    const choice = chunk.choices[0];
+    text += choice?.delta?.content ?? "";
+    for (const call of choice?.delta?.tool_calls ?? []) if (call.function?.name) toolNames.push(call.function.name);
+    if (choice?.finish_reason) finish = choice.finish_reason;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { text, finish, usage, toolNames };
+}
+
+describe("anthropic", () => {
+  let mock: AnthropicMock;
+  let client: OpenAI;
+  beforeAll(async () => {
+    mock = await startAnthropicMock({ delayMs: 5 });
+    mocks.push(mock);
+    client = clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": mock.url });
+  });
+
+  it("chat: system to `system`, the key as x-api-key, answer in OpenAI shape with usage", async () => {
+    const answer = await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+    });
+    expect(answer.object).toBe("chat.completion");
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    expect(answer.choices[0]!.finish_reason).toBe("stop");
+    expect(answer.usage!.total_tokens).toBe(answer.usage!.prompt_tokens + answer.usage!.completion_tokens);
+    const sent = mock.requests.at(-1)!;
+    expect(sent.path).toBe("/v1/messages");
+    expect(sent.headers["x-api-key"]).toBe("provider-key");
+    expect(sent.json()).toMatchObject({ system: expect.anything(), messages: [{ role: "user" }] });
+  });
+
+  it("streaming with usage", async () => {
+    const stream = await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const result = await collectStream(stream);
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(result.finish).toBe("stop");
+    expect(result.usage?.prompt_tokens).toBeGreaterThan(0);
+  });
+
+  it("tools, streamed: tool_use becomes tool_calls", async () => {
+    const answer = await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+      tools,
+    });
+    expect(answer.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(answer.choices[0]!.message.tool_calls![0]!.type).toBe("function");
+    const stream = await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+      tools,
+      stream: true,
+    });
+    const result = await collectStream(stream);
+    expect(result.finish).toBe("tool_calls");
+    expect(result.toolNames.length).toBeGreaterThan(0);
+    expect(mock.requests.at(-1)!.json().tools[0]).toMatchObject({
+      name: "get_weather",
+      input_schema: { type: "object" },
+    });
+  });
+
+  it("images: a data URL becomes a base64 image block", async () => {
+    await client.chat.completions.create({
+      model: "claude-sonnet-4-5",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image_url", image_url: { url: IMAGE } },
+          ],
+        },
+      ],
+    });
+    const content = mock.requests.at(-1)!.json().messages[0].content;
+    expect(content).toContainEqual(
+      expect.objectContaining({
+        type: "image",
+        source: expect.objectContaining({ type: "base64", media_type: "image/png" }),
+      }),
+    );
+  });
+
+  it("provider errors keep their status", async () => {
+    mock.setScenario("overloaded");
+    try {
+      const error = await client.chat.completions
+        .create({ model: "claude-sonnet-4-5", messages: [{ role: "user", content: "Hi" }] })
+        .catch((caught) => caught);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error.status).toBe(529);
+    } finally {
+      mock.setScenario("auto");
+    }
+  });
+});
+
+describe("google gemini", () => {
+  let mock: MockServer;
+  let client: OpenAI;
+  beforeAll(async () => {
+    mock = await startGoogleMock({ apiKey: "provider-key", streamDelayMs: 5 });
+    mocks.push(mock);
+    client = clientFor({ "x-gateway-provider": "google", "x-gateway-custom-host": mock.url });
+  });
+
+  it("chat, streaming, tools, images and embeddings", async () => {
+    const answer = await client.chat.completions.create({
+      model: "gemini-2.5-flash",
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    expect(answer.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(mock.requests.at(-1)!.path).toContain("/v1beta/models/gemini-2.5-flash:generateContent");
+
+    const stream = await collectStream(
+      await client.chat.completions.create({
+        model: "gemini-2.5-flash",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      }),
+    );
+    expect(stream.text.length).toBeGreaterThan(0);
+    expect(mock.requests.at(-1)!.path).toContain(":streamGenerateContent?alt=sse");
+
+    const withTools = await client.chat.completions.create({
+      model: "gemini-2.5-flash",
+      messages: [{ role: "user", content: "Weather?" }],
+      tools,
+    });
+    expect(mock.requests.at(-1)!.json().tools[0].functionDeclarations[0].name).toBe("get_weather");
+    const call = withTools.choices[0]!.message.tool_calls?.[0];
+    expect(call && "function" in call ? call.function.name : withTools.choices[0]!.message.content).toBeTruthy();
+
+    await client.chat.completions.create({
+      model: "gemini-2.5-flash",
+      messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: IMAGE } }] }],
+    });
+    expect(JSON.stringify(mock.requests.at(-1)!.json().contents)).toContain('"inlineData"');
+
+    const embedding = await client.embeddings.create({ model: "text-embedding-004", input: ["a", "b"] });
+    expect(embedding.data).toHaveLength(2);
+  });
+});
+
+describe("vertex ai", () => {
+  let mock: VertexMock;
+  it("exchanges a service-account key for a token once, then calls Gemini on Vertex", async () => {
+    mock = await startVertexMock();
+    mocks.push(mock);
+    const account = await createTestServiceAccount(mock.tokenUri);
+    const client = clientFor({
+      "x-gateway-provider": "vertex-ai",
+      "x-gateway-custom-host": mock.url,
+      "x-gateway-vertex-region": "us-central1",
+      "x-gateway-vertex-service-account-json": account.json,
+    });
+    for (let i = 0; i < 2; i++) {
+      const answer = await client.chat.completions.create({
+        model: "gemini-2.5-pro",
+        messages: [{ role: "user", content: "Hi" }],
+      });
+      expect(answer.choices[0]!.message.content).toBeTruthy();
+    }
+    expect(mock.tokenRequests()).toBe(1);
+    const sent = mock.requests.at(-1)!;
+    expect(sent.headers.authorization).toBe(`Bearer ${mock.accessToken}`);
+    expect(sent.path).toContain(
+      "/projects/mock-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent",
+    );
+  });
+});
+
+describe("aws bedrock", () => {
+  let mock: BedrockMock;
+  let client: OpenAI;
+  const credentials = {
+    accessKeyId: "AKIDEXAMPLE",
+    secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    sessionToken: "session-token",
+  };
+  beforeAll(async () => {
+    mock = await startBedrockMock({ credentials });
+    mocks.push(mock);
+    client = clientFor({
+      "x-gateway-provider": "bedrock",
+      "x-gateway-custom-host": mock.url,
+      "x-gateway-aws-access-key-id": credentials.accessKeyId,
+      "x-gateway-aws-secret-access-key": credentials.secretAccessKey,
+      "x-gateway-aws-session-token": credentials.sessionToken,
+      "x-gateway-aws-region": "us-east-1",
+    });
+  });
+
+  it("Converse with a verified SigV4 signature, ConverseStream over the binary event stream, tools, embeddings", async () => {
+    const model = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+    const answer = await client.chat.completions.create({
+      model,
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+    });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    expect(mock.requests.at(-1)!.headers["x-amz-security-token"]).toBe("session-token");
+
+    const stream = await collectStream(
+      await client.chat.completions.create({
+        model,
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
+    expect(stream.text.length).toBeGreaterThan(0);
+    expect(stream.usage?.total_tokens).toBeGreaterThan(0);
+
+    const withTools = await client.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "Weather?" }],
+      tools,
+    });
+    expect(withTools.choices[0]!.finish_reason).toBe("tool_calls");
+
+    const embedding = await client.embeddings.create({ model: "amazon.titan-embed-text-v2:0", input: "hello" });
+    expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,79 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { build } from "esbuild";
+import { describe, expect, it } from "vitest";
+import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
+import { QUEUE_NAMES } from "../../core/store/ports.ts";
+
+/**
+ * The Lambda entry points: one per route family and one per queue, each bundling only its own code.
+ * Checked on the source (what it imports) and on the bundle esbuild makes of it (what it pulls in).
+ */
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const HANDLERS_DIR = "core/routes/handlers/";
+
+const importsOf = (source: string) =>
+  [
+    ...source.matchAll(
+      /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g,
+    ),
+  ].map((match) => match[1] ?? match[2]);
+
+/** Project files (node_modules left out) that esbuild bundles for an entry point. */
+async function bundleInputs(entry: string): Promise<string[]> {
+  const result = await build({
+    entryPoints: [resolve(ROOT, entry)],
+    absWorkingDir: ROOT,
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: "node",
+    format: "esm",
+    packages: "external",
+    logLevel: "silent",
+  });
+  return Object.keys(result.metafile.inputs);
+}
+
+describe("functions/<family>.ts", () => {
+  it("exists for every route family, and only for them", () => {
+    const files = readdirSync(resolve(ROOT, "functions")).filter((name) => name.endsWith(".ts"));
+    expect(files.sort()).toEqual(ROUTE_FAMILIES.map((family) => `${family.name}.ts`).sort());
+  });
+
+  for (const family of ROUTE_FAMILIES) {
+    const file = `functions/${family.name}.ts`;
+
+    it(`${file} imports its own family's handler module and no other`, () => {
+      const source = readFileSync(resolve(ROOT, file), "utf8");
+      const handlerImports = importsOf(source).filter((specifier) => specifier.includes("routes/handlers"));
+      expect(handlerImports).toEqual([`../${HANDLERS_DIR}${family.name}.ts`]);
+      expect(source).toContain(`createLambdaHandler("${family.name}", handlers)`);
+    });
+
+    it(`${file} bundles no other family's handlers and no local-platform code`, async () => {
+      const inputs = await bundleInputs(file);
+      expect(inputs.filter((input) => input.startsWith(HANDLERS_DIR))).toEqual([`${HANDLERS_DIR}${family.name}.ts`]);
+      expect(inputs.filter((input) => input.startsWith("core/platform/local/"))).toEqual([]);
+    });
+  }
+});
+
+describe("functions/workers/<queue>.ts", () => {
+  for (const queue of QUEUE_NAMES) {
+    const file = `functions/workers/${queue}.ts`;
+
+    it(`${file} hands its queue to the SQS adapter`, () => {
+      expect(existsSync(resolve(ROOT, file))).toBe(true);
+      expect(readFileSync(resolve(ROOT, file), "utf8")).toContain(`createSqsHandler("${queue}")`);
+    });
+
+    it(`${file} bundles no route handlers and no local-platform code`, async () => {
+      const inputs = await bundleInputs(file);
+      expect(
+        inputs.filter((input) => input.startsWith(HANDLERS_DIR) || input.startsWith("core/platform/local/")),
+      ).toEqual([]);
+    });
+  }
+});
