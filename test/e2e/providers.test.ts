@@ -3,8 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import type { MockServer } from "../helpers/mock-server.ts";
 import { type AnthropicMock, startAnthropicMock } from "../mocks/anthropic.ts";
+import { startAzureMock } from "../mocks/azure.ts";
 import { type BedrockMock, startBedrockMock } from "../mocks/bedrock.ts";
+import { startCohereMock } from "../mocks/cohere.ts";
 import { startGoogleMock } from "../mocks/google.ts";
+import { startOpenAIMock } from "../mocks/openai.ts";
 import { type VertexMock, createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
 
 /**
@@ -292,5 +295,70 @@ describe("aws bedrock", () => {
 
     const embedding = await client.embeddings.create({ model: "amazon.titan-embed-text-v2:0", input: "hello" });
     expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0);
+  });
+});
+
+describe("azure openai", () => {
+  it("deployment URL with api-version and the api-key header; streaming and embeddings", async () => {
+    const mock = await startAzureMock({ apiKey: "azure-key", chunkDelayMs: 2 });
+    mocks.push(mock);
+    const client = clientFor(
+      {
+        "x-gateway-provider": "azure-openai",
+        "x-gateway-custom-host": mock.url,
+        "x-gateway-azure-deployment-id": "my-gpt4o",
+        "x-gateway-azure-api-version": "2024-10-21",
+      },
+      "azure-key",
+    );
+    const answer = await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }] });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    const sent = mock.requests.at(-1)!;
+    expect(sent.path).toBe("/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21");
+    expect(sent.headers["api-key"]).toBe("azure-key");
+    expect(sent.headers.authorization).toBeUndefined();
+    const stream = await collectStream(
+      await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }], stream: true }),
+    );
+    expect(stream.text.length).toBeGreaterThan(0);
+    const embedding = await client.embeddings.create({ model: "text-embedding-3-small", input: "hi" });
+    expect(embedding.data.length).toBe(1);
+  });
+});
+
+describe("cohere", () => {
+  it("chat v2, streaming, tools and embed", async () => {
+    const mock = await startCohereMock({ apiKey: "co-key", chunkDelayMs: 2 });
+    mocks.push(mock);
+    const client = clientFor({ "x-gateway-provider": "cohere", "x-gateway-custom-host": mock.url }, "co-key");
+    const answer = await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Hi" }] });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    expect(mock.requests.at(-1)!.path).toBe("/v2/chat");
+    const stream = await collectStream(
+      await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Hi" }], stream: true }),
+    );
+    expect(stream.text.length).toBeGreaterThan(0);
+    const withTools = await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Weather?" }], tools });
+    expect(withTools.choices[0]!.finish_reason).toBe("tool_calls");
+    const embedding = await client.embeddings.create({ model: "embed-english-v3.0", input: ["a", "b"] });
+    expect(embedding.data).toHaveLength(2);
+    expect(mock.requests.at(-1)!.json()).toMatchObject({ texts: ["a", "b"], input_type: "search_document" });
+  });
+});
+
+describe("openai-compatible table", () => {
+  it.each(["groq", "mistral-ai", "together-ai", "deepseek", "ollama", "vllm"])("%s: chat and streaming through the row's quirks", async (provider) => {
+    const mock = await startOpenAIMock({ chunkDelayMs: 1 });
+    mocks.push(mock);
+    const client = clientFor({ "x-gateway-provider": provider, "x-gateway-custom-host": `${mock.url}/v1` });
+    const answer = await client.chat.completions.create({ model: "some-model", messages: [{ role: "user", content: "Hi" }], seed: 7 });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+    const sent = mock.requests.at(-1)!.json();
+    if (provider === "mistral-ai") expect(sent).toMatchObject({ random_seed: 7 });
+    else expect(sent).toMatchObject({ seed: 7 });
+    const stream = await collectStream(
+      await client.chat.completions.create({ model: "some-model", messages: [{ role: "user", content: "Hi" }], stream: true }),
+    );
+    expect(stream.text.length).toBeGreaterThan(0);
   });
 });
