@@ -8,7 +8,7 @@ import { parseFlags, printReady } from "./lib/cli.ts";
  * - `POST .../chat/completions` answers a fixed ~600-byte `chat.completion` (with usage), or, when the body has
  *   `"stream": true`, an SSE stream of 20 content chunks (+ a usage-only chunk when the body asks for
  *   `stream_options.include_usage`, as OpenAI does) and `data: [DONE]`.
- * - Fast mode writes the whole stream at once (corked): what a proxy pays per request, not per network round trip.
+ * - Fast mode writes the whole stream in one write: what a proxy pays per request, not per network round trip.
  * - Paced mode, for any path under `/paced/` (e.g. a custom host `http://127.0.0.1:N/paced/v1`): the chunks are
  *   written `pacedGapMs` apart, so a client can tell a proxy that streams (first byte after one gap) from one
  *   that buffers (first byte after the whole stream).
@@ -36,7 +36,7 @@ function completionBody(): Buffer {
         message: {
           role: "assistant",
           content:
-            "Benchmarks measure what they measure: this fixed answer is long enough to look like a real short reply from a model, and short enough to keep the mock cheap.",
+            "A fixed answer about as long as a short reply from a model, and cheap to send.",
           refusal: null,
           annotations: [],
         },
@@ -92,6 +92,11 @@ const DONE_EVENT = Buffer.from("data: [DONE]\n\n");
 
 export const COMPLETION = completionBody();
 const EVENTS = streamEvents();
+const STREAM_WITH_USAGE = [...EVENTS, USAGE_EVENT, DONE_EVENT];
+const STREAM_WITHOUT_USAGE = [...EVENTS, DONE_EVENT];
+// Fast mode sends each stream in one write (one Buffer: corking + many writes + end() dropped chunks on Node 24).
+const FAST_WITH_USAGE = Buffer.concat(STREAM_WITH_USAGE);
+const FAST_WITHOUT_USAGE = Buffer.concat(STREAM_WITHOUT_USAGE);
 const NOT_FOUND = Buffer.from(JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } }));
 
 const JSON_HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) };
@@ -132,14 +137,13 @@ export function createMockHandler(options: MockOptions = {}): {
         res.writeHead(200, JSON_HEADERS).end(COMPLETION);
         return;
       }
-      const events = /"include_usage"\s*:\s*true/.test(body) ? [...EVENTS, USAGE_EVENT, DONE_EVENT] : [...EVENTS, DONE_EVENT];
+      const usage = /"include_usage"\s*:\s*true/.test(body);
       res.writeHead(200, SSE_HEADERS);
       if (!url.startsWith("/paced/")) {
-        res.cork();
-        for (const event of events) res.write(event);
-        res.end();
+        res.end(usage ? FAST_WITH_USAGE : FAST_WITHOUT_USAGE);
         return;
       }
+      const events = usage ? STREAM_WITH_USAGE : STREAM_WITHOUT_USAGE;
       let i = 0;
       const next = () => {
         if (res.destroyed) return;

@@ -12,7 +12,9 @@ import type { RouteFamily } from "../core/routes/table.ts";
  * - a longer prefix of another family must not be able to capture a route's concrete paths
  *   (`/v1/files/:id/content` of one family against `/v1/files/batch` of another would send
  *   `/v1/files/batch/content` astray);
- * - a prefix made redundant by a shorter one of the same family is dropped, to keep the router's table short.
+ * - a prefix made redundant by a shorter one of the same family is dropped, to keep the router's table short;
+ * - a catch-all route (`/v1/*` of the pass-through family) is exempt from the capture rule: it is meant to
+ *   get only the paths no longer prefix claims.
  */
 
 export interface RouterPrefix {
@@ -62,6 +64,8 @@ export function routerPrefixes(families: RouteFamily[]): RouterPrefix[] {
 
   for (const family of families) {
     for (const route of family.routes) {
+      // A catch-all route (RouteSpec.catchAll) is meant to get only what longer prefixes leave to it.
+      if (route.catchAll) continue;
       const own = routePrefix(route.path);
       const thief = prefixes.find(
         (other) =>

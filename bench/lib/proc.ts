@@ -27,6 +27,8 @@ export interface ServerProcess {
   /** The JSON the process printed when ready (url and more). */
   info: Record<string, any>;
   url: string;
+  /** JSON lines the process printed after the ready line (e.g. final counters on exit). */
+  messages: Record<string, any>[];
   stderr(): string;
   /** SIGTERM, then SIGKILL after `graceMs`. Resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
@@ -49,6 +51,8 @@ export async function spawnServer(
     stderr += data.toString();
     if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
   });
+  const messages: Record<string, any>[] = [];
+  let ready = false;
   const info = await new Promise<Record<string, any>>((resolvePromise, reject) => {
     let buffer = "";
     const timer = setTimeout(() => fail(new Error(`${name} did not start within ${options.timeoutMs ?? 30_000} ms`)), options.timeoutMs ?? 30_000);
@@ -66,7 +70,9 @@ export async function spawnServer(
         if (!line.startsWith("{")) continue;
         try {
           const parsed = JSON.parse(line);
-          if (parsed.ready) {
+          if (ready) messages.push(parsed);
+          else if (parsed.ready) {
+            ready = true;
             clearTimeout(timer);
             proc.removeAllListeners("exit");
             resolvePromise(parsed);
@@ -77,11 +83,16 @@ export async function spawnServer(
       }
     });
   });
-  proc.stdout!.resume();
-  return wrapProcess(name, proc, info, () => stderr);
+  return wrapProcess(name, proc, info, () => stderr, messages);
 }
 
-export function wrapProcess(name: string, proc: ChildProcess, info: Record<string, any>, stderr: () => string): ServerProcess {
+export function wrapProcess(
+  name: string,
+  proc: ChildProcess,
+  info: Record<string, any>,
+  stderr: () => string,
+  messages: Record<string, any>[] = [],
+): ServerProcess {
   const exited = new Promise<void>((resolvePromise) => {
     if (proc.exitCode !== null || proc.signalCode !== null) resolvePromise();
     else proc.once("exit", () => resolvePromise());
@@ -92,6 +103,7 @@ export function wrapProcess(name: string, proc: ChildProcess, info: Record<strin
     pid: proc.pid!,
     info,
     url: info.url,
+    messages,
     stderr,
     async stop(graceMs = 15_000) {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGTERM");

@@ -48,6 +48,14 @@ const settingsSchema = z.object({
   ORGANISATION_HEADERS_TO_MASK: commaList,
   ENABLE_PROMETHEUS: booleanFlag,
   GATEWAY_WORKER_POLL_MS: positiveInt(1000),
+  GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
+  GATEWAY_LOG_BODIES: z
+    .string()
+    .optional()
+    .transform((value) => value === undefined || !/^(0|false|no|off)$/i.test(value.trim())),
+  LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
+  LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
+  LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
   // AWS platform
   GATEWAY_TABLE: z.string().optional(),
   GATEWAY_BUCKET: z.string().optional(),

@@ -7,7 +7,8 @@ import { encodeEvent, SSE_HEADERS } from "../http/sse.ts";
 import { decodeFraming } from "./framing.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
-import { fetchUpstream, withIdleTimeout } from "./upstream-fetch.ts";
+import type { Dispatcher } from "../security/custom-host.ts";
+import { fetchUpstream, redirectError, withIdleTimeout } from "./upstream-fetch.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -19,6 +20,8 @@ export interface TargetCall {
   requestId: string;
   outcome: InferenceOutcome & { finish(): void };
   startedAt: number;
+  /** The SSRF-guarded connection pool, for targets with a custom host. */
+  dispatcher?: Dispatcher;
 }
 
 const encoder = new TextEncoder();
@@ -56,16 +59,24 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const controller = new AbortController();
   const signal = AbortSignal.any([call.signal, controller.signal]);
-  const upstream = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal });
+  const upstream = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal, dispatcher: call.dispatcher });
   const { response } = upstream;
   outcome.upstreamFirstByteMs = performance.now() - call.startedAt;
 
   if (response.status < 200 || response.status > 299) {
+    if (response.status >= 300 && response.status < 400) {
+      upstream.clearTimer();
+      await response.body?.cancel().catch(() => {});
+      throw redirectError(response);
+    }
     const text = await upstream.text().catch(() => "");
-    const mapped = adapter.mapError?.(response.status, text);
-    throw mapped
-      ? new UpstreamError(response.status, mapped.message, mapped)
-      : mapUpstreamError(response.status >= 300 && response.status < 400 ? 502 : response.status, text);
+    const mapped = adapter.mapError?.(response.status, text) ?? mapUpstreamError(response.status, text);
+    throw new UpstreamError(response.status, mapped.message, {
+      type: mapped.type,
+      code: mapped.code,
+      param: mapped.param,
+      headers: response.headers,
+    });
   }
 
   if (!stream || !routeAdapter.stream) {
@@ -80,6 +91,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     if (call.route !== "models") await recordUsage(outcome, call, body.usage, body);
     outcome.status = 200;
     outcome.answeredModel = body.model;
+    outcome.responseBody = body;
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
     return new Response(JSON.stringify(body), {
@@ -126,15 +138,15 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       for (const chunk of transformer.push(next.value)) pushDefined(pending, emit(chunk));
     }
   } catch (error) {
+    // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
     controller.abort();
-    await iterator.return?.();
-    throw error instanceof UpstreamError
-      ? error
-      : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+    await iterator.return?.()?.catch(() => {});
+    throw beforeFirstChunk(error);
   }
   outcome.status = 200;
 
   const finishStream = async () => {
+    outcome.responseBody = seen;
     await recordUsage(outcome, call, usage, undefined, seen);
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
@@ -184,6 +196,17 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     },
   });
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
+}
+
+function beforeFirstChunk(error: unknown): UpstreamError {
+  if (!(error instanceof UpstreamError)) {
+    return new UpstreamError(502, `The provider's stream failed before its first chunk: ${(error as Error).message}`, {
+      code: "upstream_stream_failed",
+      transport: true,
+    });
+  }
+  if (error.transport || error.status === 499) return error;
+  return new UpstreamError(error.status, error.message, { type: error.type, code: error.code, param: error.param, headers: error.headers, transport: true });
 }
 
 function pushDefined(list: Uint8Array[], value: Uint8Array | undefined): void {

@@ -1,17 +1,32 @@
 import type { z } from "zod";
 import type { RequestContext } from "../http/context.ts";
-import { HttpError, badRequest } from "../http/errors.ts";
-import { gatewayHeader } from "../http/gateway-headers.ts";
+import { badRequest } from "../http/errors.ts";
 import { readJson, validate } from "../http/json.ts";
 import type { RouteKind } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
+import type { ConfigNode } from "../routing/config.ts";
+import { RoutingFailure, runStrategy } from "../routing/engine.ts";
+import { applyParams } from "../routing/params.ts";
+import { resolveRouting } from "../routing/source.ts";
 import { callTarget } from "./call-target.ts";
-import { newOutcome } from "./outcome.ts";
-import { targetFromHeaders } from "./target-from-headers.ts";
+import { type InferenceOutcome, newOutcome } from "./outcome.ts";
+import {
+  LeafResolver,
+  attemptStatus,
+  failureHeaders,
+  gatewayHeadersOf,
+  recordAttempt,
+  routingHeaders,
+  upstreamToHttp,
+  withHeaders,
+} from "./plan.ts";
+
+export { upstreamToHttp } from "./plan.ts";
 
 /**
- * The data-plane pipeline for OpenAI-shaped inference routes: validate the body, resolve the provider,
- * call it, answer in OpenAI's shape. The outcome (usage, cost, timings) is left on ctx.outcome.
+ * The data-plane pipeline for OpenAI-shaped inference routes: validate the body, resolve the routing (config,
+ * provider headers or workspace default), run the strategy engine over it, answer in OpenAI's shape with the
+ * routing headers. The outcome (usage, cost, timings, attempts) is left on ctx.outcome.
  */
 export async function handleInference<T extends z.ZodType>(
   route: RouteKind,
@@ -21,8 +36,8 @@ export async function handleInference<T extends z.ZodType>(
   normalise: (body: z.infer<T>) => Record<string, any> = (body) => body as Record<string, any>,
 ): Promise<Response> {
   const body = normalise(validate(schema, await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES)));
-  const target = await targetFromHeaders(request.headers, ctx.services.trustedHosts);
-  if (!target) {
+  const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
+  if (!config) {
     throw badRequest(
       "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
       "x-gateway-provider",
@@ -30,48 +45,66 @@ export async function handleInference<T extends z.ZodType>(
     );
   }
   const outcome = newOutcome(route, String(body.model), body.stream === true);
+  outcome.requestBody = body;
   ctx.outcome = outcome;
+  return routeInference(route, body, config, request, ctx, outcome, `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);
+}
+
+/** Runs the strategy engine for an inference route; each leaf call is one callTarget. */
+export async function routeInference(
+  route: RouteKind,
+  body: Record<string, any>,
+  config: ConfigNode,
+  request: Request,
+  ctx: RequestContext,
+  outcome: InferenceOutcome & { finish(): void },
+  requestId: string,
+): Promise<Response> {
+  const gateway = gatewayHeadersOf(request, ctx);
+  const resolver = new LeafResolver(request, gateway, ctx);
+  let provider: string | undefined;
   try {
-    return await callTarget({
-      route,
-      body,
-      target,
-      timeoutMs: requestTimeoutMs(request.headers, ctx.services.settings.REQUEST_TIMEOUT),
+    const result = await runStrategy(config, {
       signal: ctx.signal,
-      requestId: `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
-      outcome,
-      startedAt: ctx.startedAt,
+      queryContext: () => ({ metadata: gateway.metadata ?? {}, params: body, url: { pathname: new URL(request.url).pathname } }),
+      async call(leaf, retry) {
+        const resolved = await resolver.resolve(leaf);
+        provider = resolved.target.provider;
+        const started = performance.now();
+        try {
+          const response = await callTarget({
+            route,
+            body: applyParams(body, leaf.settings),
+            target: resolved.target,
+            timeoutMs: resolved.timeoutMs,
+            signal: ctx.signal,
+            requestId,
+            outcome,
+            startedAt: ctx.startedAt,
+            dispatcher: resolved.dispatcher,
+          });
+          recordAttempt(outcome, { path: leaf.path, provider, retry, status: 200, ms: performance.now() - started });
+          return response;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          recordAttempt(outcome, { path: leaf.path, provider, retry, status: attemptStatus(error), ms: performance.now() - started, error: message });
+          throw error;
+        }
+      },
     });
+    outcome.retries = result.retries;
+    outcome.lastUsedOptionIndex = result.leaf.path;
+    return withHeaders(result.response, routingHeaders(result.leaf.path, result.retries, provider));
   } catch (error) {
-    if (!(error instanceof UpstreamError)) throw error;
-    outcome.status = error.status;
-    outcome.error = { status: error.status, message: error.message, code: error.code };
+    const upstream = error instanceof RoutingFailure ? error.error : error instanceof UpstreamError ? error : undefined;
+    outcome.status = upstream?.status ?? attemptStatus(error);
+    outcome.error = { status: outcome.status, message: error instanceof Error ? error.message : String(error), code: upstream?.code ?? null };
     outcome.finish();
-    throw upstreamToHttp(error, target.provider);
+    if (error instanceof RoutingFailure) {
+      outcome.retries = error.retries;
+      outcome.lastUsedOptionIndex = error.leaf.path;
+      throw upstreamToHttp(error.error, failureHeaders(error, provider));
+    }
+    throw error;
   }
-}
-
-/** `x-gateway-request-timeout` (ms) bounded by the deployment's REQUEST_TIMEOUT. */
-export function requestTimeoutMs(headers: Headers, fallback: number): number {
-  const header = gatewayHeader(headers, "request-timeout");
-  if (header === null) return fallback;
-  const value = Number(header);
-  if (!Number.isInteger(value) || value <= 0) {
-    throw badRequest(
-      "x-gateway-request-timeout must be a positive integer of milliseconds.",
-      "x-gateway-request-timeout",
-      "invalid_header",
-    );
-  }
-  return value;
-}
-
-export function upstreamToHttp(error: UpstreamError, provider: string): HttpError {
-  const status = error.status >= 400 && error.status <= 599 ? error.status : 502;
-  return new HttpError(status, error.message, {
-    type: error.type,
-    code: error.code,
-    param: error.param,
-    headers: { "x-gateway-provider": provider },
-  });
 }

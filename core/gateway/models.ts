@@ -1,42 +1,27 @@
 import { listCatalogModels } from "../catalog/catalog.ts";
 import type { RequestContext } from "../http/context.ts";
-import { gatewayHeader } from "../http/gateway-headers.ts";
 import { json } from "../http/json.ts";
-import { UpstreamError } from "../providers/types.ts";
-import { callTarget } from "./call-target.ts";
-import { requestTimeoutMs, upstreamToHttp } from "./inference.ts";
+import { resolveRouting } from "../routing/source.ts";
+import { routeInference } from "./inference.ts";
 import { newOutcome } from "./outcome.ts";
-import { targetFromHeaders } from "./target-from-headers.ts";
+import { gatewayHeadersOf } from "./plan.ts";
 
 const catalogCreated = Math.floor(Date.parse("2024-01-01T00:00:00Z") / 1000);
 
 /**
- * GET /v1/models (spec 4.6): the integrated catalog, unless the request names a provider, in which case the
- * provider's own list is proxied. `x-gateway-fetch-integrated-models: true` or `x-gateway-models-endpoint`
- * ask for the catalog even then. `?provider=` filters the catalog.
+ * GET /v1/models (spec 4.6): the integrated catalog, unless the request names a provider or config, in which
+ * case the provider's own list is proxied (through the routing engine, so configs apply).
+ * `x-gateway-fetch-integrated-models: true` or `x-gateway-models-endpoint` ask for the catalog even then.
+ * `?provider=` filters the catalog.
  */
 export async function listModels(request: Request, ctx: RequestContext): Promise<Response> {
-  const headers = request.headers;
-  const wantsCatalog =
-    gatewayHeader(headers, "fetch-integrated-models")?.toLowerCase() === "true" ||
-    gatewayHeader(headers, "models-endpoint") !== null;
-  const target = wantsCatalog ? undefined : await targetFromHeaders(headers, ctx.services.trustedHosts);
-  if (target) {
+  const gateway = gatewayHeadersOf(request, ctx);
+  const wantsCatalog = gateway.fetchIntegratedModels || request.headers.has("x-gateway-models-endpoint") || request.headers.has("x-portkey-models-endpoint");
+  const config = wantsCatalog || (!gateway.provider && !gateway.virtualKey && !gateway.config) ? undefined : await resolveRouting(gateway, ctx);
+  if (config) {
     const outcome = newOutcome("models", "", false);
-    try {
-      return await callTarget({
-        route: "models",
-        body: {},
-        target,
-        timeoutMs: requestTimeoutMs(headers, ctx.services.settings.REQUEST_TIMEOUT),
-        signal: ctx.signal,
-        requestId: ctx.traceId,
-        outcome,
-        startedAt: ctx.startedAt,
-      });
-    } catch (error) {
-      throw error instanceof UpstreamError ? upstreamToHttp(error, target.provider) : error;
-    }
+    ctx.outcome = outcome;
+    return routeInference("models", {}, config, request, ctx, outcome, ctx.traceId);
   }
   const provider = new URL(request.url).searchParams.get("provider");
   const models = listCatalogModels().filter((model) => !provider || model.provider === provider);

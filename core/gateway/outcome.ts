@@ -1,13 +1,33 @@
 import type { ChatUsage, RouteKind } from "../providers/types.ts";
 import type { Cost } from "../catalog/cost.ts";
 
+/** One call to one target, as the routing layer made it (retries are separate attempts). */
+export interface AttemptRecord {
+  /** Where the target sits in the config tree, e.g. `config.targets[1].targets[0]`. */
+  path: string;
+  provider: string;
+  /** 0 for the first call to this target, 1 for its first retry, ... */
+  retry: number;
+  /** Upstream status, or 408 / 502 / 499 for timeouts, network failures and client aborts; 200 on success. */
+  status: number;
+  ms: number;
+  error?: string;
+}
+
 /**
  * What happened to one inference request: filled in by the pipeline as it goes, read afterwards by logging,
  * usage limits and analytics. For streams it is complete only when the stream ends (`done` resolves).
  */
 export interface InferenceOutcome {
-  route: RouteKind;
+  /** The inference route, or `passthrough` for the generic pass-through family. */
+  route: RouteKind | "passthrough";
   provider?: string;
+  /** Every upstream call made for this request, in order (fallbacks and retries included). */
+  attempts?: AttemptRecord[];
+  /** Retries of the target that answered last (x-gateway-retry-attempt-count). */
+  retries?: number;
+  /** Path of that target (x-gateway-last-used-option-index). */
+  lastUsedOptionIndex?: string;
   /** The model the client asked for, and the one the provider says answered. */
   requestedModel: string;
   answeredModel?: string;
@@ -21,12 +41,15 @@ export interface InferenceOutcome {
   upstreamFirstByteMs?: number;
   totalMs?: number;
   error?: { status: number; message: string; code: string | null };
+  /** The (validated) request body and the answer, for the request log. Streams keep their chunks. */
+  requestBody?: unknown;
+  responseBody?: unknown;
   /** Resolves when the answer is complete (at once for JSON; at end of stream for SSE). */
   done: Promise<void>;
 }
 
 export function newOutcome(
-  route: RouteKind,
+  route: RouteKind | "passthrough",
   requestedModel: string,
   stream: boolean,
 ): InferenceOutcome & { finish(): void } {

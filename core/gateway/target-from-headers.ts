@@ -1,39 +1,40 @@
-import { badRequest, notFound } from "../http/errors.ts";
-import { gatewayHeader } from "../http/gateway-headers.ts";
+import { badRequest } from "../http/errors.ts";
+import { type GatewayRequestHeaders, gatewayHeader, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { checkCustomHost, type TrustedHosts } from "../security/custom-host.ts";
 
+export { parseHeaderList } from "../http/gateway-headers.ts";
+
 /**
  * Resolves the provider target of a request from its headers (spec 5.2): `x-gateway-provider` +
  * `Authorization`, optionally `x-gateway-custom-host`, and the cloud header families. Saved providers
- * (`@slug`), virtual keys and configs are resolved by the routing layer before this is reached.
+ * (`@slug`), virtual keys and configs are resolved by the routing layer (core/gateway/plan.ts).
  * Returns undefined when the request names no provider.
  */
-export async function targetFromHeaders(headers: Headers, trusted: TrustedHosts): Promise<ProviderTarget | undefined> {
-  const provider = gatewayHeader(headers, "provider")?.trim();
+export async function targetFromHeaders(
+  headers: Headers,
+  trusted: TrustedHosts,
+  gateway: GatewayRequestHeaders = parseGatewayHeaders(headers),
+): Promise<ProviderTarget | undefined> {
+  const provider = gateway.provider;
   if (!provider) return undefined;
-  if (provider.startsWith("@")) {
-    throw notFound(
-      `Unknown saved provider '${provider}'. Create an integration with that slug first.`,
-      "provider_not_found",
-    );
-  }
   const id = provider.toLowerCase();
-  if (!findProvider(id)) {
-    throw badRequest(
-      `Unknown provider '${provider}'. The README lists the supported provider ids.`,
-      "x-gateway-provider",
-      "invalid_provider",
-    );
+  if (provider.startsWith("@") || !findProvider(id)) {
+    throw badRequest(`Unknown provider '${provider}'. The README lists the supported provider ids.`, "x-gateway-provider", "invalid_provider");
   }
-  const target: ProviderTarget = { provider: id };
+  const target: ProviderTarget = { provider: id, ...headerCredentials(headers) };
+  if (gateway.customHost) target.customHost = (await checkCustomHost(gateway.customHost, trusted)).href.replace(/\/+$/, "");
+  const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
+  if (forwardHeaders) target.forwardHeaders = forwardHeaders;
+  return target;
+}
 
+/** `Authorization` (as the provider key) and the cloud header families of spec 5.2. */
+export function headerCredentials(headers: Headers): Omit<ProviderTarget, "provider"> {
+  const target: Omit<ProviderTarget, "provider"> = {};
   const authorization = headers.get("authorization");
   if (authorization) target.apiKey = authorization.replace(/^Bearer\s+/i, "").trim() || undefined;
-
-  const customHost = gatewayHeader(headers, "custom-host");
-  if (customHost) target.customHost = (await checkCustomHost(customHost, trusted)).href.replace(/\/+$/, "");
 
   const azure = {
     resourceName: gatewayHeader(headers, "azure-resource-name") ?? undefined,
@@ -57,36 +58,16 @@ export async function targetFromHeaders(headers: Headers, trusted: TrustedHosts)
     region: gatewayHeader(headers, "aws-region") ?? undefined,
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
-
-  const forward = gatewayHeader(headers, "forward-headers");
-  if (forward) {
-    const forwardHeaders: Record<string, string> = {};
-    for (const name of parseHeaderList(forward)) {
-      const value = headers.get(name);
-      if (value !== null) forwardHeaders[name] = value;
-    }
-    target.forwardHeaders = forwardHeaders;
-  }
   return target;
 }
 
-/** A header list is sent as JSON array or comma-separated names. */
-export function parseHeaderList(value: string): string[] {
-  const trimmed = value.trim();
-  if (trimmed.startsWith("[")) {
-    try {
-      const parsed = JSON.parse(trimmed);
-      if (Array.isArray(parsed))
-        return parsed
-          .map(String)
-          .map((name) => name.trim())
-          .filter(Boolean);
-    } catch {
-      // fall through to the comma form
-    }
+/** The values of the named request headers (those present), or undefined when none are. */
+export function forwardedValues(headers: Headers, names: readonly string[]): Record<string, string> | undefined {
+  if (names.length === 0) return undefined;
+  let values: Record<string, string> | undefined;
+  for (const name of names) {
+    const value = headers.get(name);
+    if (value !== null) (values ??= {})[name] = value;
   }
-  return trimmed
-    .split(",")
-    .map((name) => name.trim())
-    .filter(Boolean);
+  return values;
 }

@@ -1,5 +1,6 @@
 import type { UpstreamRequest } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
+import { CustomHostBlockedError, type Dispatcher } from "../security/custom-host.ts";
 
 export interface UpstreamCall {
   response: Response;
@@ -7,15 +8,21 @@ export interface UpstreamCall {
   clearTimer(): void;
   /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
   text(): Promise<string>;
+  /** Reads the whole body as bytes, like text(). */
+  bytes(): Promise<Uint8Array>;
+  /** Maps an error met while reading the body (timeout, client abort, network) to an UpstreamError. */
+  failure(error: unknown): UpstreamError;
 }
 
 /**
  * One HTTP call to a provider, bounded by a timeout and cancelled when the client goes away.
- * Network failures become 502 and timeouts 408, as UpstreamErrors the routing layer can act on.
+ * Network failures become 502 and timeouts 408, as UpstreamErrors the routing layer can act on. Redirects are
+ * never followed (a custom host could redirect to a private address): callers answer a 3xx as a 502
+ * (`redirectError`). `dispatcher` is the SSRF-guarded connection pool for custom hosts.
  */
 export async function fetchUpstream(
   request: UpstreamRequest,
-  options: { timeoutMs: number; signal: AbortSignal; fetch?: typeof fetch },
+  options: { timeoutMs: number; signal: AbortSignal; fetch?: typeof fetch; dispatcher?: Dispatcher },
 ): Promise<UpstreamCall> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
@@ -58,11 +65,31 @@ export async function fetchUpstream(
         clearTimeout(timer);
       }
     },
+    async bytes() {
+      try {
+        return new Uint8Array(await response.arrayBuffer());
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    failure: (error) => (error instanceof UpstreamError ? error : failure(error)),
   };
 }
 
 export const timeoutError = (ms: number) =>
-  new UpstreamError(408, `The request timed out after ${ms} ms.`, { type: "timeout_error", code: "request_timeout" });
+  new UpstreamError(408, `The request timed out after ${ms} ms.`, { type: "timeout_error", code: "request_timeout", transport: true });
+
+/** A 3xx from upstream: never followed (it could point anywhere, private addresses included). */
+export function redirectError(response: Response): UpstreamError {
+  const location = response.headers.get("location");
+  return new UpstreamError(
+    502,
+    `The provider answered with a redirect (${response.status}${location ? ` to ${location.slice(0, 200)}` : ""}); the gateway does not follow redirects. Point the target at the final URL.`,
+    { code: "upstream_redirect" },
+  );
+}
 
 /** Iterates a source, failing with a timeout when no item arrives for `idleMs` (a stalled upstream stream). */
 export async function* withIdleTimeout<T>(

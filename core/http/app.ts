@@ -3,9 +3,10 @@ import type { RouteFamily, RouteSpec } from "../routes/table.ts";
 import type { Services } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import type { HandlerMap, PlatformContext, RequestContext } from "./context.ts";
-import { HttpError, errorResponse, serviceUnavailable } from "./errors.ts";
-import { TRACE_ID_HEADER, traceIdOf } from "./gateway-headers.ts";
+import { logRequest } from "../logs/log-request.ts";
+import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
+import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
+import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";
 
 export type FetchHandler = (request: Request, platform: PlatformContext) => Promise<Response>;
 
@@ -26,41 +27,58 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
   const app = new Hono<Env>();
   const routes: RouteSpec[] = [];
 
+  const mounted: Array<{ route: RouteSpec; handler: Handler }> = [];
   for (const family of families) {
     const familyHandlers = handlers[family.name];
     if (!familyHandlers) throw new Error(`no handler module for route family '${family.name}'`);
     for (const route of family.routes) {
       const handler = familyHandlers[route.handler];
       if (!handler) throw new Error(`family '${family.name}' has no handler '${route.handler}'`);
-      routes.push(route);
-      app.on(route.method, route.path, async (c) => {
-        const request = c.req.raw;
-        const platform = c.env.platform;
-        const ctx: RequestContext = {
-          traceId: traceIdOf(request.headers),
-          params: c.req.param() as Record<string, string>,
-          services,
-          signal: platform.signal ?? request.signal,
-          waitUntil: platform.waitUntil,
-          startedAt: performance.now(),
-        };
-        let response: Response;
-        try {
-          if (route.auth === "api_key") ctx.principal = await authenticate(request, services);
-          response = await handler(request, ctx);
-        } catch (error) {
-          response = errorResponse(toHttpError(error, ctx.traceId));
-        }
-        return withTraceId(response, ctx.traceId);
-      });
+      mounted.push({ route, handler });
     }
   }
+  // Hono runs matching routes in registration order: catch-all routes go last, so every dedicated route wins.
+  mounted.sort((a, b) => Number(a.route.catchAll === true) - Number(b.route.catchAll === true));
 
-  const patterns = routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path) }));
-  app.notFound((c) => {
-    const request = c.req.raw;
+  for (const { route, handler } of mounted) {
+    routes.push(route);
+    app.on(route.method, route.path, async (c) => {
+      const request = c.req.raw;
+      const platform = c.env.platform;
+      const ctx: RequestContext = {
+        traceId: traceIdOf(request.headers),
+        params: c.req.param() as Record<string, string>,
+        services,
+        signal: platform.signal ?? request.signal,
+        waitUntil: platform.waitUntil,
+        startedAt: performance.now(),
+      };
+      let response: Response;
+      try {
+        if (route.auth === "api_key") {
+          ctx.principal = await authenticate(request, services);
+          ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
+        }
+        response = await handler(request, ctx);
+      } catch (error) {
+        if (error instanceof RouteNotMatched) return unmatched(request, false);
+        response = errorResponse(toHttpError(error, ctx.traceId));
+      }
+      response = withTraceId(response, ctx.traceId);
+      // One log record per authenticated request, written after the response (core/logs).
+      if (ctx.principal) ctx.waitUntil(logRequest(request, response, route, ctx));
+      return response;
+    });
+  }
+
+  const patterns = routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path), catchAll: route.catchAll === true }));
+
+  /** 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape). */
+  const unmatched = (request: Request, includeCatchAll: boolean): Response => {
     const path = new URL(request.url).pathname;
-    const allowed = patterns.filter((route) => route.pattern.test(path)).map((route) => route.method);
+    const allowed = patterns
+      .filter((route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path))
+      .map((route) => route.method);
     const traceId = traceIdOf(request.headers);
     if (allowed.length > 0) {
       const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
@@ -73,7 +91,8 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       code: "unknown_url",
     });
     return withTraceId(errorResponse(error), traceId);
-  });
+  };
+  app.notFound((c) => unmatched(c.req.raw, true));
 
   return (request, platform) => Promise.resolve(app.fetch(request, { platform }));
 }

@@ -1,6 +1,7 @@
 import type { Principal } from "../auth/principal.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import type { Services } from "../services.ts";
+import type { GatewayRequestHeaders } from "./gateway-headers.ts";
 
 /** Everything a handler may use besides the Request itself. */
 export interface RequestContext {
@@ -10,6 +11,11 @@ export interface RequestContext {
   params: Record<string, string>;
   /** Set on routes that require authentication. */
   principal?: Principal;
+  /**
+   * The gateway request headers (spec 5.3), parsed once: set by the app on authenticated routes; use
+   * `gatewayHeadersOf(request, ctx)` (core/gateway/plan.ts) where it may be missing (unit tests).
+   */
+  gateway?: GatewayRequestHeaders;
   services: Services;
   /** Aborted when the client goes away or the platform ends the request. */
   signal: AbortSignal;

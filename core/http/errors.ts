@@ -64,3 +64,14 @@ export function errorResponse(error: HttpError, extraHeaders?: Record<string, st
     headers: { "content-type": "application/json", ...error.headers, ...extraHeaders },
   });
 }
+
+/**
+ * Thrown by a catch-all route's handler (RouteSpec.catchAll) when the request is not for it after all: the
+ * app then answers as if no route had matched (404 `unknown_url`, or 405 where another method would match).
+ */
+export class RouteNotMatched extends Error {
+  constructor() {
+    super("no route matched");
+    this.name = "RouteNotMatched";
+  }
+}

@@ -1,6 +1,10 @@
+import { createHash } from "node:crypto";
+import { badRequest } from "./errors.ts";
+
 /**
  * Gateway request headers come as `x-gateway-<name>`; the Portkey SDK sends the same headers as
- * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified.
+ * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. docs/headers.md lists them all with
+ * their client parameter names.
  */
 export function gatewayHeader(headers: Headers, name: string): string | null {
   return headers.get(`x-gateway-${name}`) ?? headers.get(`x-portkey-${name}`);
@@ -13,4 +17,254 @@ const TRACE_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 export function traceIdOf(headers: Headers): string {
   const given = gatewayHeader(headers, "trace-id");
   return given && TRACE_ID_PATTERN.test(given) ? given : crypto.randomUUID();
+}
+
+/** Response headers the routing layer sets (spec 5.3 / Portkey's response schema). */
+export const RESPONSE_HEADERS = {
+  traceId: TRACE_ID_HEADER,
+  retryAttemptCount: "x-gateway-retry-attempt-count",
+  lastUsedOptionIndex: "x-gateway-last-used-option-index",
+  provider: "x-gateway-provider",
+  cacheStatus: "x-gateway-cache-status",
+} as const;
+
+/** Metadata limits (spec 2.8). */
+export const METADATA_LIMITS = { pairs: 16, keyLength: 64, valueLength: 512 } as const;
+/** Metadata keys with a meaning of their own (user, prompt, organisation, environment). */
+export const SPECIAL_METADATA_KEYS = ["_user", "_prompt", "_organisation", "_environment"] as const;
+
+/**
+ * Every gateway request header of spec 5.3 (and the routing ones of 5.2), read once per request into one
+ * object that later stages (routing, cache, logs, guardrails, tracing) consume. Invalid values answer 400
+ * naming the header.
+ */
+export interface GatewayRequestHeaders {
+  traceId: string;
+  /** `x-gateway-metadata`: string-to-string map, at most 16 pairs (keys <= 64, values <= 512 characters). */
+  metadata?: Record<string, string>;
+  /** `x-gateway-config`: inline JSON (or base64 JSON), or a saved config id / slug; raw, parsed by routing. */
+  config?: string;
+  /** `x-gateway-provider`: provider id or `@slug` of a saved provider. */
+  provider?: string;
+  /** `x-gateway-virtual-key` (legacy). */
+  virtualKey?: string;
+  /** `x-gateway-custom-host` (raw; SSRF-checked by routing). */
+  customHost?: string;
+  /** `x-gateway-request-timeout` in ms. */
+  requestTimeoutMs?: number;
+  /** `x-gateway-forward-headers`: header names to pass to the provider as they are (sensitive ones removed). */
+  forwardHeaders: string[];
+  /** `x-gateway-sensitive-headers`, lower-cased: never forwarded, hashed in logs. */
+  sensitiveHeaders: string[];
+  /** `x-gateway-beta`: beta features opted into (comma-separated values allowed). */
+  beta: string[];
+  /** `x-gateway-span-id`, `x-gateway-parent-span-id`, `x-gateway-span-name`. */
+  spanId?: string;
+  parentSpanId?: string;
+  spanName?: string;
+  /** `x-gateway-cache-force-refresh`, `x-gateway-cache-namespace`. */
+  cacheForceRefresh: boolean;
+  cacheNamespace?: string;
+  /** `x-gateway-fetch-integrated-models` (GET /models only). */
+  fetchIntegratedModels: boolean;
+}
+
+const SPAN_PATTERN = /^[\w.:@/+=-]{1,128}$/;
+
+/**
+ * Reads the gateway headers in one pass over the request headers (cheap: no JSON work unless metadata or
+ * a header list is present). `x-gateway-*` wins over its `x-portkey-*` alias.
+ */
+export function parseGatewayHeaders(headers: Headers, traceId = traceIdOf(headers)): GatewayRequestHeaders {
+  const raw = new Map<string, string>();
+  for (const [name, value] of headers) {
+    if (name.startsWith("x-gateway-")) raw.set(name.slice(10), value);
+    else if (name.startsWith("x-portkey-")) {
+      // Headers iterate sorted, so an `x-gateway-` header of the same name is already in.
+      const key = name.slice(10);
+      if (!raw.has(key)) raw.set(key, value);
+    }
+  }
+  const parsed: GatewayRequestHeaders = {
+    traceId,
+    forwardHeaders: [],
+    sensitiveHeaders: [],
+    beta: [],
+    cacheForceRefresh: false,
+    fetchIntegratedModels: false,
+  };
+  if (raw.size === 0) return parsed;
+
+  const metadata = raw.get("metadata");
+  if (metadata !== undefined) parsed.metadata = parseMetadata(metadata);
+  const config = raw.get("config")?.trim();
+  if (config) parsed.config = config;
+  const provider = raw.get("provider")?.trim();
+  if (provider) parsed.provider = provider;
+  const virtualKey = raw.get("virtual-key")?.trim();
+  if (virtualKey) parsed.virtualKey = virtualKey;
+  const customHost = raw.get("custom-host")?.trim();
+  if (customHost) parsed.customHost = customHost;
+  const timeout = raw.get("request-timeout");
+  if (timeout !== undefined) parsed.requestTimeoutMs = parseTimeout(timeout);
+  const sensitive = raw.get("sensitive-headers");
+  if (sensitive) parsed.sensitiveHeaders = parseHeaderList(sensitive).map((name) => name.toLowerCase());
+  const forward = raw.get("forward-headers");
+  if (forward) {
+    const hidden = new Set(parsed.sensitiveHeaders);
+    parsed.forwardHeaders = parseHeaderList(forward).filter((name) => !hidden.has(name.toLowerCase()));
+  }
+  const beta = raw.get("beta");
+  if (beta) parsed.beta = beta.split(",").map((part) => part.trim()).filter(Boolean);
+  for (const [header, field] of [
+    ["span-id", "spanId"],
+    ["parent-span-id", "parentSpanId"],
+  ] as const) {
+    const value = raw.get(header)?.trim();
+    if (value === undefined || value === "") continue;
+    if (!SPAN_PATTERN.test(value)) {
+      throw badRequest(`x-gateway-${header} must be 1 to 128 characters of letters, digits and . : @ / + = - _`, `x-gateway-${header}`, "invalid_header");
+    }
+    parsed[field] = value;
+  }
+  const spanName = raw.get("span-name")?.trim();
+  if (spanName) {
+    if (spanName.length > 256) throw badRequest("x-gateway-span-name is longer than 256 characters.", "x-gateway-span-name", "invalid_header");
+    parsed.spanName = spanName;
+  }
+  parsed.cacheForceRefresh = raw.get("cache-force-refresh")?.trim().toLowerCase() === "true";
+  const namespace = raw.get("cache-namespace")?.trim();
+  if (namespace) parsed.cacheNamespace = namespace;
+  parsed.fetchIntegratedModels = raw.get("fetch-integrated-models")?.trim().toLowerCase() === "true";
+  return parsed;
+}
+
+function parseTimeout(value: string): number {
+  const ms = Number(value.trim());
+  if (!Number.isInteger(ms) || ms <= 0) {
+    throw badRequest("x-gateway-request-timeout must be a positive integer of milliseconds.", "x-gateway-request-timeout", "invalid_header");
+  }
+  return ms;
+}
+
+/** `x-gateway-metadata`: a JSON object of at most 16 string values (spec 2.8); anything else answers 400. */
+export function parseMetadata(value: string): Record<string, string> | undefined {
+  const param = "x-gateway-metadata";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw badRequest("x-gateway-metadata must be a JSON object of string values.", param, "invalid_metadata");
+  }
+  if (parsed === null) return undefined;
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw badRequest("x-gateway-metadata must be a JSON object of string values.", param, "invalid_metadata");
+  }
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  if (entries.length > METADATA_LIMITS.pairs) {
+    throw badRequest(`x-gateway-metadata has ${entries.length} keys; at most ${METADATA_LIMITS.pairs} are allowed.`, param, "invalid_metadata");
+  }
+  const metadata: Record<string, string> = {};
+  for (const [key, item] of entries) {
+    if (key.length === 0 || key.length > METADATA_LIMITS.keyLength) {
+      throw badRequest(`x-gateway-metadata key '${key.slice(0, 80)}' must be 1 to ${METADATA_LIMITS.keyLength} characters.`, `${param}.${key.slice(0, 80)}`, "invalid_metadata");
+    }
+    if (typeof item !== "string") {
+      throw badRequest(`x-gateway-metadata value of '${key}' must be a string.`, `${param}.${key}`, "invalid_metadata");
+    }
+    if (item.length > METADATA_LIMITS.valueLength) {
+      throw badRequest(`x-gateway-metadata value of '${key}' is longer than ${METADATA_LIMITS.valueLength} characters.`, `${param}.${key}`, "invalid_metadata");
+    }
+    metadata[key] = item;
+  }
+  return metadata;
+}
+
+/** A header list is sent as JSON array or comma-separated names. */
+export function parseHeaderList(value: string): string[] {
+  const trimmed = value.trim();
+  if (trimmed.startsWith("[")) {
+    try {
+      const parsed = JSON.parse(trimmed);
+      if (Array.isArray(parsed)) return parsed.map(String).map((name) => name.trim()).filter(Boolean);
+    } catch {
+      // fall through to the comma form
+    }
+  }
+  return trimmed
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
+}
+
+/** Headers whose values are credentials: always masked in logs. */
+const CREDENTIAL_HEADERS = new Set([
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  "api-key",
+  "x-api-key",
+  "x-goog-api-key",
+  "x-gateway-api-key",
+  "x-portkey-api-key",
+]);
+/** Credential-bearing gateway header names (after the prefix): provider keys, cloud secrets, session tokens. */
+const CREDENTIAL_SUFFIXES = ["api-key", "secret-access-key", "session-token", "access-key-id", "service-account-json", "token"];
+
+export const MASKED = "[masked]";
+
+/**
+ * The request headers as logs may record them: credentials (Authorization, provider keys, cloud secrets,
+ * session tokens) and ORGANISATION_HEADERS_TO_MASK masked; `x-gateway-sensitive-headers` hashed
+ * (`sha256:` + the first 16 hex digits, so equal values can still be correlated); api keys inside an inline
+ * `x-gateway-config` masked.
+ */
+export function headersForLog(
+  headers: Headers,
+  options: { sensitiveHeaders?: string[]; organisationHeadersToMask?: string[] } = {},
+): Record<string, string> {
+  const sensitive = new Set((options.sensitiveHeaders ?? []).map((name) => name.toLowerCase()));
+  const masked = new Set((options.organisationHeadersToMask ?? []).map((name) => name.toLowerCase()));
+  const out: Record<string, string> = {};
+  for (const [name, value] of headers) {
+    if (sensitive.has(name)) out[name] = `sha256:${createHash("sha256").update(value).digest("hex").slice(0, 16)}`;
+    else if (masked.has(name) || isCredentialHeader(name)) out[name] = MASKED;
+    else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskConfigSecrets(value);
+    else out[name] = value;
+  }
+  return out;
+}
+
+function isCredentialHeader(name: string): boolean {
+  if (CREDENTIAL_HEADERS.has(name)) return true;
+  if (!name.startsWith("x-gateway-") && !name.startsWith("x-portkey-")) return false;
+  const suffix = name.slice(10);
+  return CREDENTIAL_SUFFIXES.some((credential) => suffix === credential || suffix.endsWith(`-${credential}`));
+}
+
+const CONFIG_SECRET_KEYS = /^(api_?key|apiKey|aws_secret_access_key|awsSecretAccessKey|aws_session_token|awsSessionToken|vertex_service_account_json|vertexServiceAccountJson|aws_access_key_id|awsAccessKeyId)$/;
+
+function maskConfigSecrets(value: string): string {
+  const json = inlineConfigJson(value);
+  if (json === undefined) return value; // a saved config id or slug
+  try {
+    return JSON.stringify(JSON.parse(json), (key, item) => (CONFIG_SECRET_KEYS.test(key) && item !== null && item !== undefined ? MASKED : item));
+  } catch {
+    return MASKED;
+  }
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/**
+ * The JSON text of an inline `x-gateway-config` (sent as JSON, or as base64 of JSON as some SDKs do), or
+ * undefined when the value is a saved config id or slug.
+ */
+export function inlineConfigJson(value: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed.startsWith("{")) return trimmed;
+  if (trimmed.length < 4 || !BASE64.test(trimmed)) return undefined;
+  const decoded = Buffer.from(trimmed, "base64").toString("utf8").trim();
+  return decoded.startsWith("{") ? decoded : undefined;
 }

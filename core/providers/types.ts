@@ -101,6 +101,14 @@ export interface ProviderAdapter {
     status: number,
     body: string,
   ): { message: string; type: string; code: string | null; param?: string | null };
+  /**
+   * Generic pass-through (spec 4.7, `/v1/{provider-endpoint}` and `/v1/proxy/...`): the base URL (custom host
+   * applied, version segment included, e.g. `https://api.openai.com/v1`) that the client's path after `/v1` is
+   * appended to, and the provider's auth (and static) headers for the target. Absent: the provider does not
+   * support pass-through yet. Throw UpstreamError (e.g. 400 custom host required) when the target lacks what
+   * is needed.
+   */
+  passthrough?(target: ProviderTarget): { baseUrl: string; headers: Record<string, string> };
 }
 
 /** An upstream failure: non-2xx answer, an error inside a 2xx body, or an error event in a stream. */
@@ -109,10 +117,17 @@ export class UpstreamError extends Error {
   readonly type: string;
   readonly code: string | null;
   readonly param: string | null;
+  /** The upstream answer's headers, when there was one (the routing layer reads `retry-after` from them). */
+  readonly headers?: Headers;
+  /**
+   * True when no usable answer arrived: network error, timeout, or a stream that failed before its first
+   * chunk. A fallback always moves on from these, whatever its `on_status_codes`.
+   */
+  readonly transport: boolean;
   constructor(
     status: number,
     message: string,
-    options: { type?: string; code?: string | null; param?: string | null } = {},
+    options: { type?: string; code?: string | null; param?: string | null; headers?: Headers; transport?: boolean } = {},
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -120,6 +135,8 @@ export class UpstreamError extends Error {
     this.type = options.type ?? (status >= 500 ? "server_error" : "invalid_request_error");
     this.code = options.code ?? null;
     this.param = options.param ?? null;
+    this.headers = options.headers;
+    this.transport = options.transport ?? false;
   }
 }
 

@@ -16,6 +16,11 @@ export interface RouteSpec {
   auth: "api_key" | "none";
   /** Body limit class: `json` (GATEWAY_MAX_JSON_BODY_BYTES) or `upload` (GATEWAY_MAX_UPLOAD_BYTES). */
   body?: "json" | "upload";
+  /**
+   * A catch-all (`/v1/*`): it gets only the requests no other route matches. The app mounts catch-alls after
+   * every other route, and the AWS Router's longest-prefix rule gives every other family's prefix precedence.
+   */
+  catchAll?: true;
 }
 
 export interface RouteFamily {
@@ -26,6 +31,8 @@ export interface RouteFamily {
   timeoutSeconds: number;
   routes: RouteSpec[];
 }
+
+const PASSTHROUGH_METHODS = ["POST", "GET", "PUT", "DELETE"] as const;
 
 export const ROUTE_FAMILIES: RouteFamily[] = [
   {
@@ -62,6 +69,27 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     dataPlane: true,
     timeoutSeconds: 30,
     routes: [{ method: "GET", path: "/v1/models", handler: "listModels", auth: "api_key" }],
+  },
+  {
+    // Generic pass-through (spec 4.7): /v1/proxy/* always forwards raw; /v1/* forwards whatever no dedicated
+    // route handles. Configs, retries, custom-host checks and auth apply as on every other route.
+    name: "passthrough",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      ...PASSTHROUGH_METHODS.map((method): RouteSpec => ({ method, path: "/v1/proxy/*", handler: "proxy", auth: "api_key", body: "upload" })),
+      ...PASSTHROUGH_METHODS.map((method): RouteSpec => ({ method, path: "/v1/*", handler: "passthrough", auth: "api_key", body: "upload", catchAll: true })),
+    ],
+  },
+  {
+    name: "logs",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      { method: "GET", path: "/v1/logs", handler: "listLogs", auth: "api_key" },
+      { method: "POST", path: "/v1/logs", handler: "createLog", auth: "api_key", body: "json" },
+      { method: "GET", path: "/v1/logs/:id", handler: "getLog", auth: "api_key" },
+    ],
   },
 ];
 

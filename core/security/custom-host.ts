@@ -1,3 +1,4 @@
+import { lookup as lookupCallback, type LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { badRequest } from "../http/errors.ts";
@@ -8,6 +9,11 @@ import { badRequest } from "../http/errors.ts";
  * and IPv4-mapped IPv6) and host names that resolve to them. WHATWG URL parsing already normalises the
  * numeric tricks (decimal, octal, hex and shortened IPv4) to dotted form before we check.
  * TRUSTED_CUSTOM_HOSTS (host names, addresses or CIDRs) lets air-gapped deployments reach internal hosts.
+ *
+ * Checking a name's addresses before the call is not enough on its own: DNS may answer differently when the
+ * connection is made (DNS rebinding). So calls to custom hosts go through `customHostDispatcher`, whose
+ * connect-time lookup re-checks every address it resolves and connects only to checked ones. Redirects are
+ * never followed (the upstream fetch uses `redirect: "manual"` and answers a 3xx as a 502).
  */
 
 const FORBIDDEN = new BlockList();
@@ -151,4 +157,83 @@ export async function checkCustomHost(value: string, trusted: TrustedHosts, para
     }
   }
   return url;
+}
+
+/** Thrown by the guarded lookup: the name resolved, at connect time, to a forbidden address. */
+export class CustomHostBlockedError extends Error {
+  readonly code = "ERR_CUSTOM_HOST_BLOCKED";
+  constructor(host: string, address: string) {
+    super(`custom host ${host} resolved to ${address}, a private or reserved address`);
+    this.name = "CustomHostBlockedError";
+  }
+}
+
+type LookupOptions = { family?: number | string; hints?: number; all?: boolean; verbatim?: boolean; order?: string };
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for net/tls connect: resolves like dns.lookup, then refuses (with CustomHostBlockedError) unless
+ * every address is allowed, so the socket can only reach an address that was checked.
+ */
+export function guardedLookup(trusted: TrustedHosts) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    const { all, ...rest } = options ?? {};
+    lookupCallback(hostname, { ...(rest as object), all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const host = hostname.toLowerCase().replace(/\.$/, "");
+      if (!trusted.names.has(host)) {
+        if (METADATA_HOSTS.has(host)) return callback(new CustomHostBlockedError(host, "a metadata endpoint"), []);
+        const bad = addresses.find(({ address }) => !addressAllowed(address, trusted));
+        if (bad) return callback(new CustomHostBlockedError(host, bad.address), []);
+      }
+      if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${host}`), { code: "ENOTFOUND" }), []);
+      if (all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+/** What Node's fetch takes as `dispatcher` (an undici Dispatcher); opaque here. */
+export type Dispatcher = object;
+
+interface AgentConstructor {
+  new (options: { connect: { lookup: ReturnType<typeof guardedLookup> }; keepAliveTimeout?: number }): Dispatcher;
+}
+
+let agentConstructor: Promise<AgentConstructor | undefined> | undefined;
+
+/**
+ * undici's Agent class without importing undici (it ships inside Node but is not a package here): Node's
+ * fetch installs an undici Agent as the global dispatcher on first use, and its constructor is that class.
+ * Undefined when something else (a proxy agent, say) was installed as the global dispatcher.
+ */
+function undiciAgent(): Promise<AgentConstructor | undefined> {
+  agentConstructor ??= (async () => {
+    const globals = globalThis as Record<symbol, unknown>;
+    const current = () => (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as { constructor?: unknown } | undefined;
+    if (!current()) await fetch("data:,").catch(() => undefined);
+    const dispatcher = current();
+    const ctor = dispatcher?.constructor as (AgentConstructor & { name?: string }) | undefined;
+    if (typeof ctor !== "function" || ctor.name !== "Agent") {
+      console.warn("custom hosts: no undici Agent available; connect-time address checks are off (pre-checks still apply)");
+      return undefined;
+    }
+    return ctor;
+  })();
+  return agentConstructor;
+}
+
+const dispatchers = new WeakMap<TrustedHosts, Promise<Dispatcher | undefined>>();
+
+/**
+ * The fetch dispatcher for calls to custom hosts: a keep-alive connection pool whose DNS lookups are
+ * re-checked against the SSRF rules at connect time (see guardedLookup). One per TrustedHosts (per process).
+ */
+export function customHostDispatcher(trusted: TrustedHosts): Promise<Dispatcher | undefined> {
+  let dispatcher = dispatchers.get(trusted);
+  if (!dispatcher) {
+    dispatcher = undiciAgent().then((Agent) => (Agent ? new Agent({ connect: { lookup: guardedLookup(trusted) } }) : undefined));
+    dispatchers.set(trusted, dispatcher);
+  }
+  return dispatcher;
 }

@@ -49,7 +49,7 @@ export function authHeaders(row: Pick<CompatibleProvider, "auth">, apiKey: strin
   return row.auth === "api-key-header" ? { "api-key": apiKey } : { authorization: `Bearer ${apiKey}` };
 }
 
-export function baseUrlOf(row: CompatibleProvider, ctx: TransformContext): string {
+export function baseUrlOf(row: CompatibleProvider, ctx: Pick<TransformContext, "target">): string {
   const base = ctx.target.customHost ?? row.baseUrl;
   if (!base) {
     throw new UpstreamError(400, `provider ${row.id} needs a custom host (x-gateway-custom-host)`, {
@@ -122,5 +122,13 @@ export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapte
       stream: routeStreams(kind) ? { framing: "sse", createTransformer: passthroughTransformer } : undefined,
     };
   }
-  return { id: row.id, name: row.name, routes };
+  return {
+    id: row.id,
+    name: row.name,
+    routes,
+    passthrough: (target) => ({
+      baseUrl: baseUrlOf(row, { target }),
+      headers: { ...row.headers, ...authHeaders(row, target.apiKey), ...target.forwardHeaders },
+    }),
+  };
 }

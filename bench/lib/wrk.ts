@@ -1,0 +1,106 @@
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * The load generator: wrk (one process, outside the servers under test), driven by a Lua script that sets
+ * the request and prints a JSON summary (requests, errors, latency percentiles) when the run ends.
+ */
+
+export interface WrkResult {
+  requests: number;
+  durationS: number;
+  rps: number;
+  /** Latency percentiles of whole responses, ms (wrk measures until the last byte). */
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  /** Connect/read/write/timeout errors and non-2xx/3xx answers. */
+  errors: number;
+  errorDetail: Record<string, number>;
+}
+
+export function wrkAvailable(): boolean {
+  try {
+    execFileSync("wrk", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch (error) {
+    // wrk --version exits 1 after printing its banner: only "not found" means missing.
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
+export const WRK_INSTALL_HINT =
+  "wrk is not installed. On Debian/Ubuntu: `apt-get update && apt-get install -y wrk` (macOS: `brew install wrk`).";
+
+const luaString = (value: string) => `[==[${value}]==]`;
+
+function luaScript(body: string, headers: Record<string, string>): string {
+  return [
+    `wrk.method = "POST"`,
+    `wrk.body = ${luaString(body)}`,
+    // The spaces matter: `[[` would open a Lua long string.
+    ...Object.entries(headers).map(([name, value]) => `wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`),
+    `done = function(summary, latency, requests)`,
+    `  local e = summary.errors`,
+    `  io.write(string.format('{"wrk":true,"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%f}\\n',`,
+    `    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,`,
+    `    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))`,
+    `end`,
+  ].join("\n");
+}
+
+export async function runWrk(options: {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  connections: number;
+  durationS: number;
+  threads?: number;
+  timeoutS?: number;
+}): Promise<WrkResult> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-wrk-"));
+  const script = join(dir, "request.lua");
+  writeFileSync(script, luaScript(options.body, options.headers));
+  const threads = Math.max(1, Math.min(options.threads ?? 1, options.connections));
+  const args = [
+    `-t${threads}`,
+    `-c${options.connections}`,
+    `-d${options.durationS}s`,
+    `--timeout`,
+    `${options.timeoutS ?? 10}s`,
+    "-s",
+    script,
+    options.url,
+  ];
+  try {
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile("wrk", args, { maxBuffer: 4 * 1024 * 1024 }, (error, out, err) => {
+        if (error) reject(new Error(`wrk failed: ${error.message}\n${err}`));
+        else resolve({ stdout: out, stderr: err });
+      });
+    });
+    const line = stdout.split("\n").find((candidate) => candidate.startsWith('{"wrk":true'));
+    if (!line) throw new Error(`wrk printed no summary: ${stderr.trim()} ${stdout.trim()}`.replace(/\s+/g, " "));
+    const raw = JSON.parse(line);
+    const durationS = raw.duration_us / 1e6;
+    const errorDetail = { connect: raw.connect, read: raw.read, write: raw.write, status: raw.status, timeout: raw.timeout };
+    return {
+      requests: raw.requests,
+      durationS,
+      rps: raw.requests / durationS,
+      p50: raw.p50 / 1000,
+      p90: raw.p90 / 1000,
+      p99: raw.p99 / 1000,
+      max: raw.max / 1000,
+      mean: raw.mean / 1000,
+      errors: Object.values(errorDetail).reduce((a: number, b) => a + (b as number), 0),
+      errorDetail,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

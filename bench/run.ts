@@ -1,0 +1,491 @@
+import { cpus, totalmem } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { awsRequestsOf, costPerMillion, DEFAULT_COST_OPTIONS, formatCost, standardScenarios } from "./aws-cost.ts";
+import { type BundleReport, formatBundles, measureBundles, type PackageImport } from "./bundle-size.ts";
+import { BENCH_PROVIDER_KEY, benchRequest } from "./gateway-server.ts";
+import { flagOn, parseFlags } from "./lib/cli.ts";
+import {
+  BENCH_DIR,
+  benchNode,
+  nodeVersion,
+  processCpuSeconds,
+  processMemory,
+  REPO_DIR,
+  type ServerProcess,
+  spawnServer,
+} from "./lib/proc.ts";
+import { formatProfile, latestProfile, type ProfileSummary, summariseProfile } from "./lib/profile.ts";
+import { type StoreOpCounts } from "./lib/store-counter.ts";
+import { measureTtfb, type TtfbResult } from "./lib/ttfb.ts";
+import { runWrk, type WrkResult, WRK_INSTALL_HINT, wrkAvailable } from "./lib/wrk.ts";
+import { portkeyInstalled, portkeyVersion, startPortkey } from "./portkey.ts";
+import { formatStoreOps, measureStoreOps, type StoreOpsResult } from "./store-ops.ts";
+
+/**
+ * `npm run bench`: every benchmark in one run on 127.0.0.1, one table, one JSON file under bench/results/.
+ * See bench/README.md for what each number means. Benchmarks never fail on a timing: the exit code is 0
+ * unless something could not run at all.
+ *
+ * Flags:
+ *   --quick                  c=10 only, 3 s cells, fewer TTFB samples, 3 import runs (about a minute and a half)
+ *   --only=a,b               parts: direct, floor, gateway, portkey (load targets), bundles, store-ops, cost
+ *   --duration=6             seconds per measured cell;  --warmup=1  seconds of warm-up before each cell
+ *   --concurrency=1,10,64    connections;  --modes=json,stream
+ *   --threads=1              wrk threads (one leaves the other core to the server under test)
+ *   --profile                start the gateway with --cpu-prof and print its top self-time functions
+ *   --rate-limit             create one rate-limit policy for the benchmark key (when the gateway has them)
+ *   --gateway-env=A=1,B=2    extra environment for the gateway process
+ *   --no-save                do not write bench/results/<time>.json
+ */
+
+type Target = "direct" | "floor" | "gateway" | "portkey";
+type Mode = "json" | "stream";
+const TARGETS: Target[] = ["direct", "floor", "gateway", "portkey"];
+const PARTS = [...TARGETS, "bundles", "store-ops", "cost"] as const;
+
+const flags = parseFlags(process.argv.slice(2));
+const quick = flagOn(flags, "quick");
+const only = flags.only ? new Set(flags.only.split(",").map((part) => part.trim())) : undefined;
+for (const part of only ?? []) {
+  if (!(PARTS as readonly string[]).includes(part)) {
+    console.error(`unknown part '${part}' in --only (known: ${PARTS.join(", ")})`);
+    process.exit(2);
+  }
+}
+const wants = (part: string) => !only || only.has(part);
+const config = {
+  quick,
+  durationS: Number(flags.duration ?? (quick ? 3 : 6)),
+  warmupS: Number(flags.warmup ?? 1),
+  concurrency: (flags.concurrency ?? (quick ? "10" : "1,10,64")).split(",").map(Number),
+  modes: (flags.modes ?? "json,stream").split(",") as Mode[],
+  threads: Number(flags.threads ?? 1),
+  profile: flagOn(flags, "profile"),
+  rateLimit: flagOn(flags, "rate-limit"),
+  gatewayEnv: flags["gateway-env"] ?? "",
+  ttfb: quick ? { c1: 100, c10: 300, pacedC1: 20, pacedC10: 100 } : { c1: 200, c10: 600, pacedC1: 50, pacedC10: 200 },
+  importRuns: quick ? 3 : 7,
+  save: !flagOn(flags, "no-save"),
+};
+const targets = TARGETS.filter(wants);
+
+// ---------------------------------------------------------------------------------------------------------
+// Results
+
+interface Cell {
+  target: Target;
+  mode: Mode;
+  concurrency: number;
+  wrk: WrkResult;
+  /** CPU time of the server under test per request (µs): the mock for `direct`, the proxy otherwise. */
+  cpuUsPerRequest?: number;
+}
+
+interface TargetRun {
+  target: Target;
+  version?: string;
+  validated: { json: string; stream: string };
+  memory?: { rssMb: number; peakRssMb: number };
+  ttfb: Array<TtfbResult & { paced: boolean }>;
+  storeOpsUnderLoad?: { requests: number; perRequest: { reads: number; writes: number; byMethod: Record<string, number> } };
+  features?: Record<string, string>;
+  error?: string;
+}
+
+const results: {
+  startedAt: string;
+  machine: Record<string, unknown>;
+  config: typeof config;
+  cells: Cell[];
+  runs: TargetRun[];
+  targets?: Record<string, { met: boolean | null; detail: string }>;
+  profile?: ProfileSummary;
+  bundles?: { reports: BundleReport[]; baselineImportMs: number; packages: PackageImport[] };
+  storeOps?: StoreOpsResult;
+  cost?: unknown;
+  notes: string[];
+} = {
+  startedAt: new Date().toISOString(),
+  machine: {},
+  config,
+  cells: [],
+  runs: [],
+  notes: [],
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Environment
+
+function packageVersion(path: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(REPO_DIR, path, "package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+const node = benchNode();
+results.machine = {
+  cpu: cpus()[0]?.model,
+  cores: cpus().length,
+  memoryGb: Math.round(totalmem() / 2 ** 30),
+  node: nodeVersion(node),
+  nodePath: node,
+  portkey: portkeyVersion(),
+  honoNodeServer: {
+    ours: packageVersion("node_modules/@hono/node-server"),
+    portkeys: packageVersion("node_modules/@portkey-ai/gateway/node_modules/@hono/node-server"),
+  },
+};
+console.log(
+  `AI gateway benchmarks: ${results.machine.cores} x ${results.machine.cpu}, ${results.machine.memoryGb} GB; servers on ${results.machine.node} (${node})`,
+);
+const hono = results.machine.honoNodeServer as { ours?: string; portkeys?: string };
+console.log(`@hono/node-server: ours ${hono.ours} (must be 2.x), Portkey's ${hono.portkeys ?? "(shared)"} (needs 1.14.1, issue #1389)`);
+if (!hono.ours?.startsWith("2.")) results.notes.push(`our @hono/node-server is ${hono.ours}, expected 2.x`);
+
+// ---------------------------------------------------------------------------------------------------------
+// Load benchmarks
+
+function requestFor(target: Target, baseUrl: string, mockUrl: string, stream: boolean, paced = false) {
+  const path = `${paced && (target === "direct" || target === "floor") ? "/paced" : ""}/v1/chat/completions`;
+  const headers: Record<string, string> = { "content-type": "application/json", authorization: `Bearer ${BENCH_PROVIDER_KEY}` };
+  if (target === "portkey") {
+    headers["x-portkey-provider"] = "openai";
+    headers["x-portkey-custom-host"] = `${mockUrl}${paced ? "/paced" : ""}/v1`;
+  }
+  return { url: `${baseUrl}${path}`, headers, body: benchRequest(stream) };
+}
+
+async function validate(url: string, headers: Record<string, string>, body: string, stream: boolean): Promise<string> {
+  try {
+    const response = await fetch(url, { method: "POST", headers, body });
+    const text = await response.text();
+    if (response.status !== 200) return `FAILED: HTTP ${response.status} ${text.slice(0, 200)}`;
+    if (!stream) {
+      const json = JSON.parse(text);
+      return typeof json.choices?.[0]?.message?.content === "string" ? "ok" : `FAILED: unexpected body ${text.slice(0, 200)}`;
+    }
+    const chunks = text.split("\n").filter((line) => line.startsWith("data: {")).length;
+    if (!text.includes("data: [DONE]")) return `FAILED: no [DONE] (${chunks} chunks)`;
+    return chunks >= 20 ? `ok (${chunks} chunks)` : `FAILED: ${chunks} chunks`;
+  } catch (error) {
+    return `FAILED: ${(error as Error).message}`;
+  }
+}
+
+async function startTarget(target: Target, mock: ServerProcess, profileDir: string): Promise<ServerProcess | undefined> {
+  if (target === "direct") return undefined;
+  if (target === "floor") return spawnServer("floor", join(BENCH_DIR, "floor-proxy.ts"), [`--upstream=${mock.url}`]);
+  if (target === "portkey") return startPortkey();
+  const args = ["--count-store-ops"];
+  if (config.rateLimit) args.push("--rate-limit");
+  if (config.gatewayEnv) args.push(`--gateway-env=${config.gatewayEnv}`);
+  return spawnServer("gateway", join(BENCH_DIR, "gateway-server.ts"), args, {
+    nodeArgs: config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+  });
+}
+
+async function benchTarget(target: Target, mock: ServerProcess, profileDir: string): Promise<TargetRun> {
+  const run: TargetRun = { target, validated: { json: "-", stream: "-" }, ttfb: [] };
+  let server: ServerProcess | undefined;
+  try {
+    server = await startTarget(target, mock, profileDir);
+  } catch (error) {
+    run.error = (error as Error).message.split("\n")[0];
+    console.log(`  ${target}: could not start: ${run.error}`);
+    return run;
+  }
+  const baseUrl = server?.url ?? mock.url;
+  const measured = server ?? mock; // whose CPU and memory we report
+  if (target === "gateway") run.features = server!.info.features;
+  if (target === "portkey") run.version = server!.info.version;
+  const make = (stream: boolean, paced = false) => {
+    const request = requestFor(target, baseUrl, mock.url, stream, paced);
+    if (target === "gateway") {
+      Object.assign(request.headers, {
+        "x-gateway-api-key": server!.info.apiKey,
+        "x-gateway-provider": "openai",
+        "x-gateway-custom-host": `${mock.url}${paced ? "/paced" : ""}/v1`,
+      });
+    }
+    return request;
+  };
+  try {
+    for (const mode of ["json", "stream"] as const) {
+      const request = make(mode === "stream");
+      run.validated[mode] = await validate(request.url, request.headers, request.body, mode === "stream");
+    }
+    console.log(`  ${target}: started ${server ? `pid ${server.pid} ` : ""}at ${baseUrl}; check json ${run.validated.json}, stream ${run.validated.stream}`);
+
+    // Warm-up: JIT, connection pools, caches (API key).
+    for (const mode of config.modes) {
+      const request = make(mode === "stream");
+      await runWrk({ ...request, connections: 10, durationS: Math.max(1, config.warmupS * 2), threads: config.threads });
+    }
+    for (const mode of config.modes) {
+      for (const connections of config.concurrency) {
+        const request = make(mode === "stream");
+        if (config.warmupS > 0) await runWrk({ ...request, connections, durationS: config.warmupS, threads: config.threads });
+        const cpuBefore = processCpuSeconds(measured.pid);
+        const wrk = await runWrk({ ...request, connections, durationS: config.durationS, threads: config.threads });
+        const cpuAfter = processCpuSeconds(measured.pid);
+        const cell: Cell = { target, mode, concurrency: connections, wrk };
+        if (cpuBefore !== undefined && cpuAfter !== undefined && wrk.requests > 0) {
+          cell.cpuUsPerRequest = ((cpuAfter - cpuBefore) * 1e6) / wrk.requests;
+        }
+        results.cells.push(cell);
+        console.log(
+          `    ${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${wrk.rps.toFixed(0).padStart(7)} req/s  p50 ${wrk.p50.toFixed(2)} ms  p99 ${wrk.p99.toFixed(2)} ms  errors ${wrk.errors}`,
+        );
+      }
+    }
+    if (config.modes.includes("stream")) {
+      const runs: Array<[number, number, boolean]> = [
+        [1, config.ttfb.c1, false],
+        [10, config.ttfb.c10, false],
+        [1, config.ttfb.pacedC1, true],
+        [10, config.ttfb.pacedC10, true],
+      ];
+      for (const [concurrency, requests, paced] of runs) {
+        const request = make(true, paced);
+        const result = await measureTtfb({ ...request, requests, concurrency });
+        run.ttfb.push({ ...result, paced });
+      }
+      const fast = run.ttfb.filter((t) => !t.paced);
+      console.log(`    TTFB (first body chunk) ${fast.map((t) => `c=${t.concurrency} p50 ${t.ttfbP50.toFixed(2)} / p99 ${t.ttfbP99.toFixed(2)} ms`).join(", ")}`);
+    }
+    run.memory = processMemory(measured.pid);
+  } catch (error) {
+    run.error = (error as Error).message.split("\n").slice(0, 3).join(" ");
+    console.log(`  ${target}: FAILED: ${run.error}`);
+  } finally {
+    if (server) {
+      await server.stop();
+      const final = server.messages.find((message) => message.final);
+      if (final?.storeOps && final.requests > 0) {
+        const ops = final.storeOps as StoreOpCounts;
+        const byMethod: Record<string, number> = {};
+        for (const [name, count] of Object.entries(ops.byMethod)) byMethod[name] = count / final.requests;
+        run.storeOpsUnderLoad = {
+          requests: final.requests,
+          perRequest: { reads: ops.reads / final.requests, writes: ops.writes / final.requests, byMethod },
+        };
+      }
+    }
+  }
+  return run;
+}
+
+const fmt = (value: number | undefined, digits = 2) => (value === undefined || Number.isNaN(value) ? "-" : value.toFixed(digits));
+
+function cellOf(target: Target, mode: Mode, concurrency: number): Cell | undefined {
+  return results.cells.find((cell) => cell.target === target && cell.mode === mode && cell.concurrency === concurrency);
+}
+
+function printLoadTable(): void {
+  const header = `${"mode".padEnd(7)}${"c".padStart(3)}  ${"target".padEnd(8)}${"req/s".padStart(8)}${"p50 ms".padStart(9)}${"p99 ms".padStart(9)}${"errors".padStart(8)}${"cpu µs/req".padStart(12)}${"x direct".padStart(10)}${"x floor".padStart(9)}${"x portkey".padStart(11)}${"+p99 vs direct".padStart(16)}`;
+  console.log(`\nLoad (wrk -t${config.threads}, ${config.durationS} s per cell after ${config.warmupS} s warm-up; latency = whole response):`);
+  console.log(header);
+  console.log("-".repeat(header.length));
+  for (const mode of config.modes) {
+    for (const concurrency of config.concurrency) {
+      const direct = cellOf("direct", mode, concurrency);
+      const floor = cellOf("floor", mode, concurrency);
+      const portkey = cellOf("portkey", mode, concurrency);
+      for (const target of targets) {
+        const cell = cellOf(target, mode, concurrency);
+        if (!cell) continue;
+        const ratio = (base: Cell | undefined) => (base && base !== cell ? `${((cell.wrk.rps / base.wrk.rps) * 100).toFixed(0)}%` : "");
+        const added = direct && target !== "direct" ? `+${fmt(cell.wrk.p99 - direct.wrk.p99)} ms` : "";
+        console.log(
+          `${mode.padEnd(7)}${String(concurrency).padStart(3)}  ${target.padEnd(8)}${cell.wrk.rps.toFixed(0).padStart(8)}${fmt(cell.wrk.p50).padStart(9)}${fmt(cell.wrk.p99).padStart(9)}${String(cell.wrk.errors).padStart(8)}${fmt(cell.cpuUsPerRequest, 0).padStart(12)}${(target === "direct" ? "" : ratio(direct)).padStart(10)}${(target === "gateway" || target === "portkey" ? ratio(floor) : "").padStart(9)}${(target === "gateway" ? ratio(portkey) : "").padStart(11)}${added.padStart(16)}`,
+        );
+      }
+    }
+  }
+}
+
+function printTtfbTable(): void {
+  const rows = results.runs.filter((run) => run.ttfb.length > 0);
+  if (rows.length === 0) return;
+  console.log("\nStreaming time to first byte (node:http client, first body chunk; ttlb = last byte), ms:");
+  console.log(`${"target".padEnd(9)}${"mock".padEnd(7)}${"c".padStart(3)}${"n".padStart(6)}${"ttfb p50".padStart(10)}${"ttfb p99".padStart(10)}${"ttlb p50".padStart(10)}${"ttlb p99".padStart(10)}${"errors".padStart(8)}`);
+  for (const run of rows) {
+    for (const t of run.ttfb) {
+      console.log(
+        `${run.target.padEnd(9)}${(t.paced ? "paced" : "fast").padEnd(7)}${String(t.concurrency).padStart(3)}${String(t.requests).padStart(6)}${fmt(t.ttfbP50).padStart(10)}${fmt(t.ttfbP99).padStart(10)}${fmt(t.ttlbP50).padStart(10)}${fmt(t.ttlbP99).padStart(10)}${String(t.errors).padStart(8)}`,
+      );
+    }
+  }
+}
+
+function printMemory(): void {
+  console.log("\nMemory of the server under test at the end of its run (direct = the mock), MB:");
+  for (const run of results.runs) {
+    console.log(`  ${run.target.padEnd(8)} rss ${fmt(run.memory?.rssMb, 0).padStart(5)}   peak ${fmt(run.memory?.peakRssMb, 0).padStart(5)}${run.error ? `   (${run.error})` : ""}`);
+  }
+}
+
+function checkTargets(): void {
+  const checks: Record<string, { met: boolean | null; detail: string }> = {};
+  const gatewayRun = results.runs.find((run) => run.target === "gateway");
+  for (const concurrency of [10, 64]) {
+    for (const mode of config.modes) {
+      const gateway = cellOf("gateway", mode, concurrency);
+      const floor = cellOf("floor", mode, concurrency);
+      const key = `throughput >= 60% of floor (${mode}, c=${concurrency})`;
+      if (!gateway || !floor) checks[key] = { met: null, detail: "not measured" };
+      else {
+        const share = gateway.wrk.rps / floor.wrk.rps;
+        checks[key] = { met: share >= 0.6, detail: `${(share * 100).toFixed(0)}% (${gateway.wrk.rps.toFixed(0)} vs ${floor.wrk.rps.toFixed(0)} req/s)` };
+      }
+    }
+  }
+  for (const mode of config.modes) {
+    const gateway = cellOf("gateway", mode, 10);
+    const direct = cellOf("direct", mode, 10);
+    const key = `p99 added over direct <= 3 ms (${mode}, c=10)`;
+    if (!gateway || !direct) checks[key] = { met: null, detail: "not measured" };
+    else {
+      const added = gateway.wrk.p99 - direct.wrk.p99;
+      checks[key] = { met: added <= 3, detail: `+${added.toFixed(2)} ms (${gateway.wrk.p99.toFixed(2)} vs ${direct.wrk.p99.toFixed(2)})` };
+    }
+  }
+  const floorRun = results.runs.find((run) => run.target === "floor");
+  for (const concurrency of [1, 10]) {
+    const gateway = gatewayRun?.ttfb.find((t) => !t.paced && t.concurrency === concurrency);
+    const floor = floorRun?.ttfb.find((t) => !t.paced && t.concurrency === concurrency);
+    const key = `streaming TTFB within 1 ms of floor (p50, c=${concurrency})`;
+    if (!gateway || !floor) checks[key] = { met: null, detail: "not measured" };
+    else {
+      const gap = gateway.ttfbP50 - floor.ttfbP50;
+      checks[key] = {
+        met: gap <= 1,
+        detail: `+${gap.toFixed(2)} ms p50 (${gateway.ttfbP50.toFixed(2)} vs ${floor.ttfbP50.toFixed(2)}); p99 ${gateway.ttfbP99.toFixed(2)} vs ${floor.ttfbP99.toFixed(2)}`,
+      };
+    }
+  }
+  const rss = gatewayRun?.memory;
+  checks["RSS < 150 MB at the end of the run"] = rss
+    ? { met: rss.rssMb < 150, detail: `${rss.rssMb.toFixed(0)} MB (peak ${rss.peakRssMb.toFixed(0)} MB)` }
+    : { met: null, detail: "not measured" };
+  results.targets = checks;
+  console.log("\nTargets (gateway):");
+  for (const [name, check] of Object.entries(checks)) {
+    console.log(`  ${check.met === null ? "  -  " : check.met ? " MET " : "MISSED"}  ${name}: ${check.detail}`);
+  }
+  if (gatewayRun?.features) {
+    console.log(`  measured with: ${Object.entries(gatewayRun.features).map(([name, state]) => `${name}: ${state}`).join("; ")}`);
+  }
+  if (gatewayRun?.storeOpsUnderLoad) {
+    const s = gatewayRun.storeOpsUnderLoad;
+    const methods = Object.entries(s.perRequest.byMethod)
+      .map(([name, count]) => `${name}=${count.toFixed(3)}`)
+      .join(", ");
+    console.log(`  store operations per request under load (${s.requests} requests): reads ${s.perRequest.reads.toFixed(3)}, writes ${s.perRequest.writes.toFixed(3)} [${methods || "-"}]`);
+  }
+}
+
+async function runLoad(): Promise<void> {
+  if (!wrkAvailable()) {
+    console.log(`\nLoad benchmarks skipped: ${WRK_INSTALL_HINT}`);
+    results.notes.push(`load skipped: ${WRK_INSTALL_HINT}`);
+    return;
+  }
+  if (targets.includes("portkey") && !portkeyInstalled()) results.notes.push("Portkey's gateway is not installed (npm install)");
+  const profileDir = mkdtempSync(join(tmpdir(), "bench-profile-"));
+  const mock = await spawnServer("mock", join(BENCH_DIR, "mock-upstream.ts"), ["--paced-gap-ms=1"]);
+  console.log(`\nMock upstream ${mock.url} (pid ${mock.pid}); targets: ${targets.join(", ")}${config.profile ? " (gateway profiled: its numbers include profiler overhead)" : ""}`);
+  try {
+    for (const target of targets) {
+      results.runs.push(await benchTarget(target, mock, profileDir));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await mock.stop();
+  }
+  printLoadTable();
+  printTtfbTable();
+  printMemory();
+  if (targets.includes("gateway")) checkTargets();
+  if (config.profile) {
+    const file = existsSync(profileDir) ? latestProfile(profileDir) : undefined;
+    if (file) {
+      results.profile = summariseProfile(file, 30);
+      console.log(`\n${formatProfile(results.profile)}`);
+    } else console.log("\nNo CPU profile was written (did the gateway exit cleanly?)");
+  }
+  // The .cpuprofile stays in the temp dir (open it in Chrome DevTools); nothing else is kept.
+  if (!config.profile) rmSync(profileDir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Serverless figures
+
+function previousResults(): typeof results | undefined {
+  const dir = join(BENCH_DIR, "results");
+  if (!existsSync(dir)) return undefined;
+  const files = readdirSync(dir).filter((file) => file.endsWith(".json")).sort();
+  for (let i = files.length - 1; i >= 0; i--) {
+    try {
+      return JSON.parse(readFileSync(join(dir, files[i]!), "utf8"));
+    } catch {
+      // skip unreadable files
+    }
+  }
+  return undefined;
+}
+
+function printCost(): void {
+  const previous = previousResults();
+  const sources: string[] = [];
+  // Gateway overhead per request: its c=1 non-streamed median latency (mock upstream: nearly all our own time).
+  let overheadMs = cellOf("gateway", "json", 1)?.wrk.p50;
+  if (overheadMs !== undefined) sources.push("duration: this run's gateway p50 at c=1 (json)");
+  else {
+    overheadMs = previous?.cells?.find((cell) => cell.target === "gateway" && cell.mode === "json" && cell.concurrency === 1)?.wrk.p50;
+    if (overheadMs !== undefined) sources.push("duration: previous run's gateway p50 at c=1");
+    else {
+      overheadMs = 1;
+      sources.push("duration: 1 ms assumed (no measurement)");
+    }
+  }
+  const storeOps = results.storeOps ?? previous?.storeOps;
+  sources.push(results.storeOps ? "store ops: this run" : storeOps ? "store ops: previous run" : "store ops: none measured (0 assumed)");
+  const byMethod = storeOps?.warm.json.byMethod ?? {};
+  const chat = (results.bundles ?? previous?.bundles)?.reports.find((report) => report.family === "chat" && !report.error);
+  const options = { ...DEFAULT_COST_OPTIONS, initMs: chat?.initMs ?? DEFAULT_COST_OPTIONS.initMs };
+  sources.push(chat ? `init: chat bundle import ${chat.initMs.toFixed(0)} ms` : `init: ${options.initMs} ms assumed`);
+  const lines = standardScenarios({ overheadMs, ops: awsRequestsOf(byMethod) }, options).map((scenario) => costPerMillion(scenario, options));
+  results.cost = { sources, options, lines };
+  console.log(`\n${formatCost(lines, options)}`);
+  console.log(`  inputs: ${sources.join("; ")}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+const started = Date.now();
+if (targets.length > 0) await runLoad();
+if (wants("store-ops")) {
+  console.log("");
+  results.storeOps = await measureStoreOps({ requests: quick ? 20 : 50, rateLimit: config.rateLimit });
+  console.log(formatStoreOps(results.storeOps));
+}
+if (wants("bundles")) {
+  console.log("");
+  results.bundles = await measureBundles({ runs: config.importRuns, packages: true });
+  console.log(formatBundles(results.bundles));
+}
+if (wants("cost")) printCost();
+
+if (config.save) {
+  const dir = join(BENCH_DIR, "results");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${results.startedAt.replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nResults written to ${file}`);
+}
+console.log(`Done in ${((Date.now() - started) / 1000).toFixed(0)} s.`);

@@ -1,0 +1,283 @@
+import type { RequestContext } from "../http/context.ts";
+import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
+import { mapUpstreamError } from "../providers/errors.ts";
+import { findProvider } from "../providers/registry.ts";
+import type { UpstreamRequest } from "../providers/types.ts";
+import { UpstreamError } from "../providers/types.ts";
+import { joinUrl } from "../providers/url.ts";
+import { RoutingFailure, runStrategy } from "../routing/engine.ts";
+import { applyParams, hasParamRules } from "../routing/params.ts";
+import { isPlainObject } from "../routing/query.ts";
+import { resolveRouting } from "../routing/source.ts";
+import { newOutcome } from "./outcome.ts";
+import {
+  LeafResolver,
+  attemptStatus,
+  failureHeaders,
+  gatewayHeadersOf,
+  recordAttempt,
+  routingHeaders,
+  upstreamToHttp,
+  withHeaders,
+} from "./plan.ts";
+import { fetchUpstream, redirectError } from "./upstream-fetch.ts";
+
+/**
+ * Generic pass-through (spec 4.7): `METHOD /v1/{provider-endpoint}` (what no dedicated route handles) and
+ * `/v1/proxy/{provider-endpoint}` (always raw) forward the path, query, body and headers to the provider's
+ * base URL with the provider's auth, and return the provider's answer unchanged (status, headers, body,
+ * streams). Configs apply as on chat: fallback, loadbalance, conditional (params = the JSON body), retries,
+ * timeouts, and override/default/drop params on JSON bodies.
+ *
+ * Fallbacks need a failure before any byte reached the client, so a 2xx is answered only once its first body
+ * chunk arrived (an upstream that fails before that moves the fallback on); after that, the gap between chunks
+ * is bounded by the timeout and a failure cuts the stream (raw bytes cannot carry an error event).
+ * The final failure is answered as the provider sent it (raw); gateway-side failures (timeout, unreachable)
+ * in OpenAI's error shape.
+ */
+export async function handlePassthrough(request: Request, ctx: RequestContext, forced: boolean): Promise<Response> {
+  const gateway = gatewayHeadersOf(request, ctx);
+  const url = new URL(request.url);
+  const config = await resolveRouting(gateway, ctx);
+  if (!config) {
+    if (!forced) throw new RouteNotMatched();
+    throw badRequest("No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.", "x-gateway-provider", "missing_provider");
+  }
+  const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
+  const method = request.method as UpstreamRequest["method"];
+  const bytes = request.body && method !== "GET" ? await readBytes(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES) : undefined;
+  let json: Record<string, unknown> | null | undefined;
+  const jsonBody = () => {
+    if (json === undefined) json = bytes && isJsonContent(request.headers.get("content-type")) ? parseObject(bytes) : null;
+    return json;
+  };
+  const forwarded = forwardableHeaders(request.headers, gateway.sensitiveHeaders);
+  const outcome = newOutcome("passthrough", String(jsonBody()?.model ?? ""), jsonBody()?.stream === true);
+  ctx.outcome = outcome;
+  const resolver = new LeafResolver(request, gateway, ctx);
+  let provider: string | undefined;
+
+  try {
+    const result = await runStrategy(config, {
+      signal: ctx.signal,
+      queryContext: () => ({ metadata: gateway.metadata ?? {}, params: jsonBody() ?? {}, url: { pathname: url.pathname } }),
+      async call(leaf, retry) {
+        const started = performance.now();
+        const resolved = await resolver.resolve(leaf);
+        provider = resolved.target.provider;
+        try {
+          const adapter = findProvider(resolved.target.provider)!;
+          if (!adapter.passthrough) {
+            throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, { code: "unsupported_route", param: "x-gateway-provider" });
+          }
+          const endpoint = adapter.passthrough(resolved.target);
+          const object = hasParamRules(leaf.settings) ? jsonBody() : null;
+          const upstreamRequest: UpstreamRequest = {
+            url: joinUrl(endpoint.baseUrl, providerPath) + url.search,
+            method,
+            headers: { ...forwarded, ...lowerCased(endpoint.headers) },
+            body: object ? JSON.stringify(applyParams(object, leaf.settings)) : bytes,
+          };
+          const response = await relay(upstreamRequest, resolved.timeoutMs, ctx.signal, resolved.dispatcher, () => {
+            outcome.totalMs = performance.now() - ctx.startedAt;
+            outcome.finish();
+          });
+          outcome.provider = adapter.id;
+          outcome.status = response.status;
+          outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+          recordAttempt(outcome, { path: leaf.path, provider: adapter.id, retry, status: response.status, ms: performance.now() - started });
+          return response;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          recordAttempt(outcome, { path: leaf.path, provider: resolved.target.provider, retry, status: attemptStatus(error), ms: performance.now() - started, error: message });
+          throw error;
+        }
+      },
+    });
+    outcome.retries = result.retries;
+    outcome.lastUsedOptionIndex = result.leaf.path;
+    return withHeaders(result.response, routingHeaders(result.leaf.path, result.retries, provider));
+  } catch (error) {
+    const upstream = error instanceof RoutingFailure ? error.error : undefined;
+    outcome.status = upstream?.status ?? attemptStatus(error);
+    outcome.error = { status: outcome.status, message: error instanceof Error ? error.message : String(error), code: upstream?.code ?? null };
+    outcome.finish();
+    if (!(error instanceof RoutingFailure)) throw error;
+    outcome.retries = error.retries;
+    outcome.lastUsedOptionIndex = error.leaf.path;
+    const headers = failureHeaders(error, provider);
+    if (error.error instanceof PassthroughUpstreamError) {
+      const raw = error.error.raw;
+      return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, { status: raw.status, headers: { ...responseHeaders(raw.headers), ...headers } });
+    }
+    throw upstreamToHttp(error.error, headers);
+  }
+}
+
+/** A provider's non-2xx answer, kept whole so that the last one can be returned as it came. */
+export class PassthroughUpstreamError extends UpstreamError {
+  readonly raw: { status: number; headers: Headers; body: Uint8Array };
+  constructor(status: number, headers: Headers, body: Uint8Array) {
+    const mapped = mapUpstreamError(status, Buffer.from(body).toString("utf8"));
+    super(status, mapped.message, { type: mapped.type, code: mapped.code, param: mapped.param, headers });
+    this.raw = { status, headers, body };
+  }
+}
+
+/** One upstream call; resolves with the client's response once the first body chunk (or the end) arrived. */
+async function relay(
+  request: UpstreamRequest,
+  timeoutMs: number,
+  clientSignal: AbortSignal,
+  dispatcher: object | undefined,
+  onEnd: () => void,
+): Promise<Response> {
+  const idle = new AbortController();
+  const upstream = await fetchUpstream(request, { timeoutMs, signal: AbortSignal.any([clientSignal, idle.signal]), dispatcher });
+  const { response } = upstream;
+  if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+    upstream.clearTimer();
+    await response.body?.cancel().catch(() => {});
+    throw redirectError(response);
+  }
+  if (response.status >= 400) throw new PassthroughUpstreamError(response.status, response.headers, await upstream.bytes());
+
+  const headers = responseHeaders(response.headers);
+  const reader = response.body?.getReader();
+  if (!reader) {
+    upstream.clearTimer();
+    onEnd();
+    return new Response(null, { status: response.status, headers });
+  }
+  let first: ReadableStreamReadResult<Uint8Array>;
+  try {
+    first = await reader.read();
+  } catch (error) {
+    const failure = upstream.failure(error);
+    throw failure.transport || failure.status === 499
+      ? failure
+      : new UpstreamError(502, `The provider's answer failed before its first byte: ${failure.message}`, { code: "upstream_stream_failed", transport: true });
+  } finally {
+    upstream.clearTimer();
+  }
+  let finished = false;
+  const end = () => {
+    if (finished) return;
+    finished = true;
+    onEnd();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first.done) {
+        controller.close();
+        end();
+      } else controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      // From here the timeout bounds the silence between chunks, not the whole (possibly long) answer.
+      const timer = setTimeout(() => idle.abort(), timeoutMs);
+      try {
+        const next = await reader.read();
+        if (next.done) {
+          controller.close();
+          end();
+        } else controller.enqueue(next.value);
+      } catch (error) {
+        controller.error(error);
+        end();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async cancel(reason) {
+      idle.abort();
+      await reader.cancel(reason).catch(() => {});
+      end();
+    },
+  });
+  return new Response(body, { status: response.status, headers });
+}
+
+/** Request headers that are not the client's to forward: hop-by-hop, framing, the gateway's own, credentials. */
+const DROPPED_REQUEST_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+  "content-length",
+  "accept-encoding",
+  "authorization",
+  "cookie",
+]);
+
+/** The client's headers for the provider: all but the dropped ones, `x-gateway-*`/`x-portkey-*` and sensitive ones. */
+export function forwardableHeaders(headers: Headers, sensitive: readonly string[]): Record<string, string> {
+  const hidden = new Set(sensitive);
+  const out: Record<string, string> = {};
+  for (const [name, value] of headers) {
+    if (DROPPED_REQUEST_HEADERS.has(name) || hidden.has(name) || name.startsWith("x-gateway-") || name.startsWith("x-portkey-")) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+const DROPPED_RESPONSE_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "trailer", "upgrade", "proxy-connection"]);
+
+/** The provider's response headers for the client; framing headers dropped (fetch has already decoded the body). */
+function responseHeaders(headers: Headers): Headers {
+  const out = new Headers();
+  const decoded = headers.has("content-encoding");
+  for (const [name, value] of headers) {
+    if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
+    if (decoded && (name === "content-encoding" || name === "content-length")) continue;
+    out.append(name, value);
+  }
+  return out;
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  return out;
+}
+
+function isJsonContent(contentType: string | null): boolean {
+  return contentType !== null && /^application\/([\w.+-]*\+)?json\b/i.test(contentType);
+}
+
+function parseObject(bytes: Uint8Array): Record<string, unknown> | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(bytes).toString("utf8"));
+    return isPlainObject(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The request body as bytes, refusing (413) more than `limit` without buffering it whole first. */
+async function readBytes(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  const tooLarge = () => new HttpError(413, `Request body is larger than the limit of ${limit} bytes.`, { code: "request_too_large" });
+  if (declared > limit) throw tooLarge();
+  const reader = request.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return size === 0 ? undefined : Buffer.concat(chunks);
+}
+

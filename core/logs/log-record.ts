@@ -1,0 +1,49 @@
+/** One request log: the index fields live in Records, large bodies in Blobs. */
+export interface RequestLog {
+  id: string;
+  /** ISO time the request arrived. */
+  createdAt: string;
+  traceId: string;
+  spanId?: string;
+  parentSpanId?: string;
+  spanName?: string;
+  organisationId: string;
+  workspaceId?: string;
+  apiKeyId?: string;
+  userId?: string;
+  metadata?: Record<string, string>;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  provider?: string;
+  requestedModel?: string;
+  answeredModel?: string;
+  stream?: boolean;
+  /** Which config target answered, and how many retries it took (routing layer). */
+  targetPath?: string;
+  retryCount?: number;
+  cacheStatus?: string;
+  latencyMs: number;
+  upstreamLatencyMs?: number;
+  timeToFirstTokenMs?: number;
+  usage?: {
+    promptTokens: number;
+    completionTokens: number;
+    totalTokens: number;
+    cachedTokens?: number;
+    reasoningTokens?: number;
+    estimated: boolean;
+  };
+  /** USD. */
+  cost?: number;
+  error?: { message: string; code: string | null };
+  /** Request headers with secrets masked. */
+  headers?: Record<string, string>;
+  /** Inline bodies (small) or a pointer to Blobs (`bodiesKey`). */
+  requestBody?: unknown;
+  responseBody?: unknown;
+  bodiesKey?: string;
+  /** `gateway` for requests that went through the gateway, `custom` for POST /v1/logs inserts. */
+  source: "gateway" | "custom";
+}

@@ -1,0 +1,105 @@
+import { requireScope, workspaceScope } from "../../auth/scopes.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import { badRequest, notFound, serviceUnavailable } from "../../http/errors.ts";
+import { json, readBody, validate } from "../../http/json.ts";
+import type { RequestLog } from "../../logs/log-record.ts";
+import { customLogRequest, listLogsQuery } from "../../logs/schemas.ts";
+
+/** Request logs: list with filters, one log with its bodies, and custom log inserts. */
+export const handlers: HandlerMap = {
+  async listLogs(request, ctx) {
+    const principal = requireScope(ctx.principal, "logs.list");
+    const query = validate(listLogsQuery, Object.fromEntries(new URL(request.url).searchParams));
+    const workspaceId = workspaceScope(principal, query.workspace_id);
+    let page: Awaited<ReturnType<typeof ctx.services.logger.list>>;
+    try {
+      page = await ctx.services.logger.list(
+        principal.organisationId,
+        {
+          from: query.from ? new Date(query.from) : undefined,
+          to: query.to ? new Date(query.to) : undefined,
+          workspaceId,
+          status: query.status,
+          provider: query.provider,
+          model: query.model,
+          traceId: query.trace_id,
+          metadataKey: query.metadata_key,
+          metadataValue: query.metadata_value,
+          minCost: query.min_cost,
+          maxCost: query.max_cost,
+          apiKeyId: query.api_key_id,
+          userId: query.user_id,
+        },
+        query.limit,
+        query.cursor ?? query.after,
+      );
+    } catch (error) {
+      if (error instanceof RangeError) throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
+      throw error;
+    }
+    return json({
+      object: "list",
+      data: page.items.map(({ requestBody, responseBody, bodiesKey, ...summary }) => summary),
+      has_more: page.cursor !== undefined,
+      next_cursor: page.cursor ?? null,
+    });
+  },
+
+  async getLog(_request, ctx) {
+    const principal = requireScope(ctx.principal, "logs.view");
+    const log = await ctx.services.logger.get(ctx.params.id!);
+    const visible = log && log.organisationId === principal.organisationId && canSeeWorkspace(principal, log);
+    if (!visible) throw notFound(`No log with id '${ctx.params.id}'.`);
+    const { bodiesKey, ...rest } = log;
+    return json(rest);
+  },
+
+  async createLog(request, ctx) {
+    const principal = requireScope(ctx.principal, "logs.write");
+    const body = await readBody(request, customLogRequest, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    const workspaceId = workspaceScope(principal, body.workspace_id);
+    const requestBody = body.request.body as Record<string, any> | undefined;
+    const responseBody = body.response?.body as Record<string, any> | undefined;
+    const usage = responseBody?.usage;
+    const log: RequestLog = {
+      id: ctx.services.logger.newLogId(),
+      createdAt: new Date().toISOString(),
+      traceId: body.trace_id ?? ctx.traceId,
+      spanId: body.span_id,
+      organisationId: principal.organisationId,
+      workspaceId,
+      apiKeyId: principal.keyId,
+      userId: principal.userId,
+      metadata: body.metadata,
+      method: body.request.method ?? "POST",
+      route: "custom",
+      path: body.request.url ?? "",
+      status: body.response?.status ?? 200,
+      provider: body.request.provider,
+      requestedModel: typeof requestBody?.model === "string" ? requestBody.model : undefined,
+      answeredModel: typeof responseBody?.model === "string" ? responseBody.model : undefined,
+      latencyMs: body.response?.response_time ?? 0,
+      usage:
+        usage && typeof usage.prompt_tokens === "number"
+          ? {
+              promptTokens: usage.prompt_tokens,
+              completionTokens: usage.completion_tokens ?? 0,
+              totalTokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
+              estimated: false,
+            }
+          : undefined,
+      requestBody,
+      responseBody,
+      source: "custom",
+    };
+    if (!(await ctx.services.logger.write(log))) {
+      throw serviceUnavailable("The log store is unavailable; the log was not saved.");
+    }
+    return json({ id: log.id, object: "log", created_at: log.createdAt }, { status: 201 });
+  },
+};
+
+function canSeeWorkspace(principal: { keyType?: string; workspaceId?: string }, log: RequestLog): boolean {
+  if (principal.keyType === "organisation") return true;
+  return !principal.workspaceId || log.workspaceId === principal.workspaceId;
+}

@@ -1,0 +1,349 @@
+import { z } from "zod";
+import { badRequest } from "../http/errors.ts";
+import { validate } from "../http/json.ts";
+import { findProvider } from "../providers/registry.ts";
+import { checkCustomHostSyntax, type TrustedHosts } from "../security/custom-host.ts";
+import type { ParamRules } from "./params.ts";
+import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
+
+/**
+ * Routing configs (spec 2.11 / 5.2; Portkey's config format): the zod schema, and `compileConfig`, which
+ * validates what zod cannot (limits, names, queries, providers, custom hosts) and resolves inheritance once,
+ * so a cached compiled config costs nothing per request.
+ *
+ * A node is either a leaf target (`provider` and/or `virtual_key`, optional `api_key`, `custom_host`, cloud
+ * fields) or a strategy (`strategy.mode` + `targets[]`, each a leaf or a nested strategy). Every node may carry
+ * `retry`, `request_timeout`, `cache`, `override_params`, `default_params`, `drop_params`, `forward_headers`,
+ * `custom_host`, `weight` (loadbalance) and `name` (conditional). Nested targets inherit retry, cache, params,
+ * forward headers, custom host and timeout from their parent; their own values win (params merge key by key,
+ * drop lists add up). camelCase keys (`overrideParams`, `onStatusCodes`, ...) are accepted as aliases.
+ */
+
+export const STRATEGY_MODES = ["single", "fallback", "loadbalance", "conditional"] as const;
+export type StrategyMode = (typeof STRATEGY_MODES)[number];
+
+/** Limits (spec 8). */
+export const CONFIG_LIMITS = { rootTargets: 100, rootTargetsConditional: 1000, nestedPerRootTarget: 50, depth: 10, retryAttempts: 5 } as const;
+
+/** Status codes retried when `retry.on_status_codes` is not given. */
+export const DEFAULT_RETRY_STATUS_CODES = [429, 500, 502, 503, 504] as const;
+
+const statusCode = z.number().int().min(100).max(599);
+
+const retrySchema = z.strictObject({
+  attempts: z.number().int().min(0).max(CONFIG_LIMITS.retryAttempts),
+  on_status_codes: z.array(statusCode).optional(),
+  use_retry_after_header: z.boolean().optional(),
+});
+
+const cacheSchema = z.looseObject({
+  mode: z.enum(["simple", "semantic"]),
+  max_age: z.number().int().positive().optional(),
+});
+
+const conditionSchema = z.strictObject({
+  query: z.record(z.string(), z.unknown()),
+  then: z.string().min(1),
+});
+
+const strategySchema = z.strictObject({
+  mode: z.enum(STRATEGY_MODES),
+  on_status_codes: z.array(statusCode).optional(),
+  conditions: z.array(conditionSchema).optional(),
+  default: z.string().min(1).optional(),
+});
+
+const paramsObject = z.record(z.string(), z.unknown());
+const nonEmpty = z.string().trim().min(1);
+
+export interface RawConfigNode {
+  strategy?: z.infer<typeof strategySchema>;
+  targets?: RawConfigNode[];
+  name?: string;
+  provider?: string;
+  api_key?: string;
+  virtual_key?: string;
+  custom_host?: string;
+  weight?: number;
+  override_params?: Record<string, unknown>;
+  default_params?: Record<string, unknown>;
+  drop_params?: string[];
+  forward_headers?: string[];
+  request_timeout?: number;
+  retry?: z.infer<typeof retrySchema>;
+  cache?: z.infer<typeof cacheSchema>;
+  resource_name?: string;
+  deployment_id?: string;
+  api_version?: string;
+  azure_model_name?: string;
+  vertex_project_id?: string;
+  vertex_region?: string;
+  vertex_service_account_json?: string | Record<string, unknown>;
+  aws_access_key_id?: string;
+  aws_secret_access_key?: string;
+  aws_session_token?: string;
+  aws_region?: string;
+  [extra: string]: unknown;
+}
+
+/** The config JSON shape. Loose objects: fields of later features (guardrails, hooks) pass untouched. */
+export const configNodeSchema: z.ZodType<RawConfigNode> = z.lazy(() =>
+  z.looseObject({
+    strategy: strategySchema.optional(),
+    targets: z.array(configNodeSchema).min(1).optional(),
+    name: nonEmpty.max(128).optional(),
+    provider: nonEmpty.optional(),
+    api_key: z.string().optional(),
+    virtual_key: nonEmpty.optional(),
+    custom_host: nonEmpty.optional(),
+    weight: z.number().min(0).optional(),
+    override_params: paramsObject.optional(),
+    default_params: paramsObject.optional(),
+    drop_params: z.array(nonEmpty).optional(),
+    forward_headers: z.array(nonEmpty).optional(),
+    request_timeout: z.number().int().positive().optional(),
+    retry: retrySchema.optional(),
+    cache: cacheSchema.optional(),
+    resource_name: nonEmpty.optional(),
+    deployment_id: nonEmpty.optional(),
+    api_version: nonEmpty.optional(),
+    azure_model_name: nonEmpty.optional(),
+    vertex_project_id: nonEmpty.optional(),
+    vertex_region: nonEmpty.optional(),
+    vertex_service_account_json: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+    aws_access_key_id: nonEmpty.optional(),
+    aws_secret_access_key: nonEmpty.optional(),
+    aws_session_token: nonEmpty.optional(),
+    aws_region: nonEmpty.optional(),
+  }),
+);
+
+export interface RetryPolicy {
+  /** Retries after the first call (0 to 5). */
+  attempts: number;
+  onStatusCodes: readonly number[];
+  useRetryAfterHeader: boolean;
+}
+
+export interface CacheSettings {
+  mode: "simple" | "semantic";
+  maxAgeSeconds?: number;
+}
+
+/** What a node passes down to its targets (and a leaf applies). */
+export interface InheritedSettings extends ParamRules {
+  retry?: RetryPolicy;
+  requestTimeoutMs?: number;
+  cache?: CacheSettings;
+  forwardHeaders?: string[];
+  customHost?: string;
+}
+
+interface NodeBase {
+  /** JSON-path-like location in the config, e.g. `config.targets[1].targets[0]` (x-gateway-last-used-option-index). */
+  path: string;
+  name?: string;
+  /** Loadbalance weight (default 1; 0 never chosen). */
+  weight: number;
+  settings: InheritedSettings;
+}
+
+export interface LeafNode extends NodeBase {
+  kind: "leaf";
+  /** Registry id (lower case) or `@slug` of a saved provider. */
+  provider?: string;
+  virtualKey?: string;
+  apiKey?: string;
+  azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
+  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
+  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
+  /** Set for the single target built from request headers (no config). */
+  fromHeaders?: boolean;
+}
+
+export interface CompiledCondition {
+  test: Predicate;
+  then: number;
+}
+
+export interface StrategyNode extends NodeBase {
+  kind: "strategy";
+  mode: StrategyMode;
+  /** Fallback: statuses that move on (absent: any non-2xx). */
+  onStatusCodes?: ReadonlySet<number>;
+  conditions?: CompiledCondition[];
+  /** Conditional: index of the default target. */
+  defaultTarget?: number;
+  targets: ConfigNode[];
+}
+
+export type ConfigNode = LeafNode | StrategyNode;
+
+/** Parses raw config JSON (already JSON.parse'd) into a compiled tree; every error is a 400 naming the path. */
+export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-gateway-config"): ConfigNode {
+  if (!isPlainObject(raw)) throw badRequest(`Invalid value for '${param}': a config must be a JSON object.`, param, "invalid_config");
+  const parsed = validate(configNodeSchema, snakeCaseConfig(raw), param) as RawConfigNode;
+  const root = compileNode(parsed, { path: "config", param, trusted, depth: 0, inherited: {} });
+  checkLimits(root, param);
+  return root;
+}
+
+interface CompileState {
+  path: string;
+  param: string;
+  trusted: TrustedHosts;
+  depth: number;
+  inherited: InheritedSettings;
+}
+
+function fail(state: Pick<CompileState, "path" | "param">, suffix: string, message: string): never {
+  const at = paramAt(state, suffix);
+  throw badRequest(`Invalid value for '${at}': ${message}`, at, "invalid_config");
+}
+
+/** `x-gateway-config.targets[1].retry` from the node path `config.targets[1]` and a suffix `retry`. */
+function paramAt(state: Pick<CompileState, "path" | "param">, suffix = ""): string {
+  const local = state.path.slice("config".length).replace(/^\./, "");
+  const joined = [local, suffix].filter(Boolean).join(".").replace(/\.\[/g, "[");
+  return joined ? `${state.param}.${joined}` : state.param;
+}
+
+function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
+  if (state.depth > CONFIG_LIMITS.depth) fail(state, "targets", `configs nest at most ${CONFIG_LIMITS.depth} levels deep.`);
+  const settings = inherit(raw, state);
+  const base = { path: state.path, name: raw.name, weight: raw.weight ?? 1, settings };
+
+  if (raw.targets) {
+    if (raw.provider !== undefined || raw.virtual_key !== undefined || raw.api_key !== undefined) {
+      fail(state, raw.provider !== undefined ? "provider" : raw.virtual_key !== undefined ? "virtual_key" : "api_key", "a node has either targets or a provider, not both.");
+    }
+    if (!raw.strategy) fail(state, "strategy", "strategy.mode is required when targets are given.");
+    const targets = raw.targets.map((child, index) =>
+      compileNode(child, { ...state, path: `${state.path}.targets[${index}]`, depth: state.depth + 1, inherited: settings }),
+    );
+    const node: StrategyNode = { ...base, kind: "strategy", mode: raw.strategy.mode, targets };
+    if (raw.strategy.on_status_codes) node.onStatusCodes = new Set(raw.strategy.on_status_codes);
+    if (raw.strategy.mode === "loadbalance" && !targets.some((target) => target.weight > 0)) {
+      fail(state, "targets", "a loadbalance strategy needs at least one target with a weight above 0.");
+    }
+    if (raw.strategy.mode === "conditional") compileConditions(raw, node, state);
+    return node;
+  }
+
+  if (raw.strategy && raw.strategy.mode !== "single") fail(state, "targets", `strategy mode '${raw.strategy.mode}' needs targets.`);
+  if (raw.provider === undefined && raw.virtual_key === undefined) {
+    fail(state, "provider", "a target needs provider (a provider id or @slug), virtual_key, or targets.");
+  }
+  const leaf: LeafNode = { ...base, kind: "leaf" };
+  if (raw.provider !== undefined) {
+    const provider = raw.provider.trim();
+    if (provider.startsWith("@")) leaf.provider = provider;
+    else if (findProvider(provider)) leaf.provider = provider.toLowerCase();
+    else fail(state, "provider", `unknown provider '${provider}'. The README lists the supported provider ids.`);
+  }
+  if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;
+  if (raw.api_key) leaf.apiKey = raw.api_key.replace(/^Bearer\s+/i, "").trim();
+  const azure = { resourceName: raw.resource_name, deploymentId: raw.deployment_id, apiVersion: raw.api_version, modelName: raw.azure_model_name };
+  if (Object.values(azure).some(Boolean)) leaf.azure = azure;
+  const serviceAccount = raw.vertex_service_account_json;
+  const vertex = {
+    projectId: raw.vertex_project_id,
+    region: raw.vertex_region,
+    serviceAccountJson: typeof serviceAccount === "object" ? JSON.stringify(serviceAccount) : serviceAccount,
+  };
+  if (Object.values(vertex).some(Boolean)) leaf.vertex = vertex;
+  const aws = {
+    accessKeyId: raw.aws_access_key_id,
+    secretAccessKey: raw.aws_secret_access_key,
+    sessionToken: raw.aws_session_token,
+    region: raw.aws_region,
+  };
+  if (Object.values(aws).some(Boolean)) leaf.aws = aws;
+  return leaf;
+}
+
+function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
+  const parent = state.inherited;
+  const settings: InheritedSettings = { ...parent };
+  if (raw.retry) {
+    settings.retry = {
+      attempts: raw.retry.attempts,
+      onStatusCodes: raw.retry.on_status_codes ?? DEFAULT_RETRY_STATUS_CODES,
+      useRetryAfterHeader: raw.retry.use_retry_after_header ?? false,
+    };
+  }
+  if (raw.request_timeout !== undefined) settings.requestTimeoutMs = raw.request_timeout;
+  if (raw.cache) settings.cache = { mode: raw.cache.mode, maxAgeSeconds: raw.cache.max_age };
+  if (raw.override_params) settings.overrideParams = { ...parent.overrideParams, ...raw.override_params };
+  if (raw.default_params) settings.defaultParams = { ...parent.defaultParams, ...raw.default_params };
+  if (raw.drop_params) settings.dropParams = [...new Set([...(parent.dropParams ?? []), ...raw.drop_params])];
+  if (raw.forward_headers) settings.forwardHeaders = [...new Set([...(parent.forwardHeaders ?? []), ...raw.forward_headers])];
+  if (raw.custom_host !== undefined) {
+    settings.customHost = checkCustomHostSyntax(raw.custom_host, state.trusted, paramAt(state, "custom_host")).href.replace(/\/+$/, "");
+  }
+  return settings;
+}
+
+function compileConditions(raw: RawConfigNode, node: StrategyNode, state: CompileState): void {
+  const byName = new Map<string, number>();
+  raw.targets!.forEach((target, index) => {
+    if (target.name === undefined) return;
+    if (byName.has(target.name)) fail(state, `targets[${index}].name`, `target name '${target.name}' is used twice.`);
+    byName.set(target.name, index);
+  });
+  const conditions = raw.strategy!.conditions;
+  if (!conditions || conditions.length === 0) fail(state, "strategy.conditions", "a conditional strategy needs conditions: [{query, then}].");
+  node.conditions = conditions.map((condition, index) => {
+    const then = byName.get(condition.then);
+    if (then === undefined) fail(state, `strategy.conditions[${index}].then`, `no target is named '${condition.then}'.`);
+    return { test: compileQuery(condition.query, paramAt(state, `strategy.conditions[${index}].query`)), then };
+  });
+  const fallbackName = raw.strategy!.default;
+  if (fallbackName !== undefined) {
+    const index = byName.get(fallbackName);
+    if (index === undefined) fail(state, "strategy.default", `no target is named '${fallbackName}'.`);
+    node.defaultTarget = index;
+  }
+}
+
+function countDescendants(node: ConfigNode): number {
+  if (node.kind === "leaf") return 0;
+  return node.targets.reduce((sum, target) => sum + 1 + countDescendants(target), 0);
+}
+
+function checkLimits(root: ConfigNode, param: string): void {
+  if (root.kind === "leaf") return;
+  const max = root.mode === "conditional" ? CONFIG_LIMITS.rootTargetsConditional : CONFIG_LIMITS.rootTargets;
+  if (root.targets.length > max) {
+    fail({ path: "config", param }, "targets", `at most ${max} targets at the root of a ${root.mode} config (got ${root.targets.length}).`);
+  }
+  for (const target of root.targets) {
+    const nested = countDescendants(target);
+    if (nested > CONFIG_LIMITS.nestedPerRootTarget) {
+      fail({ path: target.path, param }, "targets", `at most ${CONFIG_LIMITS.nestedPerRootTarget} nested targets per root target (got ${nested}).`);
+    }
+  }
+}
+
+// --- camelCase aliases -------------------------------------------------------------------------------------
+
+const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+/** Objects whose keys are user data (request params, queries): never renamed. */
+const OPAQUE = new Set(["override_params", "default_params", "query", "cache", "metadata", "vertex_service_account_json"]);
+
+/** Renames camelCase config keys to snake_case (config nodes, strategy, retry, conditions), leaving params alone. */
+export function snakeCaseConfig(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCaseConfig);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const snake = /[A-Z]/.test(key) && !key.startsWith("$") ? camelToSnake(key) : key;
+    const name = Object.hasOwn(value, snake) && snake !== key ? key : snake;
+    out[name] = OPAQUE.has(name) ? (name === "cache" && isPlainObject(item) ? snakeKeys(item) : item) : snakeCaseConfig(item);
+  }
+  return out;
+}
+
+function snakeKeys(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [/[A-Z]/.test(key) ? camelToSnake(key) : key, item]));
+}

@@ -1,0 +1,96 @@
+import type { RequestContext } from "../http/context.ts";
+import { HttpError, badRequest } from "../http/errors.ts";
+import { type GatewayRequestHeaders, inlineConfigJson } from "../http/gateway-headers.ts";
+import type { TrustedHosts } from "../security/custom-host.ts";
+import { type ConfigNode, type LeafNode, compileConfig } from "./config.ts";
+import { Lru } from "./lru.ts";
+
+/**
+ * Where a request's routing comes from (pipeline step 2), in this order:
+ * 1. `x-gateway-config`: inline JSON (or base64 of it), or a saved config id / slug (Services.resolveSavedConfig);
+ * 2. `x-gateway-provider` (id or `@slug`) / `x-gateway-virtual-key`: one target built from the headers;
+ * 3. the workspace's default config (Services.resolveDefaultConfig);
+ * else undefined (the route answers "no provider").
+ * Inline configs are compiled once and cached by their text (bounded LRU); saved ones by object identity, so
+ * a control plane that caches its config objects gets compiled configs for free.
+ * BLOCK_INLINE_CONFIG=true rejects inline configs, inline provider names and custom hosts (403); saved
+ * configs and saved providers (`@slug`, x-gateway-virtual-key) stay allowed.
+ */
+
+/** The single target of a request without config: resolved from the request headers. Shared, never mutated. */
+export const HEADER_TARGET: LeafNode = Object.freeze({ kind: "leaf", path: "config", weight: 1, settings: Object.freeze({}), fromHeaders: true }) as LeafNode;
+
+const INLINE_CACHE_SIZE = 500;
+const SAVED_ID = /^[\w.:@-]{1,128}$/;
+
+interface Caches {
+  inline: Lru<string, ConfigNode>;
+  saved: WeakMap<object, ConfigNode>;
+}
+const cachesByTrust = new WeakMap<TrustedHosts, Caches>();
+
+function cachesFor(trusted: TrustedHosts): Caches {
+  let caches = cachesByTrust.get(trusted);
+  if (!caches) {
+    caches = { inline: new Lru(INLINE_CACHE_SIZE), saved: new WeakMap() };
+    cachesByTrust.set(trusted, caches);
+  }
+  return caches;
+}
+
+export async function resolveRouting(gateway: GatewayRequestHeaders, ctx: RequestContext): Promise<ConfigNode | undefined> {
+  const { services } = ctx;
+  const blocked = services.settings.BLOCK_INLINE_CONFIG;
+  if (gateway.config !== undefined) {
+    const json = inlineConfigJson(gateway.config);
+    if (json !== undefined) {
+      if (blocked) throw inlineBlocked("an inline x-gateway-config", "x-gateway-config");
+      return inlineConfig(json, services.trustedHosts);
+    }
+    if (!SAVED_ID.test(gateway.config)) {
+      throw badRequest("x-gateway-config must be a JSON object (or base64 of one), or a saved config id or slug.", "x-gateway-config", "invalid_config");
+    }
+    return savedConfig(await services.resolveSavedConfig(gateway.config, ctx), services.trustedHosts, `x-gateway-config(${gateway.config})`);
+  }
+  if (gateway.provider !== undefined || gateway.virtualKey !== undefined) {
+    if (blocked) {
+      if (gateway.provider !== undefined && !gateway.provider.startsWith("@")) throw inlineBlocked("an inline provider name", "x-gateway-provider");
+      if (gateway.customHost !== undefined) throw inlineBlocked("a custom host", "x-gateway-custom-host");
+    }
+    return HEADER_TARGET;
+  }
+  const fallback = await services.resolveDefaultConfig(ctx);
+  return fallback === undefined || fallback === null ? undefined : savedConfig(fallback, services.trustedHosts, "default config");
+}
+
+function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
+  const caches = cachesFor(trusted);
+  const cached = caches.inline.get(json);
+  if (cached) return cached;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (error) {
+    throw badRequest(`x-gateway-config is not valid JSON: ${(error as Error).message}`, "x-gateway-config", "invalid_config");
+  }
+  const compiled = compileConfig(raw, trusted);
+  caches.inline.set(json, compiled);
+  return compiled;
+}
+
+function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): ConfigNode {
+  const cacheable = typeof raw === "object" && raw !== null;
+  const caches = cachesFor(trusted);
+  const cached = cacheable ? caches.saved.get(raw) : undefined;
+  if (cached) return cached;
+  const compiled = compileConfig(raw, trusted, param);
+  if (cacheable) caches.saved.set(raw, compiled);
+  return compiled;
+}
+
+function inlineBlocked(what: string, param: string): HttpError {
+  return new HttpError(403, `Inline configuration is blocked in this deployment (BLOCK_INLINE_CONFIG): ${what} is not accepted. Use a saved config or a saved provider (@slug).`, {
+    code: "inline_config_blocked",
+    param,
+  });
+}

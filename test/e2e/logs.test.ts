@@ -1,0 +1,124 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
+
+/** Every authenticated request leaves exactly one log, with masked headers, usage and cost; logging never fails a request. */
+
+let gateway: TestGateway;
+let upstream: OpenAIMock;
+let client: OpenAI;
+const PROVIDER_KEY = "sk-very-secret-provider-key";
+
+beforeAll(async () => {
+  upstream = await startOpenAIMock({ chunkDelayMs: 1 });
+  gateway = await startTestGateway();
+  client = new OpenAI({
+    apiKey: PROVIDER_KEY,
+    baseURL: `${gateway.url}/v1`,
+    maxRetries: 0,
+    defaultHeaders: {
+      "x-gateway-api-key": gateway.adminKey,
+      "x-gateway-provider": "openai",
+      "x-gateway-custom-host": `${upstream.url}/v1`,
+      "x-gateway-metadata": JSON.stringify({ _user: "alice", team: "search" }),
+      "x-gateway-sensitive-headers": "x-customer-id",
+      "x-customer-id": "customer-42",
+    },
+  });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await upstream?.close();
+});
+
+async function listLogs(query = ""): Promise<any> {
+  const response = await fetch(`${gateway.url}/v1/logs${query}`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+describe("request logs", () => {
+  it("writes one log per request with usage, cost, metadata and masked headers", async () => {
+    const before = (await listLogs("?limit=100")).data.length;
+    await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+    const stream = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], stream: true });
+    for await (const _ of stream) {
+      // drain
+    }
+    await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], temperature: 9 }).catch(() => {});
+
+    // Each request above, plus each GET /v1/logs, is logged once.
+    await expect.poll(async () => (await listLogs("?limit=100&provider=openai")).data.length, { timeout: 5000 }).toBe(2);
+    const { data } = await listLogs("?limit=100");
+    expect(data.length).toBeGreaterThanOrEqual(before + 3);
+
+    const [streamed, plain] = (await listLogs("?provider=openai")).data;
+    expect(streamed).toMatchObject({ stream: true, status: 200, requestedModel: "gpt-4o-mini", metadata: { _user: "alice", team: "search" } });
+    expect(plain.usage.totalTokens).toBeGreaterThan(0);
+    expect(plain.cost).toBeGreaterThan(0);
+    expect(plain.headers.authorization).toBe("********");
+    expect(plain.headers["x-gateway-api-key"]).toBe("********");
+    expect(plain.headers["x-customer-id"]).toMatch(/^sha256:/);
+
+    const detail = await (await fetch(`${gateway.url}/v1/logs/${plain.id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })).json();
+    expect(detail.requestBody.messages[0].content).toBe("Hi");
+    expect(detail.responseBody.object).toBe("chat.completion");
+
+    const invalid = (await listLogs("?status=400")).data;
+    expect(invalid[0]).toMatchObject({ route: "/v1/chat/completions", status: 400 });
+  });
+
+  it("never stores the provider key or the gateway key", async () => {
+    const dir = gateway.gateway.services.settings.GATEWAY_DATA_DIR;
+    const files = readdirSync(dir).filter((file) => file.startsWith("gateway.db"));
+    for (const file of files) {
+      const bytes = readFileSync(join(dir, file));
+      expect(bytes.includes(PROVIDER_KEY)).toBe(false);
+      expect(bytes.includes(gateway.adminKey)).toBe(false);
+    }
+  });
+
+  it("filters by metadata and paginates with a cursor", async () => {
+    const first = await listLogs("?limit=1&metadata_key=team&metadata_value=search");
+    expect(first.data).toHaveLength(1);
+    expect(first.has_more).toBe(true);
+    const second = await listLogs(`?limit=1&metadata_key=team&metadata_value=search&cursor=${first.next_cursor}`);
+    expect(second.data[0].id).not.toBe(first.data[0].id);
+    expect((await fetch(`${gateway.url}/v1/logs?cursor=@@`, { headers: { "x-gateway-api-key": gateway.adminKey } })).status).toBe(400);
+  });
+
+  it("accepts custom logs", async () => {
+    const response = await fetch(`${gateway.url}/v1/logs`, {
+      method: "POST",
+      headers: { "x-gateway-api-key": gateway.adminKey, "content-type": "application/json" },
+      body: JSON.stringify({
+        request: { url: "https://api.example.com/v1/chat/completions", provider: "example", body: { model: "m1" } },
+        response: { status: 200, body: { model: "m1", usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }, response_time: 120 },
+        metadata: { origin: "batch-job" },
+      }),
+    });
+    expect(response.status).toBe(201);
+    const { id } = await response.json();
+    const log = await (await fetch(`${gateway.url}/v1/logs/${id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })).json();
+    expect(log).toMatchObject({ source: "custom", provider: "example", usage: { totalTokens: 7 }, latencyMs: 120 });
+  });
+
+  it("a failing log store never fails a request, and the breaker opens", async () => {
+    const records = gateway.gateway.services.stores.records;
+    const realPut = records.put.bind(records);
+    records.put = () => Promise.reject(new Error("log store down"));
+    try {
+      for (let i = 0; i < 7; i++) {
+        const answer = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+        expect(answer.choices[0]!.message.content).toBeTruthy();
+      }
+      await expect.poll(() => gateway.gateway.services.logger.breaker.open, { timeout: 5000 }).toBe(true);
+    } finally {
+      records.put = realPut;
+    }
+  });
+});
