@@ -33,23 +33,25 @@ export async function fetchUpstream(
     if (options.signal.aborted)
       return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return new UpstreamError(
-      502,
-      `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-      {
-        code: "upstream_unreachable",
-      },
-    );
+    if (cause instanceof CustomHostBlockedError) {
+      return new UpstreamError(400, `Custom host rejected: ${cause.message}.`, { code: "invalid_custom_host", transport: true });
+    }
+    return new UpstreamError(502, `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
+      code: "upstream_unreachable",
+      transport: true,
+    });
   };
   let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(request.url, {
+    const init: RequestInit & { dispatcher?: Dispatcher } = {
       method: request.method,
       headers: request.headers,
       body: request.body as BodyInit | undefined,
       signal,
       redirect: "manual",
-    });
+    };
+    if (options.dispatcher) init.dispatcher = options.dispatcher;
+    response = await (options.fetch ?? fetch)(request.url, init);
   } catch (error) {
     throw failure(error);
   }

@@ -3,6 +3,7 @@ import type { RouteFamily, RouteSpec } from "../routes/table.ts";
 import type { Services } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
+import { requireScope } from "../auth/scopes.ts";
 import { logRequest } from "../logs/log-request.ts";
 import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
@@ -57,6 +58,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       try {
         if (route.auth === "api_key") {
           ctx.principal = await authenticate(request, services);
+          if (route.scope) requireScope(ctx.principal, route.scope);
           ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
         }
         response = await handler(request, ctx);

@@ -14,6 +14,11 @@ export interface RouteSpec {
   handler: string;
   /** `api_key`: x-gateway-api-key or a JWT is required. `none`: public. */
   auth: "api_key" | "none";
+  /**
+   * The scope a caller must hold (checked centrally by the app before the handler runs; `*` holds all).
+   * Data-plane routes usually need none beyond a valid key.
+   */
+  scope?: string;
   /** Body limit class: `json` (GATEWAY_MAX_JSON_BODY_BYTES) or `upload` (GATEWAY_MAX_UPLOAD_BYTES). */
   body?: "json" | "upload";
   /**
@@ -86,9 +91,9 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     dataPlane: false,
     timeoutSeconds: 30,
     routes: [
-      { method: "GET", path: "/v1/logs", handler: "listLogs", auth: "api_key" },
-      { method: "POST", path: "/v1/logs", handler: "createLog", auth: "api_key", body: "json" },
-      { method: "GET", path: "/v1/logs/:id", handler: "getLog", auth: "api_key" },
+      { method: "GET", path: "/v1/logs", handler: "listLogs", auth: "api_key", scope: "logs.list" },
+      { method: "POST", path: "/v1/logs", handler: "createLog", auth: "api_key", body: "json", scope: "logs.write" },
+      { method: "GET", path: "/v1/logs/:id", handler: "getLog", auth: "api_key", scope: "logs.view" },
     ],
   },
 ];

@@ -162,8 +162,8 @@ export async function checkCustomHost(value: string, trusted: TrustedHosts, para
 /** Thrown by the guarded lookup: the name resolved, at connect time, to a forbidden address. */
 export class CustomHostBlockedError extends Error {
   readonly code = "ERR_CUSTOM_HOST_BLOCKED";
-  constructor(host: string, address: string) {
-    super(`custom host ${host} resolved to ${address}, a private or reserved address`);
+  constructor(host: string, address?: string) {
+    super(address ? `${host} resolved to ${address}, a private or reserved address` : `host ${host} is internal`);
     this.name = "CustomHostBlockedError";
   }
 }
@@ -182,7 +182,9 @@ export function guardedLookup(trusted: TrustedHosts) {
       if (error) return callback(error, []);
       const host = hostname.toLowerCase().replace(/\.$/, "");
       if (!trusted.names.has(host)) {
-        if (METADATA_HOSTS.has(host)) return callback(new CustomHostBlockedError(host, "a metadata endpoint"), []);
+        if (METADATA_HOSTS.has(host) || host.endsWith(".localhost") || host.endsWith(".internal")) {
+          return callback(new CustomHostBlockedError(host), []);
+        }
         const bad = addresses.find(({ address }) => !addressAllowed(address, trusted));
         if (bad) return callback(new CustomHostBlockedError(host, bad.address), []);
       }

@@ -1,0 +1,55 @@
+import type { RequestContext } from "../http/context.ts";
+import { newId } from "../ids.ts";
+
+/**
+ * Audit log of control-plane mutations: who (key, user), what (action), which resource, when, and the
+ * state before and after with secrets redacted. Records: pk `AUDIT#<id>`, listed per organisation and
+ * newest first through gsi1 (`ORG#<org>#AUDIT`). Kept for GATEWAY_AUDIT_RETENTION_DAYS (default 365).
+ */
+export interface AuditEntry {
+  action: "create" | "update" | "delete" | string;
+  resourceType: string;
+  resourceId: string;
+  workspaceId?: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+const SECRET_FIELDS = /^(secret|api_?key|apiKey|key|password|token|credentials?|private_?key|secret_access_key|session_token|service_account_json|secretHash)$/i;
+const RETENTION_SECONDS = 365 * 86_400;
+
+/** Deep copy with secret-looking fields replaced, safe to keep in an audit trail. */
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, entry]) => [key, SECRET_FIELDS.test(key) && entry != null ? "[redacted]" : redact(entry)]),
+    );
+  }
+  return value;
+}
+
+export async function writeAudit(ctx: RequestContext, entry: AuditEntry): Promise<void> {
+  const principal = ctx.principal;
+  if (!principal) return;
+  const id = newId("audit");
+  const now = Date.now();
+  await ctx.services.stores.records.put({
+    pk: `AUDIT#${id}`,
+    sk: "AUDIT",
+    gsi1pk: `ORG#${principal.organisationId}#AUDIT`,
+    gsi1sk: `${new Date(now).toISOString()}#${id}`,
+    ttl: Math.floor(now / 1000) + RETENTION_SECONDS,
+    id,
+    organisationId: principal.organisationId,
+    workspaceId: entry.workspaceId ?? principal.workspaceId,
+    actor: { keyId: principal.keyId, userId: principal.userId, email: principal.userEmail, kind: principal.kind },
+    action: entry.action,
+    resourceType: entry.resourceType,
+    resourceId: entry.resourceId,
+    before: redact(entry.before),
+    after: redact(entry.after),
+    traceId: ctx.traceId,
+    createdAt: new Date(now).toISOString(),
+  });
+}
