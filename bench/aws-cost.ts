@@ -6,14 +6,16 @@ import { parseFlags } from "./lib/cli.ts";
  * request (Lambda GB-seconds), its store operations per warm request (DynamoDB request units, S3 and SQS
  * requests) and the chat bundle's init time (cold starts are billed since 2025-08). Prices: bench/aws-prices.ts.
  *
- * `node bench/aws-cost.ts --duration-ms=1.2 --reads=0 --writes=0 [--init-ms=40] [--memory-mb=1024] [--arch=arm64]`
+ * `node bench/aws-cost.ts --duration-ms=1.2 --reads=0 --writes=1 --write-units=4 [--init-ms=40] [--memory-mb=1024] [--arch=arm64]`
  */
 
 export interface StoreOpsPerRequest {
   /** DynamoDB reads (records.get/query, counters.get/getMany): one RRU each (strongly consistent, <= 4 KB). */
   dynamoReads: number;
-  /** DynamoDB writes (records.put/update/delete, counters.add/delete): one WRU each (<= 1 KB items). */
+  /** DynamoDB writes (records.put/update/delete, counters.add/delete). */
   dynamoWrites: number;
+  /** Their write request units (1 per KB, doubled for items in gsi1); defaults to one per write. */
+  dynamoWriteUnits: number;
   /** S3 PUT/LIST-class requests (blobs.put, blobs.list). */
   s3Puts: number;
   /** S3 GET-class requests (blobs.get, blobs.head). */
@@ -23,11 +25,13 @@ export interface StoreOpsPerRequest {
 }
 
 /** Maps counted port calls ("records.get" -> calls per request) to AWS requests. */
-export function awsRequestsOf(byMethod: Record<string, number>): StoreOpsPerRequest {
+export function awsRequestsOf(byMethod: Record<string, number>, writeUnits?: number): StoreOpsPerRequest {
   const count = (...names: string[]) => names.reduce((sum, name) => sum + (byMethod[name] ?? 0), 0);
+  const dynamoWrites = count("records.put", "records.update", "records.delete", "counters.add", "counters.delete");
   return {
     dynamoReads: count("records.get", "records.query", "counters.get", "counters.getMany"),
-    dynamoWrites: count("records.put", "records.update", "records.delete", "counters.add", "counters.delete"),
+    dynamoWrites,
+    dynamoWriteUnits: writeUnits ?? dynamoWrites,
     s3Puts: count("blobs.put", "blobs.list"),
     s3Gets: count("blobs.get", "blobs.head"),
     sqsRequests: count("queue.send", "queue.sendBatch", "queue.receive", "queue.ack", "queue.release"),
@@ -88,8 +92,13 @@ export function costPerMillion(scenario: CostScenario, options: CostOptions = DE
   const billedMs = Math.ceil(scenario.billedMs / p.lambda.billingGranularityMs) * p.lambda.billingGranularityMs;
   const lambdaRequests = p.lambda.request * million;
   const lambdaDuration = (billedMs / 1000) * gb * gbSecond * million;
-  const lambdaInit = p.lambda.initBilled ? options.coldStartRate * (options.initMs / 1000) * gb * gbSecond * million : 0;
-  const dynamodb = (scenario.ops.dynamoReads * p.dynamodb.readRequestUnit + scenario.ops.dynamoWrites * p.dynamodb.writeRequestUnit) * million;
+  const lambdaInit = p.lambda.initBilled
+    ? options.coldStartRate * (options.initMs / 1000) * gb * gbSecond * million
+    : 0;
+  const dynamodb =
+    (scenario.ops.dynamoReads * p.dynamodb.readRequestUnit +
+      scenario.ops.dynamoWriteUnits * p.dynamodb.writeRequestUnit) *
+    million;
   const s3 = (scenario.ops.s3Puts * p.s3.put + scenario.ops.s3Gets * p.s3.get) * million;
   const sqs = scenario.ops.sqsRequests * p.sqs.request * million;
   const router = options.router ? p.cloudfront.httpsRequest * million : 0;
@@ -108,32 +117,56 @@ export function costPerMillion(scenario: CostScenario, options: CostOptions = DE
 }
 
 /**
- * The scenarios the report prints: the gateway alone (mock upstream, so duration is our overhead), the same
- * with realistic model latencies (Lambda bills the wall time spent waiting for the provider), and the target
- * design once logging and rate limits exist (0 reads; a counter write and a log index write; the log body to S3).
+ * A DynamoDB/S3 write inside the invocation (the log is written through waitUntil, after the answer, but
+ * before the invocation ends, so Lambda bills the wait): a typical in-region PutItem, in ms. An assumption.
  */
-export function standardScenarios(measured: { overheadMs: number; ops: StoreOpsPerRequest }, options: CostOptions = DEFAULT_COST_OPTIONS): CostScenario[] {
-  const overhead = measured.overheadMs * cpuScale(options.memoryMb);
-  const target: StoreOpsPerRequest = { dynamoReads: 0, dynamoWrites: 2, s3Puts: 1, s3Gets: 0, sqsRequests: 0 };
+export const STORE_WRITE_MS = 5;
+
+/**
+ * The scenarios the report prints: the gateway alone (mock upstream, so duration is our own time), the same
+ * with realistic model latencies (Lambda bills the wall time spent waiting for the provider), with the
+ * rate-limit counter the targets assume (+1 write), and with bodies over the inline limit going to S3.
+ */
+export function standardScenarios(
+  measured: { overheadMs: number; ops: StoreOpsPerRequest },
+  options: CostOptions = DEFAULT_COST_OPTIONS,
+): CostScenario[] {
+  const writesMs = (ops: StoreOpsPerRequest) => (ops.dynamoWrites + ops.s3Puts > 0 ? STORE_WRITE_MS : 0); // written in parallel
+  const own = measured.overheadMs * cpuScale(options.memoryMb);
+  const ops = measured.ops;
+  const withCounter: StoreOpsPerRequest = {
+    ...ops,
+    dynamoWrites: ops.dynamoWrites + 1,
+    dynamoWriteUnits: ops.dynamoWriteUnits + 1,
+  };
+  const withS3: StoreOpsPerRequest = { ...withCounter, s3Puts: withCounter.s3Puts + 1 };
   return [
-    { name: "measured: gateway overhead only (mock upstream)", billedMs: overhead, ops: measured.ops },
-    { name: "measured ops + 1 s model latency", billedMs: overhead + 1000, ops: measured.ops },
-    { name: "measured ops + 10 s model latency", billedMs: overhead + 10_000, ops: measured.ops },
-    { name: "target design (counter + log index + log body on S3), overhead only", billedMs: overhead + 5, ops: target },
-    { name: "target design + 1 s model latency", billedMs: overhead + 5 + 1000, ops: target },
+    { name: "measured: gateway time only (mock upstream)", billedMs: own + writesMs(ops), ops },
+    { name: "measured + 1 s model latency", billedMs: own + writesMs(ops) + 1000, ops },
+    { name: "measured + 10 s model latency", billedMs: own + writesMs(ops) + 10_000, ops },
+    {
+      name: "+ rate-limit counter (projected), 1 s model latency",
+      billedMs: own + writesMs(withCounter) + 1000,
+      ops: withCounter,
+    },
+    {
+      name: "+ counter, log bodies > 16 KB to S3 (projected), 1 s latency",
+      billedMs: own + writesMs(withS3) + 1000,
+      ops: withS3,
+    },
   ];
 }
 
 export function formatCost(lines: CostLine[], options: CostOptions = DEFAULT_COST_OPTIONS): string {
   const usd = (value: number) => `$${value < 10 ? value.toFixed(3) : value.toFixed(2)}`.padStart(9);
-  const header = `  ${"scenario".padEnd(70)} ${"billed".padStart(8)} ${"λ req".padStart(9)} ${"λ GB-s".padStart(9)} ${"λ init".padStart(9)} ${"DynamoDB".padStart(9)} ${"S3".padStart(9)} ${"SQS".padStart(9)} ${"Router".padStart(9)} ${"TOTAL".padStart(9)}`;
+  const header = `  ${"scenario".padEnd(62)} ${"billed".padStart(8)} ${"λ req".padStart(9)} ${"λ GB-s".padStart(9)} ${"λ init".padStart(9)} ${"DynamoDB".padStart(9)} ${"S3".padStart(9)} ${"SQS".padStart(9)} ${"Router".padStart(9)} ${"TOTAL".padStart(9)}`;
   return [
     `Estimated AWS cost per 1M chat requests (${AWS_PRICES.region}, ${options.architecture}, ${options.memoryMb} MB, list prices checked ${AWS_PRICES.checked}; bench/aws-prices.ts):`,
-    `  assumptions: CPU time scaled x${cpuScale(options.memoryMb).toFixed(2)} for ${options.memoryMb} MB (1 vCPU = 1769 MB); ${(options.coldStartRate * 100).toFixed(1)}% cold starts x ${options.initMs.toFixed(0)} ms init; 1 RRU per read, 1 WRU per write; target design adds ~5 ms of DynamoDB/S3 write latency inside the invocation`,
+    `  assumptions: gateway time scaled x${cpuScale(options.memoryMb).toFixed(2)} for ${options.memoryMb} MB (1 vCPU = 1769 MB); ${(options.coldStartRate * 100).toFixed(1)}% cold starts x ${options.initMs.toFixed(0)} ms init; 1 RRU per read; WRU from the item sizes written (gsi1 copy included); +${STORE_WRITE_MS} ms billed when the invocation writes to a store`,
     header,
     ...lines.map(
       (line) =>
-        `  ${line.scenario.padEnd(70)} ${`${line.billedMs} ms`.padStart(8)} ${usd(line.lambdaRequests)} ${usd(line.lambdaDuration)} ${usd(line.lambdaInit)} ${usd(line.dynamodb)} ${usd(line.s3)} ${usd(line.sqs)} ${usd(line.router)} ${usd(line.total)}`,
+        `  ${line.scenario.padEnd(62)} ${`${line.billedMs} ms`.padStart(8)} ${usd(line.lambdaRequests)} ${usd(line.lambdaDuration)} ${usd(line.lambdaInit)} ${usd(line.dynamodb)} ${usd(line.s3)} ${usd(line.sqs)} ${usd(line.router)} ${usd(line.total)}`,
     ),
   ].join("\n");
 }
@@ -149,10 +182,16 @@ if (import.meta.main) {
   const ops: StoreOpsPerRequest = {
     dynamoReads: Number(flags.reads ?? 0),
     dynamoWrites: Number(flags.writes ?? 0),
+    dynamoWriteUnits: Number(flags["write-units"] ?? flags.writes ?? 0),
     s3Puts: Number(flags["s3-puts"] ?? 0),
     s3Gets: 0,
     sqsRequests: 0,
   };
   const scenarios = standardScenarios({ overheadMs: Number(flags["duration-ms"] ?? 1), ops }, options);
-  console.log(formatCost(scenarios.map((scenario) => costPerMillion(scenario, options)), options));
+  console.log(
+    formatCost(
+      scenarios.map((scenario) => costPerMillion(scenario, options)),
+      options,
+    ),
+  );
 }

@@ -103,7 +103,11 @@ export async function measurePackages(outDir: string, runs: number): Promise<Pac
       for (let i = 0; i < runs; i++) times.push(await importTime(outfile, FUNCTION_ENV));
       results.push({ name, bytes: statSync(outfile).size, initMs: median(times) });
     } catch (error) {
-      results.push({ name: `${name} (failed: ${(error as Error).message.split("\n")[0]})`, bytes: 0, initMs: Number.NaN });
+      results.push({
+        name: `${name} (failed: ${(error as Error).message.split("\n")[0]})`,
+        bytes: 0,
+        initMs: Number.NaN,
+      });
     }
   }
   return results;
@@ -113,7 +117,8 @@ export function lambdaEntries(): string[] {
   const entries: string[] = [];
   for (const dir of ["functions", join("functions", "workers")]) {
     for (const file of readdirSync(join(REPO_DIR, dir))) {
-      if (file.endsWith(".ts") && !file.endsWith(".d.ts") && statSync(join(REPO_DIR, dir, file)).isFile()) entries.push(join(dir, file));
+      if (file.endsWith(".ts") && !file.endsWith(".d.ts") && statSync(join(REPO_DIR, dir, file)).isFile())
+        entries.push(join(dir, file));
     }
   }
   return entries.sort();
@@ -145,7 +150,10 @@ const SST_OPTIONS = {
   logLevel: "silent",
 } satisfies esbuild.BuildOptions;
 
-export async function bundleEntry(entry: string, outDir: string): Promise<{ file: string; metafile: esbuild.Metafile }> {
+export async function bundleEntry(
+  entry: string,
+  outDir: string,
+): Promise<{ file: string; metafile: esbuild.Metafile }> {
   const outfile = join(outDir, `${basename(entry, ".ts")}${entry.includes("workers") ? "-worker" : ""}.mjs`);
   const result = await esbuild.build({ ...SST_OPTIONS, entryPoints: [entry], outfile, metafile: true });
   return { file: outfile, metafile: result.metafile };
@@ -155,9 +163,19 @@ export async function bundleEntry(entry: string, outDir: string): Promise<{ file
  * The same entry with SST's `nodejs.splitting: true`: dynamic imports (the tokenizer's rank tables, Bedrock's
  * event-stream codec, the SDK's optional credential providers) become chunks loaded on first use.
  */
-export async function bundleEntrySplit(entry: string, outDir: string): Promise<{ file: string; entryBytes: number; totalBytes: number }> {
+export async function bundleEntrySplit(
+  entry: string,
+  outDir: string,
+): Promise<{ file: string; entryBytes: number; totalBytes: number }> {
   const dir = join(outDir, `split-${basename(entry, ".ts")}`);
-  const result = await esbuild.build({ ...SST_OPTIONS, entryPoints: [entry], outdir: dir, splitting: true, outExtension: { ".js": ".mjs" }, metafile: true });
+  const result = await esbuild.build({
+    ...SST_OPTIONS,
+    entryPoints: [entry],
+    outdir: dir,
+    splitting: true,
+    outExtension: { ".js": ".mjs" },
+    metafile: true,
+  });
   let entryBytes = 0;
   let totalBytes = 0;
   let file = "";
@@ -178,16 +196,21 @@ const AWSLAMBDA_STUB = `globalThis.awslambda = { streamifyResponse: (handler) =>
 export function importTime(file: string, env: Record<string, string>): Promise<number> {
   const script = `${AWSLAMBDA_STUB} const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t0));`;
   return new Promise((resolve, reject) => {
-    execFile(benchNode(), ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, cwd: tmpdir() }, (error, stdout, stderr) => {
-      // Minified bundles put whole files on one line: keep only the short lines of the error.
-      const message = (stderr || error?.message || "")
-        .split("\n")
-        .filter((line) => line.length < 400)
-        .slice(-8)
-        .join("\n");
-      if (error) reject(new Error(`import of ${file} failed: ${message}`));
-      else resolve(Number(stdout));
-    });
+    execFile(
+      benchNode(),
+      ["--input-type=module", "-e", script],
+      { env: { ...process.env, ...env }, cwd: tmpdir() },
+      (error, stdout, stderr) => {
+        // Minified bundles put whole files on one line: keep only the short lines of the error.
+        const message = (stderr || error?.message || "")
+          .split("\n")
+          .filter((line) => line.length < 400)
+          .slice(-8)
+          .join("\n");
+        if (error) reject(new Error(`import of ${file} failed: ${message}`));
+        else resolve(Number(stdout));
+      },
+    );
   });
 }
 
@@ -200,20 +223,29 @@ export interface BundlesResult {
   split?: { entry: string; entryBytes: number; totalBytes: number; initMs: number };
 }
 
-export async function measureBundles(options: { runs?: number; entries?: string[]; packages?: boolean } = {}): Promise<BundlesResult> {
+export async function measureBundles(
+  options: { runs?: number; entries?: string[]; packages?: boolean } = {},
+): Promise<BundlesResult> {
   const runs = options.runs ?? 7;
   const outDir = mkdtempSync(join(tmpdir(), "bench-bundles-"));
   try {
     // What an empty ESM import costs in a fresh process: the floor under every init time below.
     const empty = join(outDir, "empty.mjs");
-    await esbuild.build({ stdin: { contents: "export const handler = () => {};" }, outfile: empty, format: "esm", logLevel: "silent" });
+    await esbuild.build({
+      stdin: { contents: "export const handler = () => {};" },
+      outfile: empty,
+      format: "esm",
+      logLevel: "silent",
+    });
     const baselines: number[] = [];
     for (let i = 0; i < runs; i++) baselines.push(await importTime(empty, FUNCTION_ENV));
 
     const reports: BundleReport[] = [];
     for (const entry of options.entries ?? lambdaEntries()) {
       const family = basename(entry, ".ts");
-      const dataPlane = !entry.includes("workers") && (ROUTE_FAMILIES.find((candidate) => candidate.name === family)?.dataPlane ?? false);
+      const dataPlane =
+        !entry.includes("workers") &&
+        (ROUTE_FAMILIES.find((candidate) => candidate.name === family)?.dataPlane ?? false);
       const name = entry.includes("workers") ? `worker:${family}` : family;
       let file: string;
       let metafile: esbuild.Metafile;
@@ -224,7 +256,19 @@ export async function measureBundles(options: { runs?: number; entries?: string[
         for (let i = 0; i < runs; i++) times.push(await importTime(file, FUNCTION_ENV));
       } catch (error) {
         const message = (error as Error).message.split("\n").slice(0, 3).join(" ");
-        reports.push({ entry, family: name, dataPlane, bytes: 0, gzipBytes: 0, initMs: Number.NaN, initRunsMs: [], contributors: [], sizeOk: false, initOk: false, error: message });
+        reports.push({
+          entry,
+          family: name,
+          dataPlane,
+          bytes: 0,
+          gzipBytes: 0,
+          initMs: Number.NaN,
+          initRunsMs: [],
+          contributors: [],
+          sizeOk: false,
+          initOk: false,
+          error: message,
+        });
         continue;
       }
       const code = readFileSync(file);
@@ -258,7 +302,12 @@ export async function measureBundles(options: { runs?: number; entries?: string[
       const times: number[] = [];
       await importTime(chat.file, FUNCTION_ENV);
       for (let i = 0; i < runs; i++) times.push(await importTime(chat.file, FUNCTION_ENV));
-      split = { entry: "functions/chat.ts", entryBytes: chat.entryBytes, totalBytes: chat.totalBytes, initMs: median(times) };
+      split = {
+        entry: "functions/chat.ts",
+        entryBytes: chat.entryBytes,
+        totalBytes: chat.totalBytes,
+        initMs: median(times),
+      };
     } catch {
       split = undefined;
     }
@@ -276,10 +325,14 @@ export function formatBundles(result: BundlesResult): string {
   ];
   for (const report of result.reports) {
     if (report.error) {
-      lines.push(`  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} FAILED: ${report.error.slice(0, 200)}`);
+      lines.push(
+        `  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} FAILED: ${report.error.slice(0, 200)}`,
+      );
       continue;
     }
-    const verdict = report.dataPlane ? `${report.sizeOk ? "size ok" : "SIZE OVER"}, ${report.initOk ? "init ok" : "INIT OVER"}` : "(not data plane)";
+    const verdict = report.dataPlane
+      ? `${report.sizeOk ? "size ok" : "SIZE OVER"}, ${report.initOk ? "init ok" : "INIT OVER"}`
+      : "(not data plane)";
     const top = report.contributors
       .slice(0, 5)
       .map((c) => `${c.module} ${kb(c.bytes)}`)
@@ -296,7 +349,9 @@ export function formatBundles(result: BundlesResult): string {
   if (result.packages.length > 0) {
     lines.push("  Dependencies bundled alone (same options), import in a fresh process:");
     for (const pkg of result.packages) {
-      lines.push(`    ${pkg.name.padEnd(52)} ${kb(pkg.bytes).padStart(8)} ${`${pkg.initMs.toFixed(1)} ms`.padStart(9)}`);
+      lines.push(
+        `    ${pkg.name.padEnd(52)} ${kb(pkg.bytes).padStart(8)} ${`${pkg.initMs.toFixed(1)} ms`.padStart(9)}`,
+      );
     }
   }
   return lines.join("\n");

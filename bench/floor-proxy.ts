@@ -10,7 +10,15 @@ import { parseFlags, printReady } from "./lib/cli.ts";
  * `node bench/floor-proxy.ts --upstream=http://127.0.0.1:N [--port=0]` prints `{"ready":true,"url":...}`.
  */
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "proxy-connection",
+  "te",
+  "trailer",
+]);
 
 function forwardable(headers: IncomingHttpHeaders, host: string): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
@@ -74,5 +82,6 @@ if (import.meta.main) {
   if (!flags.upstream) throw new Error("--upstream=<url> is required");
   const proxy = await startFloorProxy({ upstream: flags.upstream, port: Number(flags.port ?? 0) });
   printReady({ url: proxy.url, pid: process.pid });
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => proxy.close().then(() => process.exit(0)));
+  for (const signal of ["SIGTERM", "SIGINT"] as const)
+    process.on(signal, () => proxy.close().then(() => process.exit(0)));
 }

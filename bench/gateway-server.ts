@@ -144,8 +144,10 @@ if (import.meta.main) {
     rateLimit: flagOn(flags, "rate-limit"),
     env: parseEnvList(flags["gateway-env"]),
   });
-  // Counting is one increment per store call: cheap next to the SQLite call it wraps.
-  const counter = flagOn(flags, "count-store-ops") ? instrumentStores(bench.gateway.services.stores) : undefined;
+  // Counting is one increment per store call (no item sizing): cheap next to the SQLite call it wraps.
+  const counter = flagOn(flags, "count-store-ops")
+    ? instrumentStores(bench.gateway.services.stores, { sizes: false })
+    : undefined;
   let requests = 0;
   bench.gateway.server.server.on("request", () => requests++);
   printReady({ url: bench.url, pid: process.pid, apiKey: bench.apiKey, features: bench.features });
@@ -154,10 +156,12 @@ if (import.meta.main) {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
+      const usage = process.memoryUsage();
+      const memory = Object.fromEntries(Object.entries(usage).map(([name, bytes]) => [name, bytes / 2 ** 20]));
       bench
         .close()
         .then(() => {
-          if (counter) process.stdout.write(`${JSON.stringify({ final: true, requests, storeOps: counter.counts() })}\n`);
+          process.stdout.write(`${JSON.stringify({ final: true, requests, memory, storeOps: counter?.counts() })}\n`);
         })
         .catch((error) => console.error("close failed", error))
         .finally(() => {

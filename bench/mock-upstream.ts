@@ -35,8 +35,7 @@ function completionBody(): Buffer {
         index: 0,
         message: {
           role: "assistant",
-          content:
-            "A fixed answer about as long as a short reply from a model, and cheap to send.",
+          content: "A fixed answer about as long as a short reply from a model, and cheap to send.",
           refusal: null,
           annotations: [],
         },
@@ -72,7 +71,8 @@ function chunk(delta: Record<string, unknown>, finish: string | null): string {
 function streamEvents(): Buffer[] {
   const events: Buffer[] = [];
   for (let i = 0; i < STREAM_CONTENT_CHUNKS; i++) {
-    const delta: Record<string, unknown> = i === 0 ? { role: "assistant", content: "", refusal: null } : { content: ` word${i}` };
+    const delta: Record<string, unknown> =
+      i === 0 ? { role: "assistant", content: "", refusal: null } : { content: ` word${i}` };
     events.push(Buffer.from(`data: ${chunk(delta, i === STREAM_CONTENT_CHUNKS - 1 ? "stop" : null)}\n\n`));
   }
   return events;
@@ -97,7 +97,9 @@ const STREAM_WITHOUT_USAGE = [...EVENTS, DONE_EVENT];
 // Fast mode sends each stream in one write (one Buffer: corking + many writes + end() dropped chunks on Node 24).
 const FAST_WITH_USAGE = Buffer.concat(STREAM_WITH_USAGE);
 const FAST_WITHOUT_USAGE = Buffer.concat(STREAM_WITHOUT_USAGE);
-const NOT_FOUND = Buffer.from(JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } }));
+const NOT_FOUND = Buffer.from(
+  JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } }),
+);
 
 const JSON_HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) };
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
@@ -177,7 +179,10 @@ export async function startMockUpstream(options: MockOptions = {}): Promise<Mock
 
 if (import.meta.main) {
   const flags = parseFlags(process.argv.slice(2));
-  const mock = await startMockUpstream({ port: Number(flags.port ?? 0), pacedGapMs: Number(flags["paced-gap-ms"] ?? 1) });
+  const mock = await startMockUpstream({
+    port: Number(flags.port ?? 0),
+    pacedGapMs: Number(flags["paced-gap-ms"] ?? 1),
+  });
   printReady({ url: mock.url, pid: process.pid });
   process.on("SIGTERM", () => mock.close().then(() => process.exit(0)));
   process.on("SIGINT", () => mock.close().then(() => process.exit(0)));

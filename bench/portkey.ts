@@ -28,8 +28,11 @@ export function portkeyVersion(): string | undefined {
   }
 }
 
-export async function startPortkey(options: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<ServerProcess> {
-  if (!portkeyInstalled()) throw new Error("@portkey-ai/gateway is not installed: run `npm install` (it is a devDependency)");
+export async function startPortkey(
+  options: { nodeArgs?: string[]; env?: Record<string, string> } = {},
+): Promise<ServerProcess> {
+  if (!portkeyInstalled())
+    throw new Error("@portkey-ai/gateway is not installed: run `npm install` (it is a devDependency)");
   const port = await freePort();
   const proc = spawn(benchNode(), [...(options.nodeArgs ?? []), PORTKEY_ENTRY, "--headless", `--port=${port}`], {
     cwd: REPO_DIR,
@@ -54,5 +57,6 @@ export async function startPortkey(options: { nodeArgs?: string[]; env?: Record<
 if (import.meta.main) {
   const portkey = await startPortkey();
   console.log(JSON.stringify({ ready: true, url: portkey.url, pid: portkey.pid, version: portkeyVersion() }));
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => portkey.stop().then(() => process.exit(0)));
+  for (const signal of ["SIGTERM", "SIGINT"] as const)
+    process.on(signal, () => portkey.stop().then(() => process.exit(0)));
 }

@@ -1,8 +1,12 @@
 import { ApiKeyAuthenticator } from "./auth/api-key-authenticator.ts";
+import { JwtAuthenticator } from "./auth/jwt.ts";
+import { OrganisationSettingsCache } from "./control/directory.ts";
+import { resolveDefaultConfig, resolveSavedConfig, resolveSavedProvider } from "./control/saved-resources.ts";
 import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
-import { notFound } from "./http/errors.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
+import { AnalyticsRecorder } from "./analytics/recorder.ts";
+import { type GatewayMetrics, observeLogs } from "./metrics/observe.ts";
 import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
 import type { Stores } from "./store/ports.ts";
@@ -15,9 +19,17 @@ export interface Services {
   settings: Settings;
   stores: Stores;
   apiKeys: ApiKeyAuthenticator;
+  /** Bearer JWTs (spec 5.4), when GATEWAY_JWT_JWKS or GATEWAY_JWT_JWKS_URL is set. */
+  jwt: JwtAuthenticator;
+  /** Organisation settings (`ORG#<id>`.settings) cached ~15 s, for hot-path checks such as block_inline_config. */
+  orgSettings: OrganisationSettingsCache;
   /** TRUSTED_CUSTOM_HOSTS, parsed once. */
   trustedHosts: TrustedHosts;
   logger: RequestLogger;
+  /** Analytics aggregates, counted as each log is written (core/analytics). */
+  analytics: AnalyticsRecorder;
+  /** Prometheus metrics, only when ENABLE_PROMETHEUS is set (core/metrics). */
+  metrics?: GatewayMetrics;
   /**
    * Routing seams for the control plane (core/routing/source.ts and core/gateway/plan.ts call them). Until
    * configs and providers are stored, saved configs and saved providers answer 404 and there is no default.
@@ -36,10 +48,12 @@ export interface Services {
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {
-  return {
+  const services: Services = {
     settings,
     stores,
     apiKeys: new ApiKeyAuthenticator(stores.records, settings.GATEWAY_API_KEY_CACHE_SECONDS * 1000),
+    jwt: new JwtAuthenticator(settings, stores.records, parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS)),
+    orgSettings: new OrganisationSettingsCache(stores.records),
     trustedHosts: parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS),
     logger: new RequestLogger(stores.records, stores.blobs, {
       retentionDays: settings.GATEWAY_LOG_RETENTION_DAYS,
@@ -47,12 +61,12 @@ export function createServices(settings: Settings, stores: Stores): Services {
       backoffMs: settings.LOG_STORE_CONNECTION_BACKOFF_MS,
       timeoutMs: settings.LOG_STORE_CONNECTION_TIMEOUT_MS,
     }),
-    resolveSavedConfig: async (idOrSlug) => {
-      throw notFound(`Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`, "config_not_found");
-    },
-    resolveDefaultConfig: async () => undefined,
-    resolveSavedProvider: async (slug) => {
-      throw notFound(`Unknown saved provider '@${slug}'. Create an integration with that slug first.`, "provider_not_found");
-    },
+    // Saved configs, integrations and virtual keys (core/control/saved-resources.ts).
+    resolveSavedConfig,
+    resolveDefaultConfig,
+    resolveSavedProvider,
+    analytics: new AnalyticsRecorder(stores.counters, stores.records),
   };
+  observeLogs(services);
+  return services;
 }

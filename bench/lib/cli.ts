@@ -15,4 +15,5 @@ export function printReady(info: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ ready: true, ...info })}\n`);
 }
 
-export const flagOn = (flags: Record<string, string>, name: string) => flags[name] !== undefined && flags[name] !== "false";
+export const flagOn = (flags: Record<string, string>, name: string) =>
+  flags[name] !== undefined && flags[name] !== "false";

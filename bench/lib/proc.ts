@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,7 +55,10 @@ export async function spawnServer(
   let ready = false;
   const info = await new Promise<Record<string, any>>((resolvePromise, reject) => {
     let buffer = "";
-    const timer = setTimeout(() => fail(new Error(`${name} did not start within ${options.timeoutMs ?? 30_000} ms`)), options.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => fail(new Error(`${name} did not start within ${options.timeoutMs ?? 30_000} ms`)),
+      options.timeoutMs ?? 30_000,
+    );
     const fail = (error: Error) => {
       clearTimeout(timer);
       proc.kill("SIGKILL");
@@ -94,8 +97,9 @@ export function wrapProcess(
   messages: Record<string, any>[] = [],
 ): ServerProcess {
   const exited = new Promise<void>((resolvePromise) => {
+    // `close` (not `exit`): fires once stdout is drained too, so the last JSON line has been read.
     if (proc.exitCode !== null || proc.signalCode !== null) resolvePromise();
-    else proc.once("exit", () => resolvePromise());
+    else proc.once("close", () => resolvePromise());
   });
   return {
     name,
@@ -135,7 +139,8 @@ export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void
       await response.arrayBuffer();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms: ${(error as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(`${url} did not answer within ${timeoutMs} ms: ${(error as Error).message}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -169,4 +174,47 @@ export function processCpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU jiffies (user + system) of every process, by pid (Linux /proc; empty elsewhere). */
+function allProcessJiffies(): Map<number, number> {
+  const jiffies = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return jiffies;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      jiffies.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return jiffies;
+}
+
+/**
+ * Measures the CPU that processes other than ours used during a window (other sessions, tests, builds on a
+ * shared machine): a noise indicator for each benchmark cell, as a share of one core.
+ */
+export function startBackgroundCpu(): (ourPids: number[]) => number | undefined {
+  const before = allProcessJiffies();
+  const started = performance.now();
+  return (ourPids) => {
+    if (before.size === 0) return undefined;
+    const after = allProcessJiffies();
+    const ours = new Set(ourPids);
+    let jiffies = 0;
+    for (const [pid, value] of after) {
+      if (ours.has(pid)) continue;
+      jiffies += value - (before.get(pid) ?? 0);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return seconds > 0 ? jiffies / 100 / seconds : undefined;
+  };
 }

@@ -11,6 +11,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -37,7 +38,22 @@ export interface ProfileSummary {
   idleMs: number;
   functions: ProfileEntry[];
   areas: Array<{ area: string; selfMs: number; share: number }>;
+  /**
+   * Inclusive time (self + callees) of the repo's own functions (core/, bench/ excluded) and of a few entry
+   * points of libraries: where the time goes per pipeline step, which self time alone cannot show.
+   */
+  inclusive: ProfileEntry[];
 }
+
+/** Library functions worth an inclusive figure (matched by function name and area). */
+const INCLUSIVE_LIBRARY_FRAMES = new Set([
+  "fetch@node:deps/undici",
+  "getRequestListener@@hono/node-server",
+  "responseViaResponseObject@@hono/node-server",
+  "safeParse@zod",
+  "parse@zod",
+  "dispatch@hono",
+]);
 
 export function latestProfile(dir: string): string | undefined {
   const files = readdirSync(dir)
@@ -73,7 +89,8 @@ function shortWhere(url: string, line: number): string {
   if (!url) return "";
   const path = url.startsWith("file://") ? decodeURIComponent(new URL(url).pathname) : url;
   const nm = path.lastIndexOf("node_modules/");
-  const shown = nm !== -1 ? path.slice(nm + "node_modules/".length) : path.startsWith(REPO_DIR) ? relative(REPO_DIR, path) : path;
+  const shown =
+    nm !== -1 ? path.slice(nm + "node_modules/".length) : path.startsWith(REPO_DIR) ? relative(REPO_DIR, path) : path;
   return `${shown}:${line + 1}`;
 }
 
@@ -107,15 +124,55 @@ export function summariseProfile(file: string, top = 25): ProfileSummary {
     functions.set(key, entry);
     areas.set(area, (areas.get(area) ?? 0) + us);
   }
+  // Inclusive time: every distinct frame on a sample's stack gets the sample's interval.
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusive = new Map<string, { name: string; where: string; area: string; us: number }>();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i] ?? 0;
+    const leaf = byId.get(profile.samples[i]!);
+    if (!leaf || leaf.callFrame.functionName === "(idle)") continue;
+    const seen = new Set<string>();
+    for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id)) {
+      const { callFrame } = byId.get(id)!;
+      const name = callFrame.functionName || "(anonymous)";
+      const area = areaOf(callFrame.url, name);
+      const own = area.startsWith("core/") || area.startsWith("functions");
+      if (!own && !INCLUSIVE_LIBRARY_FRAMES.has(`${name}@${area}`)) continue;
+      const where = shortWhere(callFrame.url, callFrame.lineNumber);
+      const key = `${name}@${where}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const entry = inclusive.get(key) ?? { name, where, area, us: 0 };
+      entry.us += delta;
+      inclusive.set(key, entry);
+    }
+  }
   const share = (us: number) => (busyUs > 0 ? us / busyUs : 0);
   return {
+    inclusive: [...inclusive.values()]
+      .sort((a, b) => b.us - a.us)
+      .slice(0, top)
+      .map((entry) => ({
+        name: entry.name,
+        where: entry.where,
+        area: entry.area,
+        selfMs: entry.us / 1000,
+        share: share(entry.us),
+      })),
     file,
     busyMs: busyUs / 1000,
     idleMs: idleUs / 1000,
     functions: [...functions.values()]
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
-      .map((entry) => ({ name: entry.name, where: entry.where, area: entry.area, selfMs: entry.us / 1000, share: share(entry.us) })),
+      .map((entry) => ({
+        name: entry.name,
+        where: entry.where,
+        area: entry.area,
+        selfMs: entry.us / 1000,
+        share: share(entry.us),
+      })),
     areas: [...areas.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
@@ -130,10 +187,16 @@ export function formatProfile(summary: ProfileSummary): string {
     `  busy ${summary.busyMs.toFixed(0)} ms sampled (idle ${summary.idleMs.toFixed(0)} ms left out)`,
     "  Top self time by function:",
     ...summary.functions.map(
-      (entry) => `  ${pct(entry.share)}  ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.name}  ${entry.where ? `(${entry.where})` : ""}`,
+      (entry) =>
+        `  ${pct(entry.share)}  ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.name}  ${entry.where ? `(${entry.where})` : ""}`,
     ),
     "  Self time by area:",
     ...summary.areas.map((entry) => `  ${pct(entry.share)}  ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.area}`),
+    "  Inclusive time (self + callees) of the gateway's own functions and library entry points:",
+    ...summary.inclusive.map(
+      (entry) =>
+        `  ${pct(entry.share)}  ${entry.selfMs.toFixed(0).padStart(7)} ms  ${entry.name}  ${entry.where ? `(${entry.where})` : ""}`,
+    ),
   ];
   return lines.join("\n");
 }

@@ -22,6 +22,14 @@ export interface StoreOpCounts {
   reads: number;
   writes: number;
   other: number;
+  /**
+   * DynamoDB write request units these calls would cost: 1 per started KB of the item (JSON size, a slight
+   * overestimate of DynamoDB's size), twice when the item carries gsi1 keys (the index projects ALL
+   * attributes, SST's default, so the index write is as large). Counter adds: 1 each.
+   */
+  writeUnits: number;
+  /** Bytes of the records written (records.put), summed. */
+  recordBytes: number;
 }
 
 export interface StoreCounter {
@@ -31,10 +39,26 @@ export interface StoreCounter {
 
 /**
  * Replaces each port method of `stores` with a counting wrapper, in place (the ports are shared by reference
- * across services, so wrapping a copy would miss callers that captured the original objects).
+ * across services, so wrapping a copy would miss callers that captured the original objects). `sizes: false`
+ * skips serialising written items to size them (keeps the wrapper negligible inside a load test).
  */
-export function instrumentStores(stores: Stores): StoreCounter {
+export function instrumentStores(stores: Stores, options: { sizes?: boolean } = {}): StoreCounter {
+  const sizes = options.sizes ?? true;
   let byMethod: Record<string, number> = {};
+  let writeUnits = 0;
+  let recordBytes = 0;
+  const unitsOf = (name: string, args: unknown[]) => {
+    if (name === "records.put" && sizes) {
+      const item = args[0] as Record<string, unknown>;
+      const bytes = Buffer.byteLength(JSON.stringify(item));
+      recordBytes += bytes;
+      writeUnits += Math.ceil(bytes / 1024) * (item.gsi1pk ? 2 : 1);
+    } else if (name === "records.update") {
+      writeUnits += 1;
+    } else if (name === "records.delete" || name === "counters.add" || name === "counters.delete") {
+      writeUnits += 1;
+    }
+  };
   for (const [port, methods] of Object.entries(METHOD_KINDS)) {
     const target = (stores as unknown as Record<string, Record<string, unknown>>)[port];
     if (!target) continue;
@@ -44,6 +68,7 @@ export function instrumentStores(stores: Stores): StoreCounter {
       const name = `${port}.${method}`;
       target[method] = function (this: unknown, ...args: unknown[]) {
         byMethod[name] = (byMethod[name] ?? 0) + 1;
+        unitsOf(name, args);
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       };
     }
@@ -60,11 +85,12 @@ export function instrumentStores(stores: Stores): StoreCounter {
         else if (kind === "write") writes += count;
         else other += count;
       }
-      return { byMethod: { ...byMethod }, reads, writes, other };
+      return { byMethod: { ...byMethod }, reads, writes, other, writeUnits, recordBytes };
     },
     reset() {
       byMethod = {};
+      writeUnits = 0;
+      recordBytes = 0;
     },
   };
 }
-

@@ -31,7 +31,14 @@ function once(url: URL, agent: Agent, headers: Record<string, string>, body: str
     let first = 0;
     let tail = "";
     const req = request(
-      { hostname: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } },
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        agent,
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+      },
       (res) => {
         res.on("data", (chunk: Buffer) => {
           if (first === 0) first = performance.now();
@@ -76,10 +83,22 @@ export async function measureTtfb(options: {
   return {
     requests: samples.length,
     concurrency: options.concurrency,
-    ttfbP50: percentile(good.map((s) => s.ttfb), 50),
-    ttfbP99: percentile(good.map((s) => s.ttfb), 99),
-    ttlbP50: percentile(good.map((s) => s.ttlb), 50),
-    ttlbP99: percentile(good.map((s) => s.ttlb), 99),
+    ttfbP50: percentile(
+      good.map((s) => s.ttfb),
+      50,
+    ),
+    ttfbP99: percentile(
+      good.map((s) => s.ttfb),
+      99,
+    ),
+    ttlbP50: percentile(
+      good.map((s) => s.ttlb),
+      50,
+    ),
+    ttlbP99: percentile(
+      good.map((s) => s.ttlb),
+      99,
+    ),
     errors: samples.length - good.length,
   };
 }

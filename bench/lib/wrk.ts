@@ -21,6 +21,8 @@ export interface WrkResult {
   /** Connect/read/write/timeout errors and non-2xx/3xx answers. */
   errors: number;
   errorDetail: Record<string, number>;
+  /** The wrk process (for CPU accounting). */
+  pid?: number;
 }
 
 export function wrkAvailable(): boolean {
@@ -61,6 +63,7 @@ export async function runWrk(options: {
   durationS: number;
   threads?: number;
   timeoutS?: number;
+  onStart?: (pid: number | undefined) => void;
 }): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-wrk-"));
   const script = join(dir, "request.lua");
@@ -77,17 +80,26 @@ export async function runWrk(options: {
     options.url,
   ];
   try {
+    let pid: number | undefined;
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile("wrk", args, { maxBuffer: 4 * 1024 * 1024 }, (error, out, err) => {
+      const child = execFile("wrk", args, { maxBuffer: 4 * 1024 * 1024 }, (error, out, err) => {
         if (error) reject(new Error(`wrk failed: ${error.message}\n${err}`));
         else resolve({ stdout: out, stderr: err });
       });
+      pid = child.pid;
+      options.onStart?.(child.pid);
     });
     const line = stdout.split("\n").find((candidate) => candidate.startsWith('{"wrk":true'));
     if (!line) throw new Error(`wrk printed no summary: ${stderr.trim()} ${stdout.trim()}`.replace(/\s+/g, " "));
     const raw = JSON.parse(line);
     const durationS = raw.duration_us / 1e6;
-    const errorDetail = { connect: raw.connect, read: raw.read, write: raw.write, status: raw.status, timeout: raw.timeout };
+    const errorDetail = {
+      connect: raw.connect,
+      read: raw.read,
+      write: raw.write,
+      status: raw.status,
+      timeout: raw.timeout,
+    };
     return {
       requests: raw.requests,
       durationS,
@@ -99,6 +111,7 @@ export async function runWrk(options: {
       mean: raw.mean / 1000,
       errors: Object.values(errorDetail).reduce((a: number, b) => a + (b as number), 0),
       errorDetail,
+      pid,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -56,6 +56,16 @@ const settingsSchema = z.object({
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
+  GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
+  // JWT authentication (spec 5.4; core/auth/jwt.ts)
+  GATEWAY_JWT_JWKS_URL: z.string().url().optional(),
+  GATEWAY_JWT_JWKS: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || isJwks(value), 'expected a JSON Web Key Set ({"keys": [...]})'),
+  GATEWAY_JWT_ISSUER: z.string().optional(),
+  GATEWAY_JWT_AUDIENCE: z.string().optional(),
+  GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS: positiveInt(30, 0),
   // AWS platform
   GATEWAY_TABLE: z.string().optional(),
   GATEWAY_BUCKET: z.string().optional(),
@@ -66,6 +76,14 @@ const settingsSchema = z.object({
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
+
+function isJwks(value: string): boolean {
+  try {
+    return Array.isArray(JSON.parse(value)?.keys);
+  } catch {
+    return false;
+  }
+}
 
 /** Every environment variable the gateway reads (the README documents each). */
 export const SETTING_NAMES = Object.keys(settingsSchema.shape);

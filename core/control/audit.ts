@@ -15,7 +15,8 @@ export interface AuditEntry {
   after?: unknown;
 }
 
-const SECRET_FIELDS = /^(secret|api_?key|apiKey|key|password|token|credentials?|private_?key|secret_access_key|session_token|service_account_json|secretHash)$/i;
+const SECRET_FIELDS =
+  /^(secret|api_?key|apiKey|key|password|token|credentials?|private_?key|secret_access_key|session_token|service_account_json|secretHash)$/i;
 const RETENTION_SECONDS = 365 * 86_400;
 
 /** Deep copy with secret-looking fields replaced, safe to keep in an audit trail. */
@@ -23,7 +24,10 @@ export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     return Object.fromEntries(
-      Object.entries(value).map(([key, entry]) => [key, SECRET_FIELDS.test(key) && entry != null ? "[redacted]" : redact(entry)]),
+      Object.entries(value).map(([key, entry]) => [
+        key,
+        SECRET_FIELDS.test(key) && entry != null ? "[redacted]" : redact(entry),
+      ]),
     );
   }
   return value;

@@ -1,9 +1,12 @@
 import { type NewApiKey, createApiKey } from "../auth/api-key-records.ts";
 import { newId } from "../ids.ts";
 import { ConditionFailedError, type Records } from "../store/ports.ts";
+import { organisationKey } from "./organisation.ts";
+import { workspaceStore } from "./workspaces.ts";
 
 /**
- * First start of a deployment: one organisation, its default workspace and an organisation admin key.
+ * First start of a deployment: one organisation, its default workspace (ResourceStore kind WORKSPACE, slug
+ * `default`) and an organisation admin key (a service key: no user is created; users arrive by invite).
  * A single conditional write on the deployment marker makes this safe when several processes (or Lambda
  * containers) start at once: exactly one creates, the others read what it made.
  */
@@ -36,26 +39,25 @@ export async function ensureOrganisation(
   }
 
   const now = Math.floor(Date.now() / 1000);
+  // The organisation record (core/control/organisation.ts): settings, default guardrails, exclusions.
+  // `block_inline_config` would default to on (organisations created on/after 2026-06-19); the deployment's
+  // own first organisation starts with it off so the README's first request (provider header + key) works.
+  // Operators turn it on with PUT /v1/admin/organisation/settings or BLOCK_INLINE_CONFIG=true.
   await records.put({
-    pk: `ORG#${organisationId}`,
-    sk: "ORG",
+    ...organisationKey(organisationId),
     id: organisationId,
     name: "Default organisation",
-    settings: {},
-    createdAt: now,
-  });
-  await records.put({
-    pk: `WS#${defaultWorkspaceId}`,
-    sk: "WS",
-    gsi1pk: `ORG#${organisationId}#WORKSPACES`,
-    gsi1sk: DEFAULT_WORKSPACE_SLUG,
-    id: defaultWorkspaceId,
-    organisationId,
-    slug: DEFAULT_WORKSPACE_SLUG,
-    name: "Default workspace",
+    settings: { block_inline_config: false },
     defaults: {},
+    exclusions: {},
+    version: 1,
     createdAt: now,
   });
+  await workspaceStore(records).create(
+    organisationId,
+    { slug: DEFAULT_WORKSPACE_SLUG, name: "Default workspace", description: null, defaults: {}, isDefault: true },
+    { id: defaultWorkspaceId },
+  );
 
   const adminKey: NewApiKey = {
     organisationId,

@@ -38,8 +38,13 @@ export class ResourceStore<T extends Resource> {
     return value.startsWith(`${this.idPrefix}_`);
   }
 
-  async create(organisationId: string, fields: Omit<T, "id" | "organisationId" | "version" | "createdAt" | "updatedAt">): Promise<T> {
-    const id = newId(this.idPrefix);
+  /** `options.id` lets a caller fix the id beforehand (bootstrap); it must carry this kind's prefix. */
+  async create(
+    organisationId: string,
+    fields: Omit<T, "id" | "organisationId" | "version" | "createdAt" | "updatedAt">,
+    options: { id?: string } = {},
+  ): Promise<T> {
+    const id = options.id ?? newId(this.idPrefix);
     const now = Math.floor(Date.now() / 1000);
     const resource = { ...fields, id, organisationId, version: 1, createdAt: now, updatedAt: now } as T;
     if (resource.slug) await this.claimSlug(organisationId, resource.slug, id);
@@ -62,14 +67,20 @@ export class ResourceStore<T extends Resource> {
 
   /** Applies a change if the resource still has the version that was read (else 409). Slug changes move the pointer. */
   async update(current: T, changes: Partial<T>): Promise<T> {
-    const next = { ...current, ...changes, version: current.version + 1, updatedAt: Math.floor(Date.now() / 1000) } as T;
+    const next = {
+      ...current,
+      ...changes,
+      version: current.version + 1,
+      updatedAt: Math.floor(Date.now() / 1000),
+    } as T;
     const slugChanged = next.slug !== current.slug;
     if (slugChanged && next.slug) await this.claimSlug(current.organisationId, next.slug, current.id);
     try {
       await this.records.put({ ...next, ...this.keys(next) }, { equals: { version: current.version } });
     } catch (error) {
       if (slugChanged && next.slug) await this.releaseSlug(current.organisationId, next.slug, current.id);
-      if (error instanceof ConditionFailedError) throw conflict(`The ${this.kind.toLowerCase()} was changed concurrently; read it again and retry.`);
+      if (error instanceof ConditionFailedError)
+        throw conflict(`The ${this.kind.toLowerCase()} was changed concurrently; read it again and retry.`);
       throw error;
     }
     if (slugChanged && current.slug) await this.releaseSlug(current.organisationId, current.slug, current.id);
@@ -85,7 +96,10 @@ export class ResourceStore<T extends Resource> {
    * Newest first; `filter` narrows in memory (the page is filled across store pages). The cursor is the sort
    * key of the last resource returned. Throws RangeError for a malformed cursor.
    */
-  async list(organisationId: string, options: { limit: number; cursor?: string; filter?: (resource: T) => boolean }): Promise<Page<T>> {
+  async list(
+    organisationId: string,
+    options: { limit: number; cursor?: string; filter?: (resource: T) => boolean },
+  ): Promise<Page<T>> {
     const after = options.cursor ? decodeAfter(options.cursor) : undefined;
     const items: T[] = [];
     let storeCursor: string | undefined;
@@ -102,7 +116,8 @@ export class ResourceStore<T extends Resource> {
         if (after && String(item.gsi1sk) >= after) continue;
         const resource = strip(item) as T;
         if (options.filter && !options.filter(resource)) continue;
-        if (items.length === options.limit) return { items, cursor: encodeAfter(String(this.keys(items.at(-1)!).gsi1sk)) };
+        if (items.length === options.limit)
+          return { items, cursor: encodeAfter(String(this.keys(items.at(-1)!).gsi1sk)) };
         items.push(resource);
       }
       storeCursor = page.cursor;

@@ -44,7 +44,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   }
   const stream = call.body.stream === true && routeAdapter.stream !== undefined;
   const ctx: TransformContext = {
-    target: call.target,
+    target: applyModelRules(call.target, call.body.model),
     route: call.route,
     stream,
     model: call.body.model,
@@ -59,7 +59,11 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const controller = new AbortController();
   const signal = AbortSignal.any([call.signal, controller.signal]);
-  const upstream = await fetchUpstream(upstreamRequest, { timeoutMs: call.timeoutMs, signal, dispatcher: call.dispatcher });
+  const upstream = await fetchUpstream(upstreamRequest, {
+    timeoutMs: call.timeoutMs,
+    signal,
+    dispatcher: call.dispatcher,
+  });
   const { response } = upstream;
   outcome.upstreamFirstByteMs = performance.now() - call.startedAt;
 
@@ -198,6 +202,25 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
 }
 
+/**
+ * A saved integration's model rules: refuses (403, so a fallback moves on) a model the integration does not
+ * enable, and adds the model's custom headers to what is sent to the provider.
+ */
+export function applyModelRules(target: ProviderTarget, model: unknown): ProviderTarget {
+  const rules = target.modelRules;
+  if (!rules) return target;
+  const entry = typeof model === "string" ? rules.models[model] : undefined;
+  if (entry ? !entry.enabled : !rules.allowAll) {
+    throw new UpstreamError(403, `The model '${String(model)}' is not enabled for this saved provider.`, {
+      type: "permission_error",
+      code: "model_not_allowed",
+      param: "model",
+    });
+  }
+  if (!entry?.headers || Object.keys(entry.headers).length === 0) return target;
+  return { ...target, forwardHeaders: { ...entry.headers, ...target.forwardHeaders } };
+}
+
 function beforeFirstChunk(error: unknown): UpstreamError {
   if (!(error instanceof UpstreamError)) {
     return new UpstreamError(502, `The provider's stream failed before its first chunk: ${(error as Error).message}`, {
@@ -206,7 +229,13 @@ function beforeFirstChunk(error: unknown): UpstreamError {
     });
   }
   if (error.transport || error.status === 499) return error;
-  return new UpstreamError(error.status, error.message, { type: error.type, code: error.code, param: error.param, headers: error.headers, transport: true });
+  return new UpstreamError(error.status, error.message, {
+    type: error.type,
+    code: error.code,
+    param: error.param,
+    headers: error.headers,
+    transport: true,
+  });
 }
 
 function pushDefined(list: Uint8Array[], value: Uint8Array | undefined): void {

@@ -47,7 +47,15 @@ export async function handleInference<T extends z.ZodType>(
   const outcome = newOutcome(route, String(body.model), body.stream === true);
   outcome.requestBody = body;
   ctx.outcome = outcome;
-  return routeInference(route, body, config, request, ctx, outcome, `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);
+  return routeInference(
+    route,
+    body,
+    config,
+    request,
+    ctx,
+    outcome,
+    `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+  );
 }
 
 /** Runs the strategy engine for an inference route; each leaf call is one callTarget. */
@@ -66,7 +74,11 @@ export async function routeInference(
   try {
     const result = await runStrategy(config, {
       signal: ctx.signal,
-      queryContext: () => ({ metadata: gateway.metadata ?? {}, params: body, url: { pathname: new URL(request.url).pathname } }),
+      queryContext: () => ({
+        metadata: gateway.metadata ?? {},
+        params: body,
+        url: { pathname: new URL(request.url).pathname },
+      }),
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
@@ -87,7 +99,14 @@ export async function routeInference(
           return response;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          recordAttempt(outcome, { path: leaf.path, provider, retry, status: attemptStatus(error), ms: performance.now() - started, error: message });
+          recordAttempt(outcome, {
+            path: leaf.path,
+            provider,
+            retry,
+            status: attemptStatus(error),
+            ms: performance.now() - started,
+            error: message,
+          });
           throw error;
         }
       },
@@ -98,7 +117,11 @@ export async function routeInference(
   } catch (error) {
     const upstream = error instanceof RoutingFailure ? error.error : error instanceof UpstreamError ? error : undefined;
     outcome.status = upstream?.status ?? attemptStatus(error);
-    outcome.error = { status: outcome.status, message: error instanceof Error ? error.message : String(error), code: upstream?.code ?? null };
+    outcome.error = {
+      status: outcome.status,
+      message: error instanceof Error ? error.message : String(error),
+      code: upstream?.code ?? null,
+    };
     outcome.finish();
     if (error instanceof RoutingFailure) {
       outcome.retries = error.retries;

@@ -16,8 +16,14 @@ const catalogCreated = Math.floor(Date.parse("2024-01-01T00:00:00Z") / 1000);
  */
 export async function listModels(request: Request, ctx: RequestContext): Promise<Response> {
   const gateway = gatewayHeadersOf(request, ctx);
-  const wantsCatalog = gateway.fetchIntegratedModels || request.headers.has("x-gateway-models-endpoint") || request.headers.has("x-portkey-models-endpoint");
-  const config = wantsCatalog || (!gateway.provider && !gateway.virtualKey && !gateway.config) ? undefined : await resolveRouting(gateway, ctx);
+  const wantsCatalog =
+    gateway.fetchIntegratedModels ||
+    request.headers.has("x-gateway-models-endpoint") ||
+    request.headers.has("x-portkey-models-endpoint");
+  const config =
+    wantsCatalog || (!gateway.provider && !gateway.virtualKey && !gateway.config)
+      ? undefined
+      : await resolveRouting(gateway, ctx);
   if (config) {
     const outcome = newOutcome("models", "", false);
     ctx.outcome = outcome;

@@ -41,14 +41,22 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
     if (!forced) throw new RouteNotMatched();
-    throw badRequest("No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.", "x-gateway-provider", "missing_provider");
+    throw badRequest(
+      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
+      "x-gateway-provider",
+      "missing_provider",
+    );
   }
   const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
   const method = request.method as UpstreamRequest["method"];
-  const bytes = request.body && method !== "GET" ? await readBytes(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES) : undefined;
+  const bytes =
+    request.body && method !== "GET"
+      ? await readBytes(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES)
+      : undefined;
   let json: Record<string, unknown> | null | undefined;
   const jsonBody = () => {
-    if (json === undefined) json = bytes && isJsonContent(request.headers.get("content-type")) ? parseObject(bytes) : null;
+    if (json === undefined)
+      json = bytes && isJsonContent(request.headers.get("content-type")) ? parseObject(bytes) : null;
     return json;
   };
   const forwarded = forwardableHeaders(request.headers, gateway.sensitiveHeaders);
@@ -60,7 +68,11 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   try {
     const result = await runStrategy(config, {
       signal: ctx.signal,
-      queryContext: () => ({ metadata: gateway.metadata ?? {}, params: jsonBody() ?? {}, url: { pathname: url.pathname } }),
+      queryContext: () => ({
+        metadata: gateway.metadata ?? {},
+        params: jsonBody() ?? {},
+        url: { pathname: url.pathname },
+      }),
       async call(leaf, retry) {
         const started = performance.now();
         const resolved = await resolver.resolve(leaf);
@@ -68,7 +80,10 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         try {
           const adapter = findProvider(resolved.target.provider)!;
           if (!adapter.passthrough) {
-            throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, { code: "unsupported_route", param: "x-gateway-provider" });
+            throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
+              code: "unsupported_route",
+              param: "x-gateway-provider",
+            });
           }
           const endpoint = adapter.passthrough(resolved.target);
           const object = hasParamRules(leaf.settings) ? jsonBody() : null;
@@ -85,11 +100,24 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           outcome.provider = adapter.id;
           outcome.status = response.status;
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-          recordAttempt(outcome, { path: leaf.path, provider: adapter.id, retry, status: response.status, ms: performance.now() - started });
+          recordAttempt(outcome, {
+            path: leaf.path,
+            provider: adapter.id,
+            retry,
+            status: response.status,
+            ms: performance.now() - started,
+          });
           return response;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          recordAttempt(outcome, { path: leaf.path, provider: resolved.target.provider, retry, status: attemptStatus(error), ms: performance.now() - started, error: message });
+          recordAttempt(outcome, {
+            path: leaf.path,
+            provider: resolved.target.provider,
+            retry,
+            status: attemptStatus(error),
+            ms: performance.now() - started,
+            error: message,
+          });
           throw error;
         }
       },
@@ -100,7 +128,11 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   } catch (error) {
     const upstream = error instanceof RoutingFailure ? error.error : undefined;
     outcome.status = upstream?.status ?? attemptStatus(error);
-    outcome.error = { status: outcome.status, message: error instanceof Error ? error.message : String(error), code: upstream?.code ?? null };
+    outcome.error = {
+      status: outcome.status,
+      message: error instanceof Error ? error.message : String(error),
+      code: upstream?.code ?? null,
+    };
     outcome.finish();
     if (!(error instanceof RoutingFailure)) throw error;
     outcome.retries = error.retries;
@@ -108,7 +140,12 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     const headers = failureHeaders(error, provider);
     if (error.error instanceof PassthroughUpstreamError) {
       const raw = error.error.raw;
-      return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, { status: raw.status, headers: { ...responseHeaders(raw.headers), ...headers } });
+      const rawHeaders = responseHeaders(raw.headers);
+      for (const [name, value] of Object.entries(headers)) rawHeaders.set(name, value);
+      return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, {
+        status: raw.status,
+        headers: rawHeaders,
+      });
     }
     throw upstreamToHttp(error.error, headers);
   }
@@ -133,14 +170,19 @@ async function relay(
   onEnd: () => void,
 ): Promise<Response> {
   const idle = new AbortController();
-  const upstream = await fetchUpstream(request, { timeoutMs, signal: AbortSignal.any([clientSignal, idle.signal]), dispatcher });
+  const upstream = await fetchUpstream(request, {
+    timeoutMs,
+    signal: AbortSignal.any([clientSignal, idle.signal]),
+    dispatcher,
+  });
   const { response } = upstream;
   if (response.status >= 300 && response.status < 400 && response.status !== 304) {
     upstream.clearTimer();
     await response.body?.cancel().catch(() => {});
     throw redirectError(response);
   }
-  if (response.status >= 400) throw new PassthroughUpstreamError(response.status, response.headers, await upstream.bytes());
+  if (response.status >= 400)
+    throw new PassthroughUpstreamError(response.status, response.headers, await upstream.bytes());
 
   const headers = responseHeaders(response.headers);
   const reader = response.body?.getReader();
@@ -156,7 +198,10 @@ async function relay(
     const failure = upstream.failure(error);
     throw failure.transport || failure.status === 499
       ? failure
-      : new UpstreamError(502, `The provider's answer failed before its first byte: ${failure.message}`, { code: "upstream_stream_failed", transport: true });
+      : new UpstreamError(502, `The provider's answer failed before its first byte: ${failure.message}`, {
+          code: "upstream_stream_failed",
+          transport: true,
+        });
   } finally {
     upstream.clearTimer();
   }
@@ -221,13 +266,26 @@ export function forwardableHeaders(headers: Headers, sensitive: readonly string[
   const hidden = new Set(sensitive);
   const out: Record<string, string> = {};
   for (const [name, value] of headers) {
-    if (DROPPED_REQUEST_HEADERS.has(name) || hidden.has(name) || name.startsWith("x-gateway-") || name.startsWith("x-portkey-")) continue;
+    if (
+      DROPPED_REQUEST_HEADERS.has(name) ||
+      hidden.has(name) ||
+      name.startsWith("x-gateway-") ||
+      name.startsWith("x-portkey-")
+    )
+      continue;
     out[name] = value;
   }
   return out;
 }
 
-const DROPPED_RESPONSE_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "trailer", "upgrade", "proxy-connection"]);
+const DROPPED_RESPONSE_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "trailer",
+  "upgrade",
+  "proxy-connection",
+]);
 
 /** The provider's response headers for the client; framing headers dropped (fetch has already decoded the body). */
 function responseHeaders(headers: Headers): Headers {
@@ -263,7 +321,8 @@ function parseObject(bytes: Uint8Array): Record<string, unknown> | null {
 /** The request body as bytes, refusing (413) more than `limit` without buffering it whole first. */
 async function readBytes(request: Request, limit: number): Promise<Uint8Array | undefined> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
-  const tooLarge = () => new HttpError(413, `Request body is larger than the limit of ${limit} bytes.`, { code: "request_too_large" });
+  const tooLarge = () =>
+    new HttpError(413, `Request body is larger than the limit of ${limit} bytes.`, { code: "request_too_large" });
   if (declared > limit) throw tooLarge();
   const reader = request.body!.getReader();
   const chunks: Uint8Array[] = [];
@@ -280,4 +339,3 @@ async function readBytes(request: Request, limit: number): Promise<Uint8Array | 
   }
   return size === 0 ? undefined : Buffer.concat(chunks);
 }
-

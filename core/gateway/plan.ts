@@ -64,20 +64,28 @@ export class LeafResolver {
     if (leaf.fromHeaders) {
       const saved = gateway.virtualKey ?? (gateway.provider?.startsWith("@") ? gateway.provider : undefined);
       if (saved !== undefined) target = { ...(await ctx.services.resolveSavedProvider(saved.replace(/^@/, ""), ctx)) };
-      else target = (await targetFromHeaders(headers, trusted, gateway))!;
+      else {
+        target = (await targetFromHeaders(headers, trusted, gateway))!;
+        // A JWT-authenticated request's Authorization is the caller's token, never a provider key.
+        if (ctx.principal?.kind === "jwt") delete target.apiKey;
+      }
     } else {
       target = await this.configTarget(leaf);
     }
     const names = [...gateway.forwardHeaders, ...(leaf.settings.forwardHeaders ?? [])];
     if (names.length > 0) {
       const sensitive = new Set(gateway.sensitiveHeaders);
-      const forward = forwardedValues(headers, names.filter((name) => !sensitive.has(name.toLowerCase())));
+      const forward = forwardedValues(
+        headers,
+        names.filter((name) => !sensitive.has(name.toLowerCase())),
+      );
       if (forward) target.forwardHeaders = { ...target.forwardHeaders, ...forward };
     }
     if (!findProvider(target.provider)) {
       throw badRequest(`Unknown provider '${target.provider}'.`, "x-gateway-provider", "invalid_provider");
     }
-    const timeoutMs = leaf.settings.requestTimeoutMs ?? gateway.requestTimeoutMs ?? ctx.services.settings.REQUEST_TIMEOUT;
+    const timeoutMs =
+      leaf.settings.requestTimeoutMs ?? gateway.requestTimeoutMs ?? ctx.services.settings.REQUEST_TIMEOUT;
     const resolved: ResolvedLeaf = { target, timeoutMs };
     if (target.customHost) resolved.dispatcher = await customHostDispatcher(trusted);
     return resolved;
@@ -105,15 +113,19 @@ export class LeafResolver {
     if (leaf.aws) target.aws = { ...target.aws, ...definedOnly(leaf.aws) };
     if (!credentialsFromConfig && sameProvider) {
       const fromHeaders = headerCredentials(this.request.headers);
-      target.apiKey ??= fromHeaders.apiKey;
+      if (this.ctx.principal?.kind !== "jwt") target.apiKey ??= fromHeaders.apiKey;
       if (fromHeaders.azure) target.azure = { ...fromHeaders.azure, ...target.azure };
       if (fromHeaders.vertex) target.vertex = { ...fromHeaders.vertex, ...target.vertex };
       if (fromHeaders.aws) target.aws = { ...fromHeaders.aws, ...target.aws };
     }
-    const customHost = leaf.settings.customHost ?? (sameProvider && !target.customHost ? gateway.customHost : undefined);
+    const customHost =
+      leaf.settings.customHost ?? (sameProvider && !target.customHost ? gateway.customHost : undefined);
     if (customHost) {
       const param = leaf.settings.customHost ? "x-gateway-config" : "x-gateway-custom-host";
-      target.customHost = (await checkCustomHost(customHost, ctx.services.trustedHosts, param)).href.replace(/\/+$/, "");
+      target.customHost = (await checkCustomHost(customHost, ctx.services.trustedHosts, param)).href.replace(
+        /\/+$/,
+        "",
+      );
     }
     return target;
   }
@@ -123,9 +135,10 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
 }
 
-/** Keeps the attempt log on the outcome (for logs) and remembers the provider of the last attempt. */
+/** Keeps the attempt log on the outcome (for logs). */
 export function recordAttempt(outcome: InferenceOutcome, record: AttemptRecord): void {
-  (outcome.attempts ??= []).push(record);
+  if (outcome.attempts) outcome.attempts.push(record);
+  else outcome.attempts = [record];
 }
 
 export function attemptStatus(error: unknown): number {

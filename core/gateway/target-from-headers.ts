@@ -21,10 +21,15 @@ export async function targetFromHeaders(
   if (!provider) return undefined;
   const id = provider.toLowerCase();
   if (provider.startsWith("@") || !findProvider(id)) {
-    throw badRequest(`Unknown provider '${provider}'. The README lists the supported provider ids.`, "x-gateway-provider", "invalid_provider");
+    throw badRequest(
+      `Unknown provider '${provider}'. The README lists the supported provider ids.`,
+      "x-gateway-provider",
+      "invalid_provider",
+    );
   }
   const target: ProviderTarget = { provider: id, ...headerCredentials(headers) };
-  if (gateway.customHost) target.customHost = (await checkCustomHost(gateway.customHost, trusted)).href.replace(/\/+$/, "");
+  if (gateway.customHost)
+    target.customHost = (await checkCustomHost(gateway.customHost, trusted)).href.replace(/\/+$/, "");
   const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
   if (forwardHeaders) target.forwardHeaders = forwardHeaders;
   return target;
@@ -64,10 +69,13 @@ export function headerCredentials(headers: Headers): Omit<ProviderTarget, "provi
 /** The values of the named request headers (those present), or undefined when none are. */
 export function forwardedValues(headers: Headers, names: readonly string[]): Record<string, string> | undefined {
   if (names.length === 0) return undefined;
-  let values: Record<string, string> | undefined;
+  const values: Record<string, string> = {};
+  let found = false;
   for (const name of names) {
     const value = headers.get(name);
-    if (value !== null) (values ??= {})[name] = value;
+    if (value === null) continue;
+    values[name] = value;
+    found = true;
   }
-  return values;
+  return found ? values : undefined;
 }

@@ -34,12 +34,19 @@ export async function fetchUpstream(
       return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     if (cause instanceof CustomHostBlockedError) {
-      return new UpstreamError(400, `Custom host rejected: ${cause.message}.`, { code: "invalid_custom_host", transport: true });
+      return new UpstreamError(400, `Custom host rejected: ${cause.message}.`, {
+        code: "invalid_custom_host",
+        transport: true,
+      });
     }
-    return new UpstreamError(502, `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`, {
-      code: "upstream_unreachable",
-      transport: true,
-    });
+    return new UpstreamError(
+      502,
+      `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      {
+        code: "upstream_unreachable",
+        transport: true,
+      },
+    );
   };
   let response: Response;
   try {
@@ -81,7 +88,11 @@ export async function fetchUpstream(
 }
 
 export const timeoutError = (ms: number) =>
-  new UpstreamError(408, `The request timed out after ${ms} ms.`, { type: "timeout_error", code: "request_timeout", transport: true });
+  new UpstreamError(408, `The request timed out after ${ms} ms.`, {
+    type: "timeout_error",
+    code: "request_timeout",
+    transport: true,
+  });
 
 /** A 3xx from upstream: never followed (it could point anywhere, private addresses included). */
 export function redirectError(response: Response): UpstreamError {

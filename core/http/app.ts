@@ -73,13 +73,19 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     });
   }
 
-  const patterns = routes.map((route) => ({ method: route.method, pattern: pathPattern(route.path), catchAll: route.catchAll === true }));
+  const patterns = routes.map((route) => ({
+    method: route.method,
+    pattern: pathPattern(route.path),
+    catchAll: route.catchAll === true,
+  }));
 
   /** 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape). */
   const unmatched = (request: Request, includeCatchAll: boolean): Response => {
     const path = new URL(request.url).pathname;
     const allowed = patterns
-      .filter((route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path))
+      .filter(
+        (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
+      )
       .map((route) => route.method);
     const traceId = traceIdOf(request.headers);
     if (allowed.length > 0) {

@@ -115,7 +115,11 @@ export function parseGatewayHeaders(headers: Headers, traceId = traceIdOf(header
     parsed.forwardHeaders = parseHeaderList(forward).filter((name) => !hidden.has(name.toLowerCase()));
   }
   const beta = raw.get("beta");
-  if (beta) parsed.beta = beta.split(",").map((part) => part.trim()).filter(Boolean);
+  if (beta)
+    parsed.beta = beta
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean);
   for (const [header, field] of [
     ["span-id", "spanId"],
     ["parent-span-id", "parentSpanId"],
@@ -123,13 +127,18 @@ export function parseGatewayHeaders(headers: Headers, traceId = traceIdOf(header
     const value = raw.get(header)?.trim();
     if (value === undefined || value === "") continue;
     if (!SPAN_PATTERN.test(value)) {
-      throw badRequest(`x-gateway-${header} must be 1 to 128 characters of letters, digits and . : @ / + = - _`, `x-gateway-${header}`, "invalid_header");
+      throw badRequest(
+        `x-gateway-${header} must be 1 to 128 characters of letters, digits and . : @ / + = - _`,
+        `x-gateway-${header}`,
+        "invalid_header",
+      );
     }
     parsed[field] = value;
   }
   const spanName = raw.get("span-name")?.trim();
   if (spanName) {
-    if (spanName.length > 256) throw badRequest("x-gateway-span-name is longer than 256 characters.", "x-gateway-span-name", "invalid_header");
+    if (spanName.length > 256)
+      throw badRequest("x-gateway-span-name is longer than 256 characters.", "x-gateway-span-name", "invalid_header");
     parsed.spanName = spanName;
   }
   parsed.cacheForceRefresh = raw.get("cache-force-refresh")?.trim().toLowerCase() === "true";
@@ -142,7 +151,11 @@ export function parseGatewayHeaders(headers: Headers, traceId = traceIdOf(header
 function parseTimeout(value: string): number {
   const ms = Number(value.trim());
   if (!Number.isInteger(ms) || ms <= 0) {
-    throw badRequest("x-gateway-request-timeout must be a positive integer of milliseconds.", "x-gateway-request-timeout", "invalid_header");
+    throw badRequest(
+      "x-gateway-request-timeout must be a positive integer of milliseconds.",
+      "x-gateway-request-timeout",
+      "invalid_header",
+    );
   }
   return ms;
 }
@@ -162,18 +175,30 @@ export function parseMetadata(value: string): Record<string, string> | undefined
   }
   const entries = Object.entries(parsed as Record<string, unknown>);
   if (entries.length > METADATA_LIMITS.pairs) {
-    throw badRequest(`x-gateway-metadata has ${entries.length} keys; at most ${METADATA_LIMITS.pairs} are allowed.`, param, "invalid_metadata");
+    throw badRequest(
+      `x-gateway-metadata has ${entries.length} keys; at most ${METADATA_LIMITS.pairs} are allowed.`,
+      param,
+      "invalid_metadata",
+    );
   }
   const metadata: Record<string, string> = {};
   for (const [key, item] of entries) {
     if (key.length === 0 || key.length > METADATA_LIMITS.keyLength) {
-      throw badRequest(`x-gateway-metadata key '${key.slice(0, 80)}' must be 1 to ${METADATA_LIMITS.keyLength} characters.`, `${param}.${key.slice(0, 80)}`, "invalid_metadata");
+      throw badRequest(
+        `x-gateway-metadata key '${key.slice(0, 80)}' must be 1 to ${METADATA_LIMITS.keyLength} characters.`,
+        `${param}.${key.slice(0, 80)}`,
+        "invalid_metadata",
+      );
     }
     if (typeof item !== "string") {
       throw badRequest(`x-gateway-metadata value of '${key}' must be a string.`, `${param}.${key}`, "invalid_metadata");
     }
     if (item.length > METADATA_LIMITS.valueLength) {
-      throw badRequest(`x-gateway-metadata value of '${key}' is longer than ${METADATA_LIMITS.valueLength} characters.`, `${param}.${key}`, "invalid_metadata");
+      throw badRequest(
+        `x-gateway-metadata value of '${key}' is longer than ${METADATA_LIMITS.valueLength} characters.`,
+        `${param}.${key}`,
+        "invalid_metadata",
+      );
     }
     metadata[key] = item;
   }
@@ -186,7 +211,11 @@ export function parseHeaderList(value: string): string[] {
   if (trimmed.startsWith("[")) {
     try {
       const parsed = JSON.parse(trimmed);
-      if (Array.isArray(parsed)) return parsed.map(String).map((name) => name.trim()).filter(Boolean);
+      if (Array.isArray(parsed))
+        return parsed
+          .map(String)
+          .map((name) => name.trim())
+          .filter(Boolean);
     } catch {
       // fall through to the comma form
     }
@@ -210,7 +239,14 @@ const CREDENTIAL_HEADERS = new Set([
   "x-portkey-api-key",
 ]);
 /** Credential-bearing gateway header names (after the prefix): provider keys, cloud secrets, session tokens. */
-const CREDENTIAL_SUFFIXES = ["api-key", "secret-access-key", "session-token", "access-key-id", "service-account-json", "token"];
+const CREDENTIAL_SUFFIXES = [
+  "api-key",
+  "secret-access-key",
+  "session-token",
+  "access-key-id",
+  "service-account-json",
+  "token",
+];
 
 export const MASKED = "[masked]";
 
@@ -243,13 +279,16 @@ function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_SUFFIXES.some((credential) => suffix === credential || suffix.endsWith(`-${credential}`));
 }
 
-const CONFIG_SECRET_KEYS = /^(api_?key|apiKey|aws_secret_access_key|awsSecretAccessKey|aws_session_token|awsSessionToken|vertex_service_account_json|vertexServiceAccountJson|aws_access_key_id|awsAccessKeyId)$/;
+const CONFIG_SECRET_KEYS =
+  /^(api_?key|apiKey|aws_secret_access_key|awsSecretAccessKey|aws_session_token|awsSessionToken|vertex_service_account_json|vertexServiceAccountJson|aws_access_key_id|awsAccessKeyId)$/;
 
 function maskConfigSecrets(value: string): string {
   const json = inlineConfigJson(value);
   if (json === undefined) return value; // a saved config id or slug
   try {
-    return JSON.stringify(JSON.parse(json), (key, item) => (CONFIG_SECRET_KEYS.test(key) && item !== null && item !== undefined ? MASKED : item));
+    return JSON.stringify(JSON.parse(json), (key, item) =>
+      CONFIG_SECRET_KEYS.test(key) && item !== null && item !== undefined ? MASKED : item,
+    );
   } catch {
     return MASKED;
   }

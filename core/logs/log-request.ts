@@ -9,7 +9,12 @@ import { maskHeaders } from "./mask-headers.ts";
  * answers, when the stream ends for SSE (the outcome's `done`). Runs through ctx.waitUntil, so it is off the
  * response's critical path but finishes before a Lambda invocation ends.
  */
-export async function logRequest(request: Request, response: Response, route: RouteSpec, ctx: RequestContext): Promise<void> {
+export async function logRequest(
+  request: Request,
+  response: Response,
+  route: RouteSpec,
+  ctx: RequestContext,
+): Promise<void> {
   const { principal, services } = ctx;
   if (!principal) return;
   const outcome = ctx.outcome;
@@ -86,7 +91,10 @@ function listHeader(value: string | null): string[] {
   } catch {
     // comma form
   }
-  return value.split(",").map((name) => name.trim()).filter(Boolean);
+  return value
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 function numberOrUndefined(value: string | null): number | undefined {

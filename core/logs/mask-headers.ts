@@ -21,7 +21,10 @@ const CREDENTIAL_HEADERS = new Set([
 const CREDENTIAL_PATTERN = /(secret|session-token|password|service-account|private-key|access-key|token$|api-key$)/i;
 export const MASK = "********";
 
-export function maskHeaders(headers: Headers, options: { sensitive?: string[]; organisationMasked?: string[] } = {}): Record<string, string> {
+export function maskHeaders(
+  headers: Headers,
+  options: { sensitive?: string[]; organisationMasked?: string[] } = {},
+): Record<string, string> {
   const sensitive = new Set((options.sensitive ?? []).map((name) => name.toLowerCase()));
   const masked = new Set((options.organisationMasked ?? []).map((name) => name.toLowerCase()));
   const out: Record<string, string> = {};

@@ -9,6 +9,8 @@ const INLINE_BODY_BYTES = 16 * 1024;
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 const DAY_MS = 86_400_000;
 
+export type LogObserver = (log: RequestLog, stored: boolean) => Promise<void> | void;
+
 export interface LogFilter {
   from?: Date;
   to?: Date;
@@ -35,8 +37,13 @@ export class RequestLogger {
   private readonly records: Records;
   private readonly blobs: Blobs;
   private readonly retentionDays: number;
+  private readonly observers: LogObserver[] = [];
 
-  constructor(records: Records, blobs: Blobs, options: { retentionDays: number; threshold: number; backoffMs: number; timeoutMs: number }) {
+  constructor(
+    records: Records,
+    blobs: Blobs,
+    options: { retentionDays: number; threshold: number; backoffMs: number; timeoutMs: number },
+  ) {
     this.records = records;
     this.blobs = blobs;
     this.retentionDays = options.retentionDays;
@@ -47,9 +54,29 @@ export class RequestLogger {
     return newId("log");
   }
 
+  /**
+   * Called after each write attempt with the log and whether it was stored (analytics, metrics). Observers
+   * run after the response like the write itself; their failures are logged, never thrown.
+   */
+  observe(observer: LogObserver): void {
+    this.observers.push(observer);
+  }
+
   /** Never throws: failures are counted by the breaker. */
   async write(log: RequestLog): Promise<boolean> {
-    return this.breaker.run(() => this.store(log));
+    const stored = await this.breaker.run(() => this.store(log));
+    if (this.observers.length > 0) {
+      await Promise.all(
+        this.observers.map(async (observer) => {
+          try {
+            await observer(log, stored);
+          } catch (error) {
+            console.error(`log observer failed for ${log.id}`, error);
+          }
+        }),
+      );
+    }
+    return stored;
   }
 
   private async store(log: RequestLog): Promise<void> {

@@ -23,6 +23,14 @@ export interface ProviderTarget {
   aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
   /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
   forwardHeaders?: Record<string, string>;
+  /** Saved integrations: which models may be called and their custom headers (applied by core/gateway/call-target.ts). */
+  modelRules?: ModelRules;
+}
+
+/** An integration's model list: `allowAll` false admits only enabled models; `headers` go to the provider with that model. */
+export interface ModelRules {
+  allowAll: boolean;
+  models: Record<string, { enabled: boolean; headers?: Record<string, string> }>;
 }
 
 /** What a transform may know about the request besides its body. */
@@ -127,7 +135,13 @@ export class UpstreamError extends Error {
   constructor(
     status: number,
     message: string,
-    options: { type?: string; code?: string | null; param?: string | null; headers?: Headers; transport?: boolean } = {},
+    options: {
+      type?: string;
+      code?: string | null;
+      param?: string | null;
+      headers?: Headers;
+      transport?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = "UpstreamError";

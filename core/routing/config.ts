@@ -23,7 +23,13 @@ export const STRATEGY_MODES = ["single", "fallback", "loadbalance", "conditional
 export type StrategyMode = (typeof STRATEGY_MODES)[number];
 
 /** Limits (spec 8). */
-export const CONFIG_LIMITS = { rootTargets: 100, rootTargetsConditional: 1000, nestedPerRootTarget: 50, depth: 10, retryAttempts: 5 } as const;
+export const CONFIG_LIMITS = {
+  rootTargets: 100,
+  rootTargetsConditional: 1000,
+  nestedPerRootTarget: 50,
+  depth: 10,
+  retryAttempts: 5,
+} as const;
 
 /** Status codes retried when `retry.on_status_codes` is not given. */
 export const DEFAULT_RETRY_STATUS_CODES = [429, 500, 502, 503, 504] as const;
@@ -43,6 +49,7 @@ const cacheSchema = z.looseObject({
 
 const conditionSchema = z.strictObject({
   query: z.record(z.string(), z.unknown()),
+  // biome-ignore lint/suspicious/noThenProperty: `then` is the config format's name for the chosen target.
   then: z.string().min(1),
 });
 
@@ -181,7 +188,8 @@ export type ConfigNode = LeafNode | StrategyNode;
 
 /** Parses raw config JSON (already JSON.parse'd) into a compiled tree; every error is a 400 naming the path. */
 export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-gateway-config"): ConfigNode {
-  if (!isPlainObject(raw)) throw badRequest(`Invalid value for '${param}': a config must be a JSON object.`, param, "invalid_config");
+  if (!isPlainObject(raw))
+    throw badRequest(`Invalid value for '${param}': a config must be a JSON object.`, param, "invalid_config");
   const parsed = validate(configNodeSchema, snakeCaseConfig(raw), param) as RawConfigNode;
   const root = compileNode(parsed, { path: "config", param, trusted, depth: 0, inherited: {} });
   checkLimits(root, param);
@@ -209,17 +217,27 @@ function paramAt(state: Pick<CompileState, "path" | "param">, suffix = ""): stri
 }
 
 function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
-  if (state.depth > CONFIG_LIMITS.depth) fail(state, "targets", `configs nest at most ${CONFIG_LIMITS.depth} levels deep.`);
+  if (state.depth > CONFIG_LIMITS.depth)
+    fail(state, "targets", `configs nest at most ${CONFIG_LIMITS.depth} levels deep.`);
   const settings = inherit(raw, state);
   const base = { path: state.path, name: raw.name, weight: raw.weight ?? 1, settings };
 
   if (raw.targets) {
     if (raw.provider !== undefined || raw.virtual_key !== undefined || raw.api_key !== undefined) {
-      fail(state, raw.provider !== undefined ? "provider" : raw.virtual_key !== undefined ? "virtual_key" : "api_key", "a node has either targets or a provider, not both.");
+      fail(
+        state,
+        raw.provider !== undefined ? "provider" : raw.virtual_key !== undefined ? "virtual_key" : "api_key",
+        "a node has either targets or a provider, not both.",
+      );
     }
     if (!raw.strategy) fail(state, "strategy", "strategy.mode is required when targets are given.");
     const targets = raw.targets.map((child, index) =>
-      compileNode(child, { ...state, path: `${state.path}.targets[${index}]`, depth: state.depth + 1, inherited: settings }),
+      compileNode(child, {
+        ...state,
+        path: `${state.path}.targets[${index}]`,
+        depth: state.depth + 1,
+        inherited: settings,
+      }),
     );
     const node: StrategyNode = { ...base, kind: "strategy", mode: raw.strategy.mode, targets };
     if (raw.strategy.on_status_codes) node.onStatusCodes = new Set(raw.strategy.on_status_codes);
@@ -230,7 +248,8 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     return node;
   }
 
-  if (raw.strategy && raw.strategy.mode !== "single") fail(state, "targets", `strategy mode '${raw.strategy.mode}' needs targets.`);
+  if (raw.strategy && raw.strategy.mode !== "single")
+    fail(state, "targets", `strategy mode '${raw.strategy.mode}' needs targets.`);
   if (raw.provider === undefined && raw.virtual_key === undefined) {
     fail(state, "provider", "a target needs provider (a provider id or @slug), virtual_key, or targets.");
   }
@@ -243,7 +262,12 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   }
   if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;
   if (raw.api_key) leaf.apiKey = raw.api_key.replace(/^Bearer\s+/i, "").trim();
-  const azure = { resourceName: raw.resource_name, deploymentId: raw.deployment_id, apiVersion: raw.api_version, modelName: raw.azure_model_name };
+  const azure = {
+    resourceName: raw.resource_name,
+    deploymentId: raw.deployment_id,
+    apiVersion: raw.api_version,
+    modelName: raw.azure_model_name,
+  };
   if (Object.values(azure).some(Boolean)) leaf.azure = azure;
   const serviceAccount = raw.vertex_service_account_json;
   const vertex = {
@@ -277,9 +301,15 @@ function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
   if (raw.override_params) settings.overrideParams = { ...parent.overrideParams, ...raw.override_params };
   if (raw.default_params) settings.defaultParams = { ...parent.defaultParams, ...raw.default_params };
   if (raw.drop_params) settings.dropParams = [...new Set([...(parent.dropParams ?? []), ...raw.drop_params])];
-  if (raw.forward_headers) settings.forwardHeaders = [...new Set([...(parent.forwardHeaders ?? []), ...raw.forward_headers])];
+  if (raw.forward_headers)
+    settings.forwardHeaders = [...new Set([...(parent.forwardHeaders ?? []), ...raw.forward_headers])];
   if (raw.custom_host !== undefined) {
-    settings.customHost = checkCustomHostSyntax(raw.custom_host, state.trusted, paramAt(state, "custom_host")).href.replace(/\/+$/, "");
+    const at = paramAt(state, "custom_host");
+    try {
+      settings.customHost = checkCustomHostSyntax(raw.custom_host, state.trusted, at).href.replace(/\/+$/, "");
+    } catch (error) {
+      throw badRequest(`Invalid value for '${at}': ${(error as Error).message}`, at, "invalid_custom_host");
+    }
   }
   return settings;
 }
@@ -292,10 +322,12 @@ function compileConditions(raw: RawConfigNode, node: StrategyNode, state: Compil
     byName.set(target.name, index);
   });
   const conditions = raw.strategy!.conditions;
-  if (!conditions || conditions.length === 0) fail(state, "strategy.conditions", "a conditional strategy needs conditions: [{query, then}].");
+  if (!conditions || conditions.length === 0)
+    fail(state, "strategy.conditions", "a conditional strategy needs conditions: [{query, then}].");
   node.conditions = conditions.map((condition, index) => {
     const then = byName.get(condition.then);
-    if (then === undefined) fail(state, `strategy.conditions[${index}].then`, `no target is named '${condition.then}'.`);
+    if (then === undefined)
+      fail(state, `strategy.conditions[${index}].then`, `no target is named '${condition.then}'.`);
     return { test: compileQuery(condition.query, paramAt(state, `strategy.conditions[${index}].query`)), then };
   });
   const fallbackName = raw.strategy!.default;
@@ -315,12 +347,20 @@ function checkLimits(root: ConfigNode, param: string): void {
   if (root.kind === "leaf") return;
   const max = root.mode === "conditional" ? CONFIG_LIMITS.rootTargetsConditional : CONFIG_LIMITS.rootTargets;
   if (root.targets.length > max) {
-    fail({ path: "config", param }, "targets", `at most ${max} targets at the root of a ${root.mode} config (got ${root.targets.length}).`);
+    fail(
+      { path: "config", param },
+      "targets",
+      `at most ${max} targets at the root of a ${root.mode} config (got ${root.targets.length}).`,
+    );
   }
   for (const target of root.targets) {
     const nested = countDescendants(target);
     if (nested > CONFIG_LIMITS.nestedPerRootTarget) {
-      fail({ path: target.path, param }, "targets", `at most ${CONFIG_LIMITS.nestedPerRootTarget} nested targets per root target (got ${nested}).`);
+      fail(
+        { path: target.path, param },
+        "targets",
+        `at most ${CONFIG_LIMITS.nestedPerRootTarget} nested targets per root target (got ${nested}).`,
+      );
     }
   }
 }
@@ -329,7 +369,14 @@ function checkLimits(root: ConfigNode, param: string): void {
 
 const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 /** Objects whose keys are user data (request params, queries): never renamed. */
-const OPAQUE = new Set(["override_params", "default_params", "query", "cache", "metadata", "vertex_service_account_json"]);
+const OPAQUE = new Set([
+  "override_params",
+  "default_params",
+  "query",
+  "cache",
+  "metadata",
+  "vertex_service_account_json",
+]);
 
 /** Renames camelCase config keys to snake_case (config nodes, strategy, retry, conditions), leaving params alone. */
 export function snakeCaseConfig(value: unknown): unknown {
@@ -339,11 +386,17 @@ export function snakeCaseConfig(value: unknown): unknown {
   for (const [key, item] of Object.entries(value)) {
     const snake = /[A-Z]/.test(key) && !key.startsWith("$") ? camelToSnake(key) : key;
     const name = Object.hasOwn(value, snake) && snake !== key ? key : snake;
-    out[name] = OPAQUE.has(name) ? (name === "cache" && isPlainObject(item) ? snakeKeys(item) : item) : snakeCaseConfig(item);
+    out[name] = OPAQUE.has(name)
+      ? name === "cache" && isPlainObject(item)
+        ? snakeKeys(item)
+        : item
+      : snakeCaseConfig(item);
   }
   return out;
 }
 
 function snakeKeys(value: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [/[A-Z]/.test(key) ? camelToSnake(key) : key, item]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [/[A-Z]/.test(key) ? camelToSnake(key) : key, item]),
+  );
 }

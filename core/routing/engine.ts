@@ -62,7 +62,7 @@ interface RunState {
   context(): QueryContext;
 }
 
-function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
+async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
   if (node.kind === "leaf") return runLeaf(node, state);
   switch (node.mode) {
     case "single":
@@ -70,7 +70,15 @@ function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
     case "fallback":
       return runFallback(node, state);
     case "loadbalance":
-      return run(node.targets[pickWeighted(node.targets.map((target) => target.weight), state.random)]!, state);
+      return run(
+        node.targets[
+          pickWeighted(
+            node.targets.map((target) => target.weight),
+            state.random,
+          )
+        ]!,
+        state,
+      );
     case "conditional":
       return run(node.targets[conditionalTarget(node, state.context())]!, state);
   }
@@ -111,7 +119,11 @@ async function runLeaf(leaf: LeafNode, state: RunState): Promise<RoutingSuccess>
       try {
         await sleep(delay, io.signal);
       } catch {
-        throw new RoutingFailure(new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" }), leaf, retry);
+        throw new RoutingFailure(
+          new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" }),
+          leaf,
+          retry,
+        );
       }
       waited += delay;
     }
@@ -138,8 +150,12 @@ export function pickWeighted(weights: readonly number[], random: () => number = 
 export function conditionalTarget(node: StrategyNode, context: QueryContext): number {
   for (const condition of node.conditions ?? []) if (condition.test(context)) return condition.then;
   if (node.defaultTarget !== undefined) return node.defaultTarget;
-  throw new HttpError(400, `No condition of the conditional strategy at ${node.path} matched the request, and it has no default target.`, {
-    code: "no_matching_target",
-    param: "x-gateway-config",
-  });
+  throw new HttpError(
+    400,
+    `No condition of the conditional strategy at ${node.path} matched the request, and it has no default target.`,
+    {
+      code: "no_matching_target",
+      param: "x-gateway-config",
+    },
+  );
 }

@@ -13,7 +13,11 @@ export interface ParamRules {
 }
 
 export function hasParamRules(rules: ParamRules): boolean {
-  return rules.overrideParams !== undefined || rules.defaultParams !== undefined || (rules.dropParams !== undefined && rules.dropParams.length > 0);
+  return (
+    rules.overrideParams !== undefined ||
+    rules.defaultParams !== undefined ||
+    (rules.dropParams !== undefined && rules.dropParams.length > 0)
+  );
 }
 
 export function applyParams<T extends Record<string, any>>(body: T, rules: ParamRules): T {

@@ -26,7 +26,8 @@ const MAX_REGEX_LENGTH = 512;
 
 /** Compiles (and validates) a query; errors are 400s naming `param` + the offending path. */
 export function compileQuery(query: unknown, param: string): Predicate {
-  if (!isPlainObject(query)) throw badRequest(`Invalid value for '${param}': a query must be an object.`, param, "invalid_config");
+  if (!isPlainObject(query))
+    throw badRequest(`Invalid value for '${param}': a query must be an object.`, param, "invalid_config");
   const parts: Predicate[] = [];
   for (const [key, value] of Object.entries(query)) {
     const at = `${param}.${key}`;
@@ -35,15 +36,27 @@ export function compileQuery(query: unknown, param: string): Predicate {
         throw badRequest(`Invalid value for '${at}': ${key} takes a non-empty array of queries.`, at, "invalid_config");
       }
       const children = value.map((child, index) => compileQuery(child, `${at}[${index}]`));
-      parts.push(key === "$and" ? (context) => children.every((child) => child(context)) : (context) => children.some((child) => child(context)));
+      parts.push(
+        key === "$and"
+          ? (context) => children.every((child) => child(context))
+          : (context) => children.some((child) => child(context)),
+      );
       continue;
     }
     if (key.startsWith("$")) {
-      throw badRequest(`Invalid value for '${at}': unknown operator ${key} at the top of a query (use $and or $or, or a field path).`, at, "invalid_config");
+      throw badRequest(
+        `Invalid value for '${at}': unknown operator ${key} at the top of a query (use $and or $or, or a field path).`,
+        at,
+        "invalid_config",
+      );
     }
     const root = key.split(".")[0]!;
     if (!ROOTS.has(root) || key === root) {
-      throw badRequest(`Invalid value for '${at}': a field path starts with metadata., params. or url.`, at, "invalid_config");
+      throw badRequest(
+        `Invalid value for '${at}': a field path starts with metadata., params. or url.`,
+        at,
+        "invalid_config",
+      );
     }
     const read = fieldReader(key);
     const test = compileField(value, at);
@@ -74,7 +87,8 @@ function fieldReader(path: string): (context: QueryContext) => unknown {
 type Test = (value: unknown) => boolean;
 
 function compileField(spec: unknown, param: string): Test {
-  const operators = isPlainObject(spec) && Object.keys(spec).length > 0 && Object.keys(spec).every((key) => key.startsWith("$"));
+  const operators =
+    isPlainObject(spec) && Object.keys(spec).length > 0 && Object.keys(spec).every((key) => key.startsWith("$"));
   if (!operators) {
     if (isPlainObject(spec) && Object.keys(spec).some((key) => key.startsWith("$"))) {
       throw badRequest(`Invalid value for '${param}': do not mix operators and plain keys.`, param, "invalid_config");
@@ -85,7 +99,11 @@ function compileField(spec: unknown, param: string): Test {
   for (const [operator, operand] of Object.entries(spec as Record<string, unknown>)) {
     const at = `${param}.${operator}`;
     if (!COMPARISONS.has(operator)) {
-      throw badRequest(`Invalid value for '${at}': unknown operator ${operator}; use one of ${[...COMPARISONS].join(" ")}.`, at, "invalid_config");
+      throw badRequest(
+        `Invalid value for '${at}': unknown operator ${operator}; use one of ${[...COMPARISONS].join(" ")}.`,
+        at,
+        "invalid_config",
+      );
     }
     tests.push(compileOperator(operator, operand, at));
   }
@@ -100,14 +118,23 @@ function compileOperator(operator: string, operand: unknown, param: string): Tes
       return (value) => !equals(value, operand);
     case "$in":
     case "$nin": {
-      if (!Array.isArray(operand)) throw badRequest(`Invalid value for '${param}': ${operator} takes an array.`, param, "invalid_config");
+      if (!Array.isArray(operand))
+        throw badRequest(`Invalid value for '${param}': ${operator} takes an array.`, param, "invalid_config");
       const isIn: Test = (value) =>
-        Array.isArray(value) ? value.some((item) => operand.some((candidate) => equals(item, candidate))) : operand.some((candidate) => equals(value, candidate));
-      return operator === "$in" ? (value) => value !== undefined && isIn(value) : (value) => value === undefined || !isIn(value);
+        Array.isArray(value)
+          ? value.some((item) => operand.some((candidate) => equals(item, candidate)))
+          : operand.some((candidate) => equals(value, candidate));
+      return operator === "$in"
+        ? (value) => value !== undefined && isIn(value)
+        : (value) => value === undefined || !isIn(value);
     }
     case "$regex": {
       if (typeof operand !== "string" || operand.length > MAX_REGEX_LENGTH) {
-        throw badRequest(`Invalid value for '${param}': $regex takes a pattern string of at most ${MAX_REGEX_LENGTH} characters.`, param, "invalid_config");
+        throw badRequest(
+          `Invalid value for '${param}': $regex takes a pattern string of at most ${MAX_REGEX_LENGTH} characters.`,
+          param,
+          "invalid_config",
+        );
       }
       let pattern: RegExp;
       try {
@@ -119,10 +146,20 @@ function compileOperator(operator: string, operand: unknown, param: string): Tes
     }
     default: {
       if (typeof operand !== "number" && typeof operand !== "string") {
-        throw badRequest(`Invalid value for '${param}': ${operator} takes a number or a string.`, param, "invalid_config");
+        throw badRequest(
+          `Invalid value for '${param}': ${operator} takes a number or a string.`,
+          param,
+          "invalid_config",
+        );
       }
       const holds: (sign: number) => boolean =
-        operator === "$gt" ? (sign) => sign > 0 : operator === "$gte" ? (sign) => sign >= 0 : operator === "$lt" ? (sign) => sign < 0 : (sign) => sign <= 0;
+        operator === "$gt"
+          ? (sign) => sign > 0
+          : operator === "$gte"
+            ? (sign) => sign >= 0
+            : operator === "$lt"
+              ? (sign) => sign < 0
+              : (sign) => sign <= 0;
       return (value) => {
         const sign = compare(value, operand);
         return sign !== undefined && holds(sign);
@@ -132,12 +169,15 @@ function compileOperator(operator: string, operand: unknown, param: string): Tes
 }
 
 const isNumeric = (value: unknown): boolean =>
-  typeof value === "number" ? Number.isFinite(value) : typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value));
+  typeof value === "number"
+    ? Number.isFinite(value)
+    : typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value));
 
 function equals(value: unknown, expected: unknown): boolean {
   if (value === expected) return true;
   if (value === undefined) return false;
-  if (typeof value !== typeof expected && isNumeric(value) && isNumeric(expected)) return Number(value) === Number(expected);
+  if (typeof value !== typeof expected && isNumeric(value) && isNumeric(expected))
+    return Number(value) === Number(expected);
   if (typeof value === "object" && typeof expected === "object" && value !== null && expected !== null) {
     return JSON.stringify(value) === JSON.stringify(expected);
   }

@@ -13,12 +13,18 @@ import { Lru } from "./lru.ts";
  * else undefined (the route answers "no provider").
  * Inline configs are compiled once and cached by their text (bounded LRU); saved ones by object identity, so
  * a control plane that caches its config objects gets compiled configs for free.
- * BLOCK_INLINE_CONFIG=true rejects inline configs, inline provider names and custom hosts (403); saved
+ * BLOCK_INLINE_CONFIG=true (or the organisation setting `block_inline_config`) rejects inline configs, inline provider names and custom hosts (403); saved
  * configs and saved providers (`@slug`, x-gateway-virtual-key) stay allowed.
  */
 
 /** The single target of a request without config: resolved from the request headers. Shared, never mutated. */
-export const HEADER_TARGET: LeafNode = Object.freeze({ kind: "leaf", path: "config", weight: 1, settings: Object.freeze({}), fromHeaders: true }) as LeafNode;
+export const HEADER_TARGET: LeafNode = Object.freeze({
+  kind: "leaf",
+  path: "config",
+  weight: 1,
+  settings: Object.freeze({}),
+  fromHeaders: true,
+}) as LeafNode;
 
 const INLINE_CACHE_SIZE = 500;
 const SAVED_ID = /^[\w.:@-]{1,128}$/;
@@ -38,29 +44,53 @@ function cachesFor(trusted: TrustedHosts): Caches {
   return caches;
 }
 
-export async function resolveRouting(gateway: GatewayRequestHeaders, ctx: RequestContext): Promise<ConfigNode | undefined> {
+export async function resolveRouting(
+  gateway: GatewayRequestHeaders,
+  ctx: RequestContext,
+): Promise<ConfigNode | undefined> {
   const { services } = ctx;
-  const blocked = services.settings.BLOCK_INLINE_CONFIG;
+  // Env BLOCK_INLINE_CONFIG forces it; else the organisation setting, read only when something is inline.
+  const blocked = async () => services.settings.BLOCK_INLINE_CONFIG || (await organisationBlocksInline(ctx));
   if (gateway.config !== undefined) {
     const json = inlineConfigJson(gateway.config);
     if (json !== undefined) {
-      if (blocked) throw inlineBlocked("an inline x-gateway-config", "x-gateway-config");
+      if (await blocked()) throw inlineBlocked("an inline x-gateway-config", "x-gateway-config");
       return inlineConfig(json, services.trustedHosts);
     }
     if (!SAVED_ID.test(gateway.config)) {
-      throw badRequest("x-gateway-config must be a JSON object (or base64 of one), or a saved config id or slug.", "x-gateway-config", "invalid_config");
+      throw badRequest(
+        "x-gateway-config must be a JSON object (or base64 of one), or a saved config id or slug.",
+        "x-gateway-config",
+        "invalid_config",
+      );
     }
-    return savedConfig(await services.resolveSavedConfig(gateway.config, ctx), services.trustedHosts, `x-gateway-config(${gateway.config})`);
+    return savedConfig(
+      await services.resolveSavedConfig(gateway.config, ctx),
+      services.trustedHosts,
+      `x-gateway-config(${gateway.config})`,
+    );
   }
   if (gateway.provider !== undefined || gateway.virtualKey !== undefined) {
-    if (blocked) {
-      if (gateway.provider !== undefined && !gateway.provider.startsWith("@")) throw inlineBlocked("an inline provider name", "x-gateway-provider");
+    const inline =
+      (gateway.provider !== undefined && !gateway.provider.startsWith("@")) || gateway.customHost !== undefined;
+    if (inline && (await blocked())) {
+      if (gateway.provider !== undefined && !gateway.provider.startsWith("@"))
+        throw inlineBlocked("an inline provider name", "x-gateway-provider");
       if (gateway.customHost !== undefined) throw inlineBlocked("a custom host", "x-gateway-custom-host");
     }
     return HEADER_TARGET;
   }
   const fallback = await services.resolveDefaultConfig(ctx);
-  return fallback === undefined || fallback === null ? undefined : savedConfig(fallback, services.trustedHosts, "default config");
+  return fallback === undefined || fallback === null
+    ? undefined
+    : savedConfig(fallback, services.trustedHosts, "default config");
+}
+
+/** The organisation's `block_inline_config` setting, through the short-lived settings cache (no read per request). */
+async function organisationBlocksInline(ctx: RequestContext): Promise<boolean> {
+  const organisationId = ctx.principal?.organisationId;
+  if (!organisationId || !ctx.services.orgSettings) return false;
+  return ctx.services.orgSettings.blockInlineConfig(organisationId, ctx.principal?.workspaceId);
 }
 
 function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
@@ -71,7 +101,11 @@ function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
   try {
     raw = JSON.parse(json);
   } catch (error) {
-    throw badRequest(`x-gateway-config is not valid JSON: ${(error as Error).message}`, "x-gateway-config", "invalid_config");
+    throw badRequest(
+      `x-gateway-config is not valid JSON: ${(error as Error).message}`,
+      "x-gateway-config",
+      "invalid_config",
+    );
   }
   const compiled = compileConfig(raw, trusted);
   caches.inline.set(json, compiled);
@@ -89,8 +123,12 @@ function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): Config
 }
 
 function inlineBlocked(what: string, param: string): HttpError {
-  return new HttpError(403, `Inline configuration is blocked in this deployment (BLOCK_INLINE_CONFIG): ${what} is not accepted. Use a saved config or a saved provider (@slug).`, {
-    code: "inline_config_blocked",
-    param,
-  });
+  return new HttpError(
+    403,
+    `Inline configuration is blocked in this deployment (BLOCK_INLINE_CONFIG): ${what} is not accepted. Use a saved config or a saved provider (@slug).`,
+    {
+      code: "inline_config_blocked",
+      param,
+    },
+  );
 }

@@ -188,7 +188,8 @@ export function guardedLookup(trusted: TrustedHosts) {
         const bad = addresses.find(({ address }) => !addressAllowed(address, trusted));
         if (bad) return callback(new CustomHostBlockedError(host, bad.address), []);
       }
-      if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${host}`), { code: "ENOTFOUND" }), []);
+      if (addresses.length === 0)
+        return callback(Object.assign(new Error(`no address for ${host}`), { code: "ENOTFOUND" }), []);
       if (all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
@@ -212,12 +213,17 @@ let agentConstructor: Promise<AgentConstructor | undefined> | undefined;
 function undiciAgent(): Promise<AgentConstructor | undefined> {
   agentConstructor ??= (async () => {
     const globals = globalThis as Record<symbol, unknown>;
-    const current = () => (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as { constructor?: unknown } | undefined;
+    const current = () =>
+      (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as
+        | { constructor?: unknown }
+        | undefined;
     if (!current()) await fetch("data:,").catch(() => undefined);
     const dispatcher = current();
     const ctor = dispatcher?.constructor as (AgentConstructor & { name?: string }) | undefined;
     if (typeof ctor !== "function" || ctor.name !== "Agent") {
-      console.warn("custom hosts: no undici Agent available; connect-time address checks are off (pre-checks still apply)");
+      console.warn(
+        "custom hosts: no undici Agent available; connect-time address checks are off (pre-checks still apply)",
+      );
       return undefined;
     }
     return ctor;
@@ -234,7 +240,9 @@ const dispatchers = new WeakMap<TrustedHosts, Promise<Dispatcher | undefined>>()
 export function customHostDispatcher(trusted: TrustedHosts): Promise<Dispatcher | undefined> {
   let dispatcher = dispatchers.get(trusted);
   if (!dispatcher) {
-    dispatcher = undiciAgent().then((Agent) => (Agent ? new Agent({ connect: { lookup: guardedLookup(trusted) } }) : undefined));
+    dispatcher = undiciAgent().then((Agent) =>
+      Agent ? new Agent({ connect: { lookup: guardedLookup(trusted) } }) : undefined,
+    );
     dispatchers.set(trusted, dispatcher);
   }
   return dispatcher;

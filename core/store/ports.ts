@@ -126,6 +126,12 @@ export interface Blobs {
   delete(key: string): Promise<void>;
   /** A URL that downloads the blob without other credentials until it expires. */
   signedUrl(key: string, options: { expiresInSeconds: number; filename?: string }): Promise<string>;
+  /**
+   * Only for adapters whose signed URLs the gateway serves itself (the local folder: `GET /_blobs/<key>`):
+   * the key (and download file name) a URL made by signedUrl grants, or undefined when the URL is not
+   * validly signed, names an invalid key, or has expired.
+   */
+  verifySignedUrl?(url: URL): { key: string; filename?: string } | undefined;
 }
 
 export interface QueueMessage {

@@ -1,3 +1,4 @@
+import { consumeExports } from "../exports/worker.ts";
 import type { Services } from "../services.ts";
 import type { QueueMessage } from "../store/ports.ts";
 
@@ -9,4 +10,6 @@ import type { QueueMessage } from "../store/ports.ts";
 export type QueueConsumer = (messages: QueueMessage[], services: Services) => Promise<{ failedIds: string[] }>;
 
 /** Consumers by logical queue name. Later families register theirs here. */
-export const QUEUE_CONSUMERS: Partial<Record<string, QueueConsumer>> = {};
+export const QUEUE_CONSUMERS: Partial<Record<string, QueueConsumer>> = {
+  exports: consumeExports,
+};

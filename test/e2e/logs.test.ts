@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 async function listLogs(query = ""): Promise<any> {
-  const response = await fetch(`${gateway.url}/v1/logs${query}`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+  const response = await fetch(`${gateway.url}/v1/logs${query}`, {
+    headers: { "x-gateway-api-key": gateway.adminKey },
+  });
   expect(response.status).toBe(200);
   return response.json();
 }
@@ -45,26 +47,41 @@ describe("request logs", () => {
   it("writes one log per request with usage, cost, metadata and masked headers", async () => {
     const before = (await listLogs("?limit=100")).data.length;
     await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
-    const stream = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+    });
     for await (const _ of stream) {
       // drain
     }
-    await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], temperature: 9 }).catch(() => {});
+    await client.chat.completions
+      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], temperature: 9 })
+      .catch(() => {});
 
     // Each request above, plus each GET /v1/logs, is logged once.
-    await expect.poll(async () => (await listLogs("?limit=100&provider=openai")).data.length, { timeout: 5000 }).toBe(2);
+    await expect
+      .poll(async () => (await listLogs("?limit=100&provider=openai")).data.length, { timeout: 5000 })
+      .toBe(2);
     const { data } = await listLogs("?limit=100");
     expect(data.length).toBeGreaterThanOrEqual(before + 3);
 
     const [streamed, plain] = (await listLogs("?provider=openai")).data;
-    expect(streamed).toMatchObject({ stream: true, status: 200, requestedModel: "gpt-4o-mini", metadata: { _user: "alice", team: "search" } });
+    expect(streamed).toMatchObject({
+      stream: true,
+      status: 200,
+      requestedModel: "gpt-4o-mini",
+      metadata: { _user: "alice", team: "search" },
+    });
     expect(plain.usage.totalTokens).toBeGreaterThan(0);
     expect(plain.cost).toBeGreaterThan(0);
     expect(plain.headers.authorization).toBe("********");
     expect(plain.headers["x-gateway-api-key"]).toBe("********");
     expect(plain.headers["x-customer-id"]).toMatch(/^sha256:/);
 
-    const detail = await (await fetch(`${gateway.url}/v1/logs/${plain.id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })).json();
+    const detail = await (
+      await fetch(`${gateway.url}/v1/logs/${plain.id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })
+    ).json();
     expect(detail.requestBody.messages[0].content).toBe("Hi");
     expect(detail.responseBody.object).toBe("chat.completion");
 
@@ -88,7 +105,9 @@ describe("request logs", () => {
     expect(first.has_more).toBe(true);
     const second = await listLogs(`?limit=1&metadata_key=team&metadata_value=search&cursor=${first.next_cursor}`);
     expect(second.data[0].id).not.toBe(first.data[0].id);
-    expect((await fetch(`${gateway.url}/v1/logs?cursor=@@`, { headers: { "x-gateway-api-key": gateway.adminKey } })).status).toBe(400);
+    expect(
+      (await fetch(`${gateway.url}/v1/logs?cursor=@@`, { headers: { "x-gateway-api-key": gateway.adminKey } })).status,
+    ).toBe(400);
   });
 
   it("accepts custom logs", async () => {
@@ -97,13 +116,19 @@ describe("request logs", () => {
       headers: { "x-gateway-api-key": gateway.adminKey, "content-type": "application/json" },
       body: JSON.stringify({
         request: { url: "https://api.example.com/v1/chat/completions", provider: "example", body: { model: "m1" } },
-        response: { status: 200, body: { model: "m1", usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }, response_time: 120 },
+        response: {
+          status: 200,
+          body: { model: "m1", usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } },
+          response_time: 120,
+        },
         metadata: { origin: "batch-job" },
       }),
     });
     expect(response.status).toBe(201);
     const { id } = await response.json();
-    const log = await (await fetch(`${gateway.url}/v1/logs/${id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })).json();
+    const log = await (
+      await fetch(`${gateway.url}/v1/logs/${id}`, { headers: { "x-gateway-api-key": gateway.adminKey } })
+    ).json();
     expect(log).toMatchObject({ source: "custom", provider: "example", usage: { totalTokens: 7 }, latencyMs: 120 });
   });
 
@@ -113,7 +138,10 @@ describe("request logs", () => {
     records.put = () => Promise.reject(new Error("log store down"));
     try {
       for (let i = 0; i < 7; i++) {
-        const answer = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+        const answer = await client.chat.completions.create({
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: "Hi" }],
+        });
         expect(answer.choices[0]!.message.content).toBeTruthy();
       }
       await expect.poll(() => gateway.gateway.services.logger.breaker.open, { timeout: 5000 }).toBe(true);

@@ -311,14 +311,21 @@ describe("azure openai", () => {
       },
       "azure-key",
     );
-    const answer = await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }] });
+    const answer = await client.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(answer.choices[0]!.message.content).toBeTruthy();
     const sent = mock.requests.at(-1)!;
     expect(sent.path).toBe("/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21");
     expect(sent.headers["api-key"]).toBe("azure-key");
     expect(sent.headers.authorization).toBeUndefined();
     const stream = await collectStream(
-      await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }], stream: true }),
+      await client.chat.completions.create({
+        model: "gpt-4o",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      }),
     );
     expect(stream.text.length).toBeGreaterThan(0);
     const embedding = await client.embeddings.create({ model: "text-embedding-3-small", input: "hi" });
@@ -331,14 +338,25 @@ describe("cohere", () => {
     const mock = await startCohereMock({ apiKey: "co-key", chunkDelayMs: 2 });
     mocks.push(mock);
     const client = clientFor({ "x-gateway-provider": "cohere", "x-gateway-custom-host": mock.url }, "co-key");
-    const answer = await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Hi" }] });
+    const answer = await client.chat.completions.create({
+      model: "command-r-plus",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(answer.choices[0]!.message.content).toBeTruthy();
     expect(mock.requests.at(-1)!.path).toBe("/v2/chat");
     const stream = await collectStream(
-      await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Hi" }], stream: true }),
+      await client.chat.completions.create({
+        model: "command-r-plus",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+      }),
     );
     expect(stream.text.length).toBeGreaterThan(0);
-    const withTools = await client.chat.completions.create({ model: "command-r-plus", messages: [{ role: "user", content: "Weather?" }], tools });
+    const withTools = await client.chat.completions.create({
+      model: "command-r-plus",
+      messages: [{ role: "user", content: "Weather?" }],
+      tools,
+    });
     expect(withTools.choices[0]!.finish_reason).toBe("tool_calls");
     const embedding = await client.embeddings.create({ model: "embed-english-v3.0", input: ["a", "b"] });
     expect(embedding.data).toHaveLength(2);
@@ -347,18 +365,29 @@ describe("cohere", () => {
 });
 
 describe("openai-compatible table", () => {
-  it.each(["groq", "mistral-ai", "together-ai", "deepseek", "ollama", "vllm"])("%s: chat and streaming through the row's quirks", async (provider) => {
-    const mock = await startOpenAIMock({ chunkDelayMs: 1 });
-    mocks.push(mock);
-    const client = clientFor({ "x-gateway-provider": provider, "x-gateway-custom-host": `${mock.url}/v1` });
-    const answer = await client.chat.completions.create({ model: "some-model", messages: [{ role: "user", content: "Hi" }], seed: 7 });
-    expect(answer.choices[0]!.message.content).toBeTruthy();
-    const sent = mock.requests.at(-1)!.json();
-    if (provider === "mistral-ai") expect(sent).toMatchObject({ random_seed: 7 });
-    else expect(sent).toMatchObject({ seed: 7 });
-    const stream = await collectStream(
-      await client.chat.completions.create({ model: "some-model", messages: [{ role: "user", content: "Hi" }], stream: true }),
-    );
-    expect(stream.text.length).toBeGreaterThan(0);
-  });
+  it.each(["groq", "mistral-ai", "together-ai", "deepseek", "ollama", "vllm"])(
+    "%s: chat and streaming through the row's quirks",
+    async (provider) => {
+      const mock = await startOpenAIMock({ chunkDelayMs: 1 });
+      mocks.push(mock);
+      const client = clientFor({ "x-gateway-provider": provider, "x-gateway-custom-host": `${mock.url}/v1` });
+      const answer = await client.chat.completions.create({
+        model: "some-model",
+        messages: [{ role: "user", content: "Hi" }],
+        seed: 7,
+      });
+      expect(answer.choices[0]!.message.content).toBeTruthy();
+      const sent = mock.requests.at(-1)!.json();
+      if (provider === "mistral-ai") expect(sent).toMatchObject({ random_seed: 7 });
+      else expect(sent).toMatchObject({ seed: 7 });
+      const stream = await collectStream(
+        await client.chat.completions.create({
+          model: "some-model",
+          messages: [{ role: "user", content: "Hi" }],
+          stream: true,
+        }),
+      );
+      expect(stream.text.length).toBeGreaterThan(0);
+    },
+  );
 });

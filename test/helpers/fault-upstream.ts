@@ -60,9 +60,17 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     void rest;
     if (behaviour === "ok") return answerOk(req, res, "ok");
     if (behaviour.startsWith("ok-")) return answerOk(req, res, behaviour.slice(3));
-    if (/^5\d\d$/.test(behaviour)) return sendJson(res, Number(behaviour), { error: { message: `failure ${behaviour}`, type: "server_error", code: `upstream_${behaviour}` } });
+    if (/^5\d\d$/.test(behaviour))
+      return sendJson(res, Number(behaviour), {
+        error: { message: `failure ${behaviour}`, type: "server_error", code: `upstream_${behaviour}` },
+      });
     if (behaviour === "429") {
-      return sendJson(res, 429, { error: { message: "slow down", type: "rate_limit_error", code: "rate_limited" } }, { "retry-after-ms": String(server.retryAfterMs), "retry-after": "1" });
+      return sendJson(
+        res,
+        429,
+        { error: { message: "slow down", type: "rate_limit_error", code: "rate_limited" } },
+        { "retry-after-ms": String(server.retryAfterMs), "retry-after": "1" },
+      );
     }
     if (behaviour === "slow") {
       await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -94,10 +102,13 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
     if (flakyMatch) {
       const seen = flaky.get(flakyMatch[1]!) ?? 0;
       flaky.set(flakyMatch[1]!, seen + 1);
-      if (seen < Number(flakyMatch[2])) return sendJson(res, 503, { error: { message: "try again", type: "server_error", code: "overloaded" } });
+      if (seen < Number(flakyMatch[2]))
+        return sendJson(res, 503, { error: { message: "try again", type: "server_error", code: "overloaded" } });
       return answerOk(req, res, "flaky");
     }
-    sendJson(res, 404, { error: { message: `no behaviour ${behaviour}`, type: "invalid_request_error", code: "not_found" } });
+    sendJson(res, 404, {
+      error: { message: `no behaviour ${behaviour}`, type: "invalid_request_error", code: "not_found" },
+    });
   });
 
   server = Object.assign(base, {

@@ -25,7 +25,7 @@ export interface FolderBlobsOptions {
   /** The folder that holds the blobs. */
   root: string;
   /** Base URL of the local server, for signed URLs (`${publicBaseUrl}/_blobs/...`). */
-  publicBaseUrl: string;
+  publicBaseUrl: string | (() => string);
   /** HMAC key for signed URLs. */
   signingKey: Uint8Array;
 }
@@ -37,12 +37,14 @@ interface BlobMeta {
 /** Blobs as files under one folder. Keys may contain `/` (sub-folders) but can never leave the folder. */
 export class FolderBlobs implements Blobs {
   readonly #root: string;
-  readonly #publicBaseUrl: string;
+  readonly #publicBaseUrl: () => string;
   readonly #signingKey: Buffer;
 
   constructor(options: FolderBlobsOptions) {
     this.#root = resolve(options.root);
-    this.#publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, "");
+    const base = options.publicBaseUrl;
+    // A function when the server's address is only known after it listens (PORT=0).
+    this.#publicBaseUrl = () => (typeof base === "function" ? base() : base).replace(/\/+$/, "");
     this.#signingKey = Buffer.from(options.signingKey);
   }
 
@@ -141,7 +143,7 @@ export class FolderBlobs implements Blobs {
     });
     if (options.filename !== undefined) query.set("filename", options.filename);
     const path = key.split("/").map(encodeURIComponent).join("/");
-    return `${this.#publicBaseUrl}/_blobs/${path}?${query}`;
+    return `${this.#publicBaseUrl()}/_blobs/${path}?${query}`;
   }
 
   /**
@@ -154,6 +156,24 @@ export class FolderBlobs implements Blobs {
     const expected = Buffer.from(this.#sign(key, expiresAt, filename), "hex");
     const given = Buffer.from(signature, "hex");
     return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  /** The Blobs port's check of a URL made by signedUrl (served by the `blobs` route family). */
+  verifySignedUrl(url: URL): { key: string; filename?: string } | undefined {
+    const prefix = "/_blobs/";
+    if (!url.pathname.startsWith(prefix)) return undefined;
+    let key: string;
+    try {
+      key = url.pathname.slice(prefix.length).split("/").map(decodeURIComponent).join("/");
+      checkBlobKey(key);
+    } catch {
+      return undefined;
+    }
+    const expires = url.searchParams.get("expires");
+    const signature = url.searchParams.get("signature");
+    const filename = url.searchParams.get("filename") ?? undefined;
+    if (!expires || !signature || !/^[0-9a-f]{64}$/.test(signature)) return undefined;
+    return this.verifyBlobSignature(key, expires, signature, filename) ? { key, filename } : undefined;
   }
 
   #sign(key: string, expires: number, filename: string | undefined): string {

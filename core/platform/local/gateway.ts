@@ -27,7 +27,8 @@ export interface LocalGateway {
 export async function startLocalGateway(env: Record<string, string | undefined> = process.env): Promise<LocalGateway> {
   const settings = loadSettings(env);
   mkdirSync(settings.GATEWAY_DATA_DIR, { recursive: true });
-  const publicBaseUrl = settings.GATEWAY_PUBLIC_URL ?? `http://localhost:${settings.PORT}`;
+  let listeningUrl: string | undefined;
+  const publicBaseUrl = () => settings.GATEWAY_PUBLIC_URL ?? listeningUrl ?? `http://localhost:${settings.PORT}`;
   const stores = createLocalStores({ dataDir: settings.GATEWAY_DATA_DIR, publicBaseUrl });
   const services = createServices(settings, stores);
   const bootstrap = await ensureOrganisation(stores.records);
@@ -35,6 +36,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
   const pending = new Set<Promise<unknown>>();
   const server = await startServer(app, { port: settings.PORT, host: settings.HOST, pending });
+  listeningUrl = server.url;
   const worker = new WorkerLoop(services, QUEUE_CONSUMERS, settings.GATEWAY_WORKER_POLL_MS);
   worker.start();
 

@@ -13,7 +13,7 @@ export interface LocalStoresOptions {
   /** Folder for gateway.db, blobs/ and master.key; created when missing. */
   dataDir: string;
   /** Base URL of the local server, used in signed blob URLs. */
-  publicBaseUrl: string;
+  publicBaseUrl: string | (() => string);
 }
 
 export interface LocalStores extends Stores {

@@ -1,11 +1,23 @@
 import type { HandlerMap } from "../../http/context.ts";
+import { handlers as apiKeys } from "./api-keys.ts";
+import { handlers as auth } from "./auth.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as completions } from "./completions.ts";
 import { handlers as embeddings } from "./embeddings.ts";
 import { handlers as health } from "./health.ts";
 import { handlers as logs } from "./logs.ts";
+import { handlers as analytics } from "./analytics.ts";
+import { handlers as blobs } from "./blobs.ts";
+import { handlers as feedback } from "./feedback.ts";
+import { handlers as metrics } from "./metrics.ts";
+import { handlers as configs } from "./configs.ts";
+import { handlers as integrations } from "./integrations.ts";
+import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
+import { handlers as organisation } from "./organisation.ts";
+import { handlers as users } from "./users.ts";
+import { handlers as workspaces } from "./workspaces.ts";
 
 /** Every family's handler module, for platforms that mount all families in one process (local server). */
 export const ALL_HANDLERS: Record<string, HandlerMap> = {
@@ -15,5 +27,17 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   embeddings,
   models,
   logs,
+  feedback,
+  analytics,
+  metrics,
+  blobs,
+  configs,
+  integrations,
+  "virtual-keys": virtualKeys,
   passthrough,
+  "api-keys": apiKeys,
+  auth,
+  workspaces,
+  users,
+  organisation,
 };

@@ -4,9 +4,11 @@ import { badRequest, notFound, serviceUnavailable } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import type { RequestLog } from "../../logs/log-record.ts";
 import { customLogRequest, listLogsQuery } from "../../logs/schemas.ts";
+import { exportHandlers } from "../../exports/handlers.ts";
 
-/** Request logs: list with filters, one log with its bodies, and custom log inserts. */
+/** Request logs: list with filters, one log with its bodies, custom log inserts, and log exports (core/exports). */
 export const handlers: HandlerMap = {
+  ...exportHandlers,
   async listLogs(request, ctx) {
     const principal = ctx.principal!;
     const query = validate(listLogsQuery, Object.fromEntries(new URL(request.url).searchParams));

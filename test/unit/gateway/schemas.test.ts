@@ -51,7 +51,11 @@ describe("chat completion request (spec 4.2, 8)", () => {
         { role: "system", content: "s" },
         { role: "developer", content: "d" },
         { role: "user", content: [{ type: "text", text: "u" }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+        },
         { role: "tool", content: "r", tool_call_id: "c1" },
         { role: "function", content: "r", name: "f" },
       ],
@@ -71,7 +75,10 @@ describe("chat completion request (spec 4.2, 8)", () => {
   });
 
   it("maps deprecated functions/function_call to tools/tool_choice", () => {
-    const body = validate(chatCompletionRequest, chat({ functions: [{ name: "f", parameters: {} }], function_call: { name: "f" } }));
+    const body = validate(
+      chatCompletionRequest,
+      chat({ functions: [{ name: "f", parameters: {} }], function_call: { name: "f" } }),
+    );
     expect(normaliseChatRequest(body)).toMatchObject({
       tools: [{ type: "function", function: { name: "f" } }],
       tool_choice: { type: "function", function: { name: "f" } },

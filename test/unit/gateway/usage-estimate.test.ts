@@ -17,10 +17,24 @@ describe("usage estimation when the provider reports none", () => {
   });
 
   it("counts JSON answers including tool-call arguments, and embedding inputs", async () => {
-    const body = { choices: [{ message: { content: "ok", tool_calls: [{ function: { name: "f", arguments: '{"city":"Paris"}' } }] } }] };
-    const chat = await estimateUsage("chat", { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }, body, undefined);
+    const body = {
+      choices: [
+        { message: { content: "ok", tool_calls: [{ function: { name: "f", arguments: '{"city":"Paris"}' } }] } },
+      ],
+    };
+    const chat = await estimateUsage(
+      "chat",
+      { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] },
+      body,
+      undefined,
+    );
     expect(chat.completion_tokens).toBe(await countTokens("gpt-4o", 'ok{"city":"Paris"}'));
-    const embeddings = await estimateUsage("embeddings", { model: "text-embedding-3-small", input: ["hello world", "again"] }, {}, undefined);
+    const embeddings = await estimateUsage(
+      "embeddings",
+      { model: "text-embedding-3-small", input: ["hello world", "again"] },
+      {},
+      undefined,
+    );
     expect(embeddings.prompt_tokens).toBe(await countTokens("text-embedding-3-small", "hello world\nagain"));
   });
 });

@@ -1,0 +1,119 @@
+import type { Records } from "../store/ports.ts";
+import { type Membership, getMembership } from "./members.ts";
+import { getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
+import { type User, normaliseEmail, userStore } from "./users.ts";
+import { type Workspace, workspaceStore } from "./workspaces.ts";
+
+/**
+ * Read-only lookups of records other control-plane modules own (workspaces, users, memberships, the
+ * organisation record), for authentication and authorisation. Kinds and id prefixes are fixed across the
+ * team: WORKSPACE/ws, USER/usr. Writes belong to their owners' modules.
+ */
+
+export type WorkspaceLike = Workspace;
+export type UserLike = User;
+export type { Membership };
+
+/** A workspace of the organisation by id or slug (ResourceStore kind WORKSPACE). */
+export async function findWorkspace(
+  records: Records,
+  organisationId: string,
+  idOrSlug: string,
+): Promise<WorkspaceLike | undefined> {
+  return workspaceStore(records).get(organisationId, idOrSlug);
+}
+
+export async function findUser(records: Records, organisationId: string, id: string): Promise<UserLike | undefined> {
+  return userStore(records).get(organisationId, id);
+}
+
+/** A user by email: users are slugged by their lower-cased email (core/control/users.ts). */
+export async function findUserByEmail(
+  records: Records,
+  organisationId: string,
+  email: string,
+): Promise<UserLike | undefined> {
+  const wanted = normaliseEmail(email);
+  const user = await userStore(records).get(organisationId, wanted);
+  return user && normaliseEmail(user.email) === wanted ? user : undefined;
+}
+
+/** The user's membership of a workspace (core/control/members.ts). */
+export async function findMembership(
+  records: Records,
+  workspaceId: string,
+  userId: string,
+): Promise<Membership | undefined> {
+  return getMembership(records, workspaceId, userId);
+}
+
+/** The organisation's settings object (`ORG#<id>` / `ORG`, field `settings`). */
+export async function readOrganisationSettings(
+  records: Records,
+  organisationId: string,
+): Promise<Record<string, unknown>> {
+  const item = await records.get(`ORG#${organisationId}`, "ORG");
+  return (item?.settings as Record<string, unknown> | undefined) ?? {};
+}
+
+/**
+ * Organisation settings cached for a short time, for the hot path (block_inline_config): at most one store
+ * read per organisation per `ttlMs` in each process.
+ */
+export class OrganisationSettingsCache {
+  private readonly cache = new Map<string, { settings: Promise<Record<string, unknown>>; until: number }>();
+  private readonly blocks = new Map<string, { value: Promise<boolean>; until: number }>();
+  private readonly records: Records;
+  private readonly ttlMs: number;
+
+  constructor(records: Records, ttlMs = 15_000) {
+    this.records = records;
+    this.ttlMs = ttlMs;
+  }
+
+  get(organisationId: string): Promise<Record<string, unknown>> {
+    const now = Date.now();
+    const cached = this.cache.get(organisationId);
+    if (cached && cached.until > now) return cached.settings;
+    const settings = readOrganisationSettings(this.records, organisationId).catch((error) => {
+      this.cache.delete(organisationId);
+      throw error;
+    });
+    this.cache.set(organisationId, { settings, until: now + this.ttlMs });
+    return settings;
+  }
+
+  /**
+   * Whether the organisation (or the workspace's `security_settings` override) blocks inline configs, by the
+   * organisation rule (stored value, else the creation-date default); env BLOCK_INLINE_CONFIG is checked by the caller.
+   * Cached like the settings, per organisation and workspace.
+   */
+  blockInlineConfig(organisationId: string, workspaceId?: string): Promise<boolean> {
+    const key = `${organisationId}/${workspaceId ?? ""}`;
+    const now = Date.now();
+    const cached = this.blocks.get(key);
+    if (cached && cached.until > now) return cached.value;
+    const value = (async () => {
+      if (workspaceId) {
+        const workspace = await workspaceStore(this.records).get(organisationId, workspaceId);
+        const override = (workspace?.security_settings as { block_inline_config?: unknown } | undefined)
+          ?.block_inline_config;
+        if (typeof override === "boolean") return override;
+      }
+      const organisation = await getOrganisation(this.records, organisationId);
+      return organisation ? organisationBlocksInlineConfig(organisation) : false;
+    })().catch((error) => {
+      this.blocks.delete(key);
+      throw error;
+    });
+    if (this.blocks.size > 10_000) this.blocks.clear();
+    this.blocks.set(key, { value, until: now + this.ttlMs });
+    return value;
+  }
+
+  /** Drops the cached settings (after this process changed them). */
+  forget(organisationId: string): void {
+    this.cache.delete(organisationId);
+    for (const key of this.blocks.keys()) if (key.startsWith(`${organisationId}/`)) this.blocks.delete(key);
+  }
+}

@@ -1,0 +1,196 @@
+import { z } from "zod";
+import { conflict, notFound } from "../http/errors.ts";
+import { ConditionFailedError, type Records } from "../store/ports.ts";
+import { type Resource, ResourceStore } from "./resource-store.ts";
+
+/**
+ * The organisation record: pk `ORG#<id>`, sk `ORG`, written by bootstrap and changed with single-item
+ * conditional writes on its `version` (absent on records bootstrap wrote before versions: read as 0).
+ * It holds the organisation settings, its default guardrails and the workspaces exempt from them.
+ */
+
+export interface GuardrailRef {
+  id: string | null;
+  slug: string | null;
+}
+
+export interface OrganisationSettings {
+  /** Days, 1..365. */
+  user_api_key_rotation_period?: number | null;
+  user_api_key_auto_create?: boolean;
+  default_workspace_user_api_key_auto_create?: boolean;
+  /** Absent: the date rule (BLOCK_INLINE_CONFIG_DEFAULT_FROM) decides. */
+  block_inline_config?: boolean | null;
+}
+
+export type GuardrailPhase = "input_guardrails" | "output_guardrails";
+
+export interface OrganisationRecord {
+  id: string;
+  name: string;
+  /** Unix seconds (bootstrap); ISO strings are accepted too. */
+  createdAt: number | string;
+  version?: number;
+  settings?: OrganisationSettings;
+  defaults?: Partial<Record<GuardrailPhase, GuardrailRef[]>>;
+  exclusions?: Partial<Record<GuardrailPhase, string[]>>;
+  updatedAt?: number;
+}
+
+/** Spec 5.5: `block_inline_config` is on by default for organisations created on or after this day (UTC). */
+export const BLOCK_INLINE_CONFIG_DEFAULT_FROM = Date.UTC(2026, 5, 19);
+
+export const organisationKey = (organisationId: string) => ({ pk: `ORG#${organisationId}`, sk: "ORG" });
+
+export async function getOrganisation(records: Records, organisationId: string): Promise<OrganisationRecord> {
+  const key = organisationKey(organisationId);
+  const item = await records.get(key.pk, key.sk);
+  if (!item) throw notFound(`No organisation with id '${organisationId}'.`);
+  const { pk, sk, gsi1pk, gsi1sk, ttl, ...rest } = item;
+  return rest as unknown as OrganisationRecord;
+}
+
+/** Writes a change if the organisation still has the version that was read (else 409). */
+export async function updateOrganisation(
+  records: Records,
+  current: OrganisationRecord,
+  changes: Partial<OrganisationRecord>,
+): Promise<OrganisationRecord> {
+  const version = current.version ?? 0;
+  const next: OrganisationRecord = {
+    ...current,
+    ...changes,
+    version: version + 1,
+    updatedAt: Math.floor(Date.now() / 1000),
+  };
+  try {
+    await records.put({ ...organisationKey(current.id), ...next }, { equals: { version: current.version ?? null } });
+  } catch (error) {
+    if (error instanceof ConditionFailedError)
+      throw conflict("The organisation was changed concurrently; read it again and retry.");
+    throw error;
+  }
+  return next;
+}
+
+function createdAtMs(organisation: OrganisationRecord): number {
+  const value = organisation.createdAt;
+  return typeof value === "number" ? value * 1000 : Date.parse(value);
+}
+
+/** The organisation's own `block_inline_config` (env override not included): stored value, else the date rule. */
+export function organisationBlocksInlineConfig(organisation: OrganisationRecord): boolean {
+  const stored = organisation.settings?.block_inline_config;
+  if (typeof stored === "boolean") return stored;
+  return createdAtMs(organisation) >= BLOCK_INLINE_CONFIG_DEFAULT_FROM;
+}
+
+/** Settings as the API shows them: every field with its effective value. */
+export function presentSettings(organisation: OrganisationRecord, forcedByEnv: boolean) {
+  const settings = organisation.settings ?? {};
+  return {
+    object: "organisation_settings",
+    organisation_id: organisation.id,
+    user_api_key_rotation_period: settings.user_api_key_rotation_period ?? null,
+    user_api_key_auto_create: settings.user_api_key_auto_create ?? false,
+    default_workspace_user_api_key_auto_create: settings.default_workspace_user_api_key_auto_create ?? false,
+    block_inline_config: forcedByEnv || organisationBlocksInlineConfig(organisation),
+    block_inline_config_forced_by_env: forcedByEnv,
+  };
+}
+
+/** `weekly` -> 7, `monthly` -> 30, integers 1..365 as they are; `null` clears the setting. */
+export const rotationPeriodSchema = z.union([
+  z.literal("weekly").transform(() => 7),
+  z.literal("monthly").transform(() => 30),
+  z.number().int().min(1).max(365),
+  z.null(),
+]);
+
+export const settingsUpdateSchema = z.strictObject({
+  user_api_key_rotation_period: rotationPeriodSchema.optional(),
+  user_api_key_auto_create: z.boolean().optional(),
+  default_workspace_user_api_key_auto_create: z.boolean().optional(),
+  /** `null` returns to the default (the date rule). */
+  block_inline_config: z.boolean().nullable().optional(),
+});
+
+/** Guardrail ids or slugs: letters, digits, `_`, `-`, `.`; 1..128 characters. Objects `{id}` / `{slug}` too. */
+const guardrailRefInput = z.union([
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, "expected a guardrail id or slug"),
+  z.strictObject({ id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/) }),
+  z.strictObject({ slug: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/) }),
+]);
+
+export const defaultsUpdateSchema = z.strictObject({
+  input_guardrails: z.array(guardrailRefInput).max(50).optional(),
+  output_guardrails: z.array(guardrailRefInput).max(50).optional(),
+});
+
+/** Guardrails are stored as kind GUARDRAIL, prefix `gr` (the guardrail work may add them). */
+export const GUARDRAIL_KIND = "GUARDRAIL";
+export const GUARDRAIL_ID_PREFIX = "gr";
+
+/**
+ * Resolves guardrail references to `{id, slug}`: a stored guardrail fills both; an unknown reference is kept
+ * as written (an id when it has the guardrail id prefix, else a slug) until guardrails can be checked.
+ */
+export async function resolveGuardrailRefs(
+  records: Records,
+  organisationId: string,
+  refs: z.infer<typeof guardrailRefInput>[],
+): Promise<GuardrailRef[]> {
+  const store = new ResourceStore<Resource>(records, GUARDRAIL_KIND, GUARDRAIL_ID_PREFIX);
+  const out: GuardrailRef[] = [];
+  for (const ref of refs) {
+    const value = typeof ref === "string" ? ref : "id" in ref ? ref.id : ref.slug;
+    const asId = typeof ref === "string" ? store.isId(value) : "id" in ref;
+    const found = await store.get(organisationId, value);
+    const resolved: GuardrailRef = found
+      ? { id: found.id, slug: found.slug ?? null }
+      : asId
+        ? { id: value, slug: null }
+        : { id: null, slug: value };
+    if (
+      !out.some((known) => (resolved.id && known.id === resolved.id) || (resolved.slug && known.slug === resolved.slug))
+    )
+      out.push(resolved);
+  }
+  return out;
+}
+
+export function presentDefaults(organisation: OrganisationRecord) {
+  return {
+    object: "organisation_defaults",
+    organisation_id: organisation.id,
+    input_guardrails: organisation.defaults?.input_guardrails ?? [],
+    output_guardrails: organisation.defaults?.output_guardrails ?? [],
+  };
+}
+
+export const exclusionsUpdateSchema = z
+  .strictObject({
+    workspace_ids: z.array(z.string().min(1).max(200)).max(1000).optional(),
+    /** Alias accepted for clients that send `workspaces`. */
+    workspaces: z.array(z.string().min(1).max(200)).max(1000).optional(),
+    override_existing: z.boolean().default(false),
+  })
+  .refine((body) => body.workspace_ids !== undefined || body.workspaces !== undefined, {
+    message: "'workspace_ids' is required",
+    path: ["workspace_ids"],
+  });
+
+/**
+ * The organisation's default guardrails that apply to a workspace (spec 4.8): the defaults minus the phase's
+ * exclusions. For the guardrail pipeline.
+ */
+export async function organisationGuardrailsFor(
+  records: Records,
+  organisationId: string,
+  workspaceId: string | undefined,
+  phase: GuardrailPhase,
+): Promise<GuardrailRef[]> {
+  const organisation = await getOrganisation(records, organisationId);
+  if (workspaceId && organisation.exclusions?.[phase]?.includes(workspaceId)) return [];
+  return organisation.defaults?.[phase] ?? [];
+}

@@ -1,0 +1,272 @@
+import type { Principal } from "../auth/principal.ts";
+import type { RequestContext } from "../http/context.ts";
+import { forbidden, notFound, unauthorized } from "../http/errors.ts";
+import type { ModelRules, ProviderTarget } from "../providers/types.ts";
+import type { Records } from "../store/ports.ts";
+import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
+import { type Resource, ResourceStore } from "./resource-store.ts";
+
+/**
+ * Saved configs, integrations (saved providers) and legacy virtual keys: their record types, stores, and the
+ * three routing seams of Services (resolveSavedConfig, resolveDefaultConfig, resolveSavedProvider), with short
+ * in-memory caches so the data plane pays no store read on warm requests:
+ * - saved configs: per organisation + id/slug for CACHE_MS; the config object returned stays the SAME object
+ *   while the config's version is unchanged (core/routing caches compiled configs by identity);
+ * - saved providers: per organisation + slug for CACHE_MS, credentials decrypted once per load;
+ * - workspace defaults: per workspace for CACHE_MS.
+ * Mutations in this process drop the organisation's cache entries at once; other processes (other Lambda
+ * containers) see changes within CACHE_MS.
+ */
+export const CACHE_MS = 5_000;
+
+export interface ConfigResource extends Resource {
+  name: string;
+  config: Record<string, unknown>;
+  isDefault: boolean;
+  status: "active";
+  createdBy?: string;
+}
+
+export interface ModelEntry {
+  enabled: boolean;
+  isCustom: boolean;
+  customHeaders?: Record<string, string>;
+  name?: string;
+  baseModelSlug?: string;
+}
+
+export interface IntegrationResource extends Resource {
+  slug: string;
+  name: string;
+  description?: string;
+  note?: string;
+  credentials: StoredCredentials;
+  /** Which workspaces may use an organisation-level integration (workspace-owned ones: only their own). */
+  workspaceAccess: { global: boolean; workspaceIds: string[] };
+  models: { allowAll: boolean; entries: Record<string, ModelEntry> };
+  createdBy?: string;
+}
+
+export interface VirtualKeyResource extends Resource {
+  slug: string;
+  name: string;
+  note?: string;
+  status: "active";
+  credentials: StoredCredentials;
+  createdBy?: string;
+}
+
+/** Engineer B's workspace record (kind WORKSPACE): only the fields read here. */
+export interface WorkspaceResource extends Resource {
+  defaults?: { config_id?: string | null; user_api_key_config?: string | null; [key: string]: unknown };
+}
+
+export const configStore = (records: Records) => new ResourceStore<ConfigResource>(records, "CONFIG", "pc");
+export const integrationStore = (records: Records) =>
+  new ResourceStore<IntegrationResource>(records, "INTEGRATION", "int");
+export const virtualKeyStore = (records: Records) => new ResourceStore<VirtualKeyResource>(records, "VIRTUALKEY", "vk");
+export const workspaceStore = (records: Records) => new ResourceStore<WorkspaceResource>(records, "WORKSPACE", "ws");
+
+// --- config versions ---------------------------------------------------------------------------------------
+
+/** Every version of a config (the current one included): pk `CONFIG#<id>`, sk `VERSION#<n, zero-padded>`. */
+export const versionKey = (configId: string, version: number) => ({
+  pk: `CONFIG#${configId}`,
+  sk: `VERSION#${String(version).padStart(8, "0")}`,
+});
+
+export async function writeConfigVersion(
+  records: Records,
+  config: ConfigResource,
+  principal?: Principal,
+): Promise<void> {
+  await records.put({
+    ...versionKey(config.id, config.version),
+    configId: config.id,
+    organisationId: config.organisationId,
+    version: config.version,
+    name: config.name,
+    slug: config.slug,
+    config: config.config,
+    createdAt: config.updatedAt,
+    createdBy: principal?.userId ?? principal?.keyId,
+  });
+}
+
+// --- caches --------------------------------------------------------------------------------------------------
+
+interface Timed<T> {
+  until: number;
+  value: T;
+}
+
+interface SavedProvider {
+  kind: "integration" | "virtual_key";
+  resource: IntegrationResource | VirtualKeyResource;
+  target: ProviderTarget;
+}
+
+interface Caches {
+  configs: Map<string, Timed<ConfigResource>>;
+  /** Config object identity per config id and version. */
+  objects: Map<string, { version: number; config: Record<string, unknown> }>;
+  providers: Map<string, Timed<SavedProvider>>;
+  defaults: Map<string, Timed<string | undefined>>;
+}
+
+const cachesByRecords = new WeakMap<Records, Caches>();
+const MAX_ENTRIES = 5_000;
+
+function cachesOf(records: Records): Caches {
+  let caches = cachesByRecords.get(records);
+  if (!caches) {
+    caches = { configs: new Map(), objects: new Map(), providers: new Map(), defaults: new Map() };
+    cachesByRecords.set(records, caches);
+  }
+  return caches;
+}
+
+function remember<T>(map: Map<string, Timed<T>>, key: string, value: T): T {
+  if (map.size >= MAX_ENTRIES) map.clear();
+  map.set(key, { until: Date.now() + CACHE_MS, value });
+  return value;
+}
+
+function recall<T>(map: Map<string, Timed<T>>, key: string): T | undefined {
+  const entry = map.get(key);
+  if (!entry) return undefined;
+  if (entry.until > Date.now()) return entry.value;
+  map.delete(key);
+  return undefined;
+}
+
+/** Drops this process's cached configs, providers and defaults of an organisation (after a mutation). */
+export function invalidateSaved(records: Records, organisationId: string): void {
+  const caches = cachesOf(records);
+  const prefix = `${organisationId}:`;
+  for (const map of [caches.configs, caches.providers, caches.defaults] as Array<Map<string, unknown>>) {
+    for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
+  }
+}
+
+// --- the routing seams -----------------------------------------------------------------------------------------
+
+function principalOf(ctx: RequestContext): Principal {
+  if (!ctx.principal) throw unauthorized("Authentication required.");
+  return ctx.principal;
+}
+
+/** `x-gateway-config: <id or slug>`: the saved config's JSON, same object while unchanged. */
+export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext): Promise<unknown> {
+  const principal = principalOf(ctx);
+  const records = ctx.services.stores.records;
+  const caches = cachesOf(records);
+  const key = `${principal.organisationId}:${idOrSlug}`;
+  let resource = recall(caches.configs, key);
+  if (!resource) {
+    resource = await configStore(records).get(principal.organisationId, idOrSlug);
+    if (!resource)
+      throw notFound(
+        `Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`,
+        "config_not_found",
+      );
+    remember(caches.configs, key, resource);
+  }
+  const bound = boundWorkspace(principal);
+  if (bound && resource.workspaceId && resource.workspaceId !== bound) {
+    throw forbidden(`The config '${idOrSlug}' belongs to another workspace.`, "workspace_forbidden");
+  }
+  const known = caches.objects.get(resource.id);
+  if (known && known.version === resource.version) return known.config;
+  if (caches.objects.size >= MAX_ENTRIES) caches.objects.clear();
+  caches.objects.set(resource.id, { version: resource.version, config: resource.config });
+  return resource.config;
+}
+
+/**
+ * The caller's workspace default config (engineer B's workspace record, kind WORKSPACE): user API keys use
+ * `defaults.user_api_key_config` when set, every caller `defaults.config_id`. A default naming a config that
+ * no longer exists is ignored.
+ */
+export async function resolveDefaultConfig(ctx: RequestContext): Promise<unknown | undefined> {
+  const principal = ctx.principal;
+  if (!principal?.workspaceId) return undefined;
+  const records = ctx.services.stores.records;
+  const caches = cachesOf(records);
+  const userKey = principal.keySubType === "user";
+  const key = `${principal.organisationId}:${principal.workspaceId}:${userKey ? "user" : "service"}`;
+  let configRef = recall(caches.defaults, key);
+  if (configRef === undefined && !caches.defaults.has(key)) {
+    const workspace = await workspaceStore(records).get(principal.organisationId, principal.workspaceId);
+    const defaults = workspace?.defaults;
+    configRef = remember(
+      caches.defaults,
+      key,
+      (userKey ? defaults?.user_api_key_config : undefined) ?? defaults?.config_id ?? undefined,
+    );
+  }
+  if (!configRef) return undefined;
+  try {
+    return await resolveSavedConfig(configRef, ctx);
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return undefined;
+    throw error;
+  }
+}
+
+/** May this caller use this saved provider? Organisation keys: always. Workspace keys: see below. */
+export function canUseProvider(principal: Principal, saved: Pick<SavedProvider, "kind" | "resource">): boolean {
+  const bound = boundWorkspace(principal);
+  if (!bound) return true;
+  const { resource } = saved;
+  if (resource.workspaceId) return resource.workspaceId === bound;
+  if (saved.kind === "virtual_key") return true;
+  const access = (resource as IntegrationResource).workspaceAccess;
+  return access.global || access.workspaceIds.includes(bound);
+}
+
+/**
+ * `@slug` (x-gateway-provider, a config's provider), `x-gateway-virtual-key` and a config's `virtual_key`:
+ * an integration with that slug first, then a virtual key. 404 when neither exists, 403 when the caller's
+ * workspace may not use it.
+ */
+export async function resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget> {
+  const principal = principalOf(ctx);
+  const { records, secrets } = ctx.services.stores;
+  const caches = cachesOf(records);
+  const key = `${principal.organisationId}:${slug}`;
+  let saved = recall(caches.providers, key);
+  if (!saved) {
+    const integration = await integrationStore(records).get(principal.organisationId, slug);
+    const virtualKey = integration ? undefined : await virtualKeyStore(records).get(principal.organisationId, slug);
+    const resource = integration ?? virtualKey;
+    if (!resource) {
+      throw notFound(
+        `Unknown saved provider '@${slug}'. Create an integration (or virtual key) with that slug first.`,
+        "provider_not_found",
+      );
+    }
+    const target = targetOf(resource.credentials, await openCredentials(secrets, resource.credentials));
+    if (integration) {
+      const rules = modelRulesOf(integration);
+      if (rules) target.modelRules = rules;
+    }
+    saved = remember(caches.providers, key, { kind: integration ? "integration" : "virtual_key", resource, target });
+  }
+  if (!canUseProvider(principal, saved)) {
+    throw forbidden(`The saved provider '@${slug}' is not enabled for this workspace.`, "provider_forbidden");
+  }
+  return saved.target;
+}
+
+function modelRulesOf(integration: IntegrationResource): ModelRules | undefined {
+  const { allowAll, entries } = integration.models;
+  const models: ModelRules["models"] = {};
+  let any = false;
+  for (const [slug, entry] of Object.entries(entries)) {
+    models[slug] = { enabled: entry.enabled, headers: entry.customHeaders };
+    any = true;
+  }
+  if (allowAll && !any) return undefined;
+  return { allowAll, models };
+}

@@ -1,0 +1,213 @@
+import { z } from "zod";
+import {
+  type AnalyticsFilter,
+  AnalyticsReader,
+  type Metric,
+  type Totals,
+  emptyTotals,
+  mergeTotals,
+  percentiles,
+} from "../../analytics/reader.ts";
+import { workspaceScope } from "../../auth/scopes.ts";
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import { badRequest, notFound } from "../../http/errors.ts";
+import { json, validate } from "../../http/json.ts";
+
+const DAY_MS = 86_400_000;
+const MAX_RANGE_DAYS = 400;
+
+const time = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+
+const rangeQuery = z.looseObject({
+  time_of_generation_min: time.optional(),
+  time_of_generation_max: time.optional(),
+  from: time.optional(),
+  to: time.optional(),
+  workspace_id: z.string().optional(),
+  model: z.string().optional(),
+  provider: z.string().optional(),
+  metadata_key: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const GRAPH_METRICS: Record<string, Metric> = {
+  requests: "requests",
+  cost: "cost",
+  tokens: "tokens",
+  latency: "latency",
+  errors: "errors",
+  "error-rate": "errors",
+  "cache-hit-rate": "cache",
+  cache: "cache",
+  users: "users",
+  feedback: "feedback",
+};
+
+const GROUPS = {
+  model: "model",
+  models: "model",
+  provider: "provider",
+  providers: "provider",
+  user: "user",
+  users: "user",
+  workspace: "workspace",
+  workspaces: "workspace",
+  metadata: "metadata",
+} as const;
+
+function readFilter(request: Request, ctx: RequestContext) {
+  const principal = ctx.principal!;
+  const query = validate(rangeQuery, Object.fromEntries(new URL(request.url).searchParams));
+  const toText = query.time_of_generation_max ?? query.to;
+  const fromText = query.time_of_generation_min ?? query.from;
+  const to = toText ? Date.parse(toText) : Date.now();
+  const from = fromText ? Date.parse(fromText) : to - 7 * DAY_MS;
+  if (from > to) throw badRequest("The range starts after it ends.", "time_of_generation_min", "invalid_range");
+  if (to - from > MAX_RANGE_DAYS * DAY_MS)
+    throw badRequest(`The range may span at most ${MAX_RANGE_DAYS} days.`, "time_of_generation_min", "invalid_range");
+  const filter: AnalyticsFilter = {
+    organisationId: principal.organisationId,
+    from,
+    to,
+    workspaceId: workspaceScope(principal, query.workspace_id),
+    model: query.model,
+    provider: query.provider,
+  };
+  return { filter, query };
+}
+
+const reader = (ctx: RequestContext) => new AnalyticsReader(ctx.services.stores.counters, ctx.services.stores.records);
+const usd = (micros: number) => Math.round(micros) / 1e6;
+const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
+
+function point(metric: Metric, totals: Totals): Record<string, unknown> {
+  switch (metric) {
+    case "requests":
+      return { total: totals.requests };
+    case "cost":
+      return { total: usd(totals.costMicros), avg: totals.requests ? usd(totals.costMicros / totals.requests) : 0 };
+    case "tokens":
+      return {
+        total: totals.promptTokens + totals.completionTokens,
+        prompt: totals.promptTokens,
+        completion: totals.completionTokens,
+      };
+    case "latency": {
+      const [p50, p90, p99] = percentiles(totals.latency, [0.5, 0.9, 0.99]);
+      return { p50, p90, p99 };
+    }
+    case "errors":
+      return { total: totals.errors, requests: totals.requests, rate: ratio(totals.errors, totals.requests) };
+    case "cache":
+      return { hits: totals.cacheHits, requests: totals.requests, rate: ratio(totals.cacheHits, totals.requests) };
+    case "users":
+      return { total: totals.users };
+    case "feedback":
+      return {
+        total: totals.feedbackCount,
+        avg_value: totals.feedbackWeight
+          ? Math.round((totals.feedbackWeighted / totals.feedbackWeight) * 1000) / 1000
+          : null,
+      };
+  }
+}
+
+/** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals. */
+export const handlers: HandlerMap = {
+  async graph(request, ctx) {
+    const metric = GRAPH_METRICS[ctx.params.metric!];
+    if (!metric)
+      throw notFound(
+        `Unknown analytics metric '${ctx.params.metric}'. Known: ${Object.keys(GRAPH_METRICS).join(", ")}.`,
+      );
+    const { filter } = readFilter(request, ctx);
+    const series = await reader(ctx).series(filter, [metric]);
+    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
+    const summary = point(metric, all);
+    if (metric === "users") summary.total = await reader(ctx).distinctUsers(filter);
+    return json({
+      object: "analytics-graph",
+      metric: ctx.params.metric,
+      resolution: series.resolution,
+      from: new Date(filter.from).toISOString(),
+      to: new Date(filter.to).toISOString(),
+      data_points: series.buckets.map((bucket) => ({
+        timestamp: new Date(bucket.start).toISOString(),
+        ...point(metric, bucket.totals),
+      })),
+      summary,
+    });
+  },
+
+  async summary(request, ctx) {
+    const { filter } = readFilter(request, ctx);
+    const series = await reader(ctx).series(filter, [
+      "requests",
+      "cost",
+      "tokens",
+      "latency",
+      "errors",
+      "cache",
+      "feedback",
+    ]);
+    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
+    const [p50, p90, p99] = percentiles(all.latency, [0.5, 0.9, 0.99]);
+    return json({
+      object: "analytics-summary",
+      resolution: series.resolution,
+      from: new Date(filter.from).toISOString(),
+      to: new Date(filter.to).toISOString(),
+      requests: all.requests,
+      errors: all.errors,
+      error_rate: ratio(all.errors, all.requests),
+      cost: usd(all.costMicros),
+      tokens: {
+        total: all.promptTokens + all.completionTokens,
+        prompt: all.promptTokens,
+        completion: all.completionTokens,
+      },
+      cache_hits: all.cacheHits,
+      cache_hit_rate: ratio(all.cacheHits, all.requests),
+      latency: { p50, p90, p99 },
+      users: await reader(ctx).distinctUsers(filter),
+      feedback: {
+        total: all.feedbackCount,
+        avg_value: all.feedbackWeight ? Math.round((all.feedbackWeighted / all.feedbackWeight) * 1000) / 1000 : null,
+      },
+    });
+  },
+
+  async groups(request, ctx) {
+    const group = GROUPS[ctx.params.group as keyof typeof GROUPS];
+    if (!group)
+      throw notFound(
+        `Unknown analytics group '${ctx.params.group}'. Known: model, provider, user, workspace, metadata.`,
+      );
+    const { filter, query } = readFilter(request, ctx);
+    if (group === "metadata" && !query.metadata_key)
+      throw badRequest("Grouping by metadata needs `metadata_key`.", "metadata_key");
+    const rows = await reader(ctx).groups(filter, group, query.metadata_key);
+    const withTokens = group === "model" || group === "provider" || group === "workspace";
+    return json({
+      object: "list",
+      group,
+      ...(group === "metadata" ? { metadata_key: query.metadata_key } : {}),
+      total: rows.length,
+      data: rows.slice(0, query.limit).map(([name, totals]) => ({
+        [group === "metadata" ? "value" : group]: name,
+        requests: totals.requests,
+        cost: usd(totals.costMicros),
+        ...(withTokens
+          ? {
+              errors: totals.errors,
+              tokens: {
+                total: totals.promptTokens + totals.completionTokens,
+                prompt: totals.promptTokens,
+                completion: totals.completionTokens,
+              },
+            }
+          : {}),
+      })),
+    });
+  },
+};

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../../core/http/app.ts";
+import { RouteNotMatched } from "../../../core/http/errors.ts";
+import { json } from "../../../core/http/json.ts";
+import { ROUTE_FAMILIES, type RouteFamily } from "../../../core/routes/table.ts";
+import type { Services } from "../../../core/services.ts";
+import { routerPrefixes, matchPrefix } from "../../../infra/router-prefixes.ts";
+
+/** Catch-all routes (the pass-through family) only get what no dedicated route matches, whatever the order. */
+
+const families: RouteFamily[] = [
+  {
+    name: "catch",
+    dataPlane: true,
+    timeoutSeconds: 10,
+    routes: [
+      { method: "POST", path: "/v1/*", handler: "rest", auth: "none", catchAll: true },
+      { method: "GET", path: "/v1/*", handler: "rest", auth: "none", catchAll: true },
+    ],
+  },
+  {
+    name: "specific",
+    dataPlane: true,
+    timeoutSeconds: 10,
+    routes: [
+      { method: "POST", path: "/v1/chat/completions", handler: "chat", auth: "none" },
+      { method: "GET", path: "/v1/files/:id", handler: "file", auth: "none" },
+      { method: "PUT", path: "/v1/things", handler: "chat", auth: "none" },
+    ],
+  },
+];
+
+const app = createApp({
+  families,
+  handlers: {
+    catch: {
+      async rest(request) {
+        if (request.headers.get("x-gateway-provider") === null) throw new RouteNotMatched();
+        return json({ route: "catch-all" });
+      },
+    },
+    specific: {
+      chat: async () => json({ route: "chat" }),
+      file: async (_request, ctx) => json({ route: `file ${ctx.params.id}` }),
+    },
+  },
+  services: {} as Services,
+});
+const call = (method: string, path: string, headers: Record<string, string> = {}) =>
+  app(new Request(`http://gateway.test${path}`, { method, headers }), { waitUntil: () => {} });
+
+describe("catch-all routes", () => {
+  it("never shadow dedicated routes, even when their family comes first", async () => {
+    expect(await (await call("POST", "/v1/chat/completions", { "x-gateway-provider": "openai" })).json()).toEqual({
+      route: "chat",
+    });
+    expect(await (await call("GET", "/v1/files/f1", { "x-gateway-provider": "openai" })).json()).toEqual({
+      route: "file f1",
+    });
+    expect(await (await call("POST", "/v1/assistants", { "x-gateway-provider": "openai" })).json()).toEqual({
+      route: "catch-all",
+    });
+  });
+
+  it("answer like no route matched when their handler declines", async () => {
+    const missing = await call("GET", "/v1/unknown");
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe("unknown_url");
+    const wrong = await call("POST", "/v1/things");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("PUT");
+  });
+
+  it("the AWS router sends every dedicated prefix to its own family and the rest of /v1 to pass-through", () => {
+    const prefixes = routerPrefixes(ROUTE_FAMILIES);
+    expect(matchPrefix(prefixes, "/v1/chat/completions")?.family).toBe("chat");
+    expect(matchPrefix(prefixes, "/v1/assistants/asst_1")?.family).toBe("passthrough");
+    expect(matchPrefix(prefixes, "/v1/proxy/chat/completions")?.family).toBe("passthrough");
+  });
+});
