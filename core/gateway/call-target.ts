@@ -1,4 +1,5 @@
 import { costOf } from "../catalog/cost.ts";
+import type { TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
@@ -22,6 +23,7 @@ export interface TargetCall {
   startedAt: number;
   /** The SSRF-guarded connection pool, for targets with a custom host. */
   dispatcher?: Dispatcher;
+  trustedHosts?: TrustedHosts;
 }
 
 const encoder = new TextEncoder();
@@ -52,6 +54,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     requestId: call.requestId,
     includeUsage: call.body.stream_options?.include_usage === true,
     signal: call.signal,
+    trustedHosts: call.trustedHosts,
   };
   const { outcome } = call;
   outcome.provider = adapter.id;

@@ -94,6 +94,7 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             dispatcher: resolved.dispatcher,
+            trustedHosts: ctx.services.trustedHosts,
           });
           recordAttempt(outcome, { path: leaf.path, provider, retry, status: 200, ms: performance.now() - started });
           return response;

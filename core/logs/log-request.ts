@@ -1,8 +1,7 @@
 import type { RequestContext } from "../http/context.ts";
-import { gatewayHeader } from "../http/gateway-headers.ts";
+import { headersForLog } from "../http/gateway-headers.ts";
 import type { RouteSpec } from "../routes/table.ts";
 import type { RequestLog } from "./log-record.ts";
-import { maskHeaders } from "./mask-headers.ts";
 
 /**
  * Builds and writes the one log record of an authenticated request, after the response: at once for JSON
@@ -20,19 +19,21 @@ export async function logRequest(
   const outcome = ctx.outcome;
   if (outcome) await outcome.done;
   const headers = request.headers;
+  // Parsed once by the app for authenticated routes (invalid gateway headers were answered 400 there).
+  const gateway = ctx.gateway;
   const usage = outcome?.usage;
   const log: RequestLog = {
     id: services.logger.newLogId(),
     createdAt: new Date(performance.timeOrigin + ctx.startedAt).toISOString(),
     traceId: ctx.traceId,
-    spanId: gatewayHeader(headers, "span-id") ?? undefined,
-    parentSpanId: gatewayHeader(headers, "parent-span-id") ?? undefined,
-    spanName: gatewayHeader(headers, "span-name") ?? undefined,
+    spanId: gateway?.spanId,
+    parentSpanId: gateway?.parentSpanId,
+    spanName: gateway?.spanName,
     organisationId: principal.organisationId,
     workspaceId: principal.workspaceId,
     apiKeyId: principal.keyId,
     userId: principal.userId,
-    metadata: parseMetadata(gatewayHeader(headers, "metadata")),
+    metadata: gateway?.metadata,
     method: request.method,
     route: route.path,
     path: new URL(request.url).pathname,
@@ -59,42 +60,15 @@ export async function logRequest(
       : undefined,
     cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,
-    headers: maskHeaders(headers, {
-      sensitive: listHeader(gatewayHeader(headers, "sensitive-headers")),
-      organisationMasked: services.settings.ORGANISATION_HEADERS_TO_MASK,
+    headers: headersForLog(headers, {
+      sensitiveHeaders: gateway?.sensitiveHeaders,
+      organisationHeadersToMask: services.settings.ORGANISATION_HEADERS_TO_MASK,
     }),
     requestBody: services.settings.GATEWAY_LOG_BODIES ? outcome?.requestBody : undefined,
     responseBody: services.settings.GATEWAY_LOG_BODIES ? outcome?.responseBody : undefined,
     source: "gateway",
   };
   await services.logger.write(log);
-}
-
-function parseMetadata(value: string | null): Record<string, string> | undefined {
-  if (!value) return undefined;
-  try {
-    const parsed = JSON.parse(value);
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return Object.fromEntries(Object.entries(parsed).map(([key, entry]) => [key, String(entry)]));
-    }
-  } catch {
-    // Invalid metadata is rejected by the routing layer before it gets here.
-  }
-  return undefined;
-}
-
-function listHeader(value: string | null): string[] {
-  if (!value) return [];
-  try {
-    const parsed = JSON.parse(value);
-    if (Array.isArray(parsed)) return parsed.map(String);
-  } catch {
-    // comma form
-  }
-  return value
-    .split(",")
-    .map((name) => name.trim())
-    .filter(Boolean);
 }
 
 function numberOrUndefined(value: string | null): number | undefined {

@@ -1,3 +1,5 @@
+import type { TrustedHosts } from "../security/custom-host.ts";
+
 /**
  * The provider adapter contract. A provider declares, per route it supports, pure transforms between the
  * OpenAI wire format (what clients send and receive) and the provider's own format. The gateway pipeline
@@ -44,6 +46,9 @@ export interface TransformContext {
   now: number;
   /** Id for generated OpenAI objects (`chatcmpl-...`) when the provider gives none. */
   requestId: string;
+  /** TRUSTED_CUSTOM_HOSTS: side requests (OAuth token endpoints named in credentials) may reach only these
+   * besides the provider's own hosts. */
+  trustedHosts?: TrustedHosts;
   /** The client asked for a final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
   /** Cancels async work such as token exchanges. */

@@ -75,8 +75,8 @@ describe("request logs", () => {
     });
     expect(plain.usage.totalTokens).toBeGreaterThan(0);
     expect(plain.cost).toBeGreaterThan(0);
-    expect(plain.headers.authorization).toBe("********");
-    expect(plain.headers["x-gateway-api-key"]).toBe("********");
+    expect(plain.headers.authorization).toBe("[masked]");
+    expect(plain.headers["x-gateway-api-key"]).toBe("[masked]");
     expect(plain.headers["x-customer-id"]).toMatch(/^sha256:/);
 
     const detail = await (

@@ -22,8 +22,6 @@ const IMAGE =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 beforeAll(async () => {
-  // The Vertex token endpoint named in a service-account key is SSRF-checked against the trusted hosts.
-  process.env.TRUSTED_CUSTOM_HOSTS = "127.0.0.1,localhost";
   gateway = await startTestGateway();
 });
 

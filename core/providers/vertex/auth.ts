@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { importPKCS8, SignJWT } from "jose";
 import { type TransformContext, UpstreamError } from "../types.ts";
+import { type TrustedHosts, isTrustedHost } from "../../security/custom-host.ts";
 
 /**
  * Vertex AI access tokens: either given (the target's apiKey is already an OAuth access token) or exchanged from a
@@ -65,8 +66,8 @@ export function parseServiceAccount(json: string): ServiceAccountKey {
   };
 }
 
-/** SSRF guard for the token endpoint named inside a caller-supplied key. Reads TRUSTED_CUSTOM_HOSTS at call time. */
-export function checkTokenUri(tokenUri: string): URL {
+/** SSRF guard for the token endpoint named inside a caller-supplied key: Google's hosts, or TRUSTED_CUSTOM_HOSTS. */
+export function checkTokenUri(tokenUri: string, trusted?: TrustedHosts): URL {
   let url: URL;
   try {
     url = new URL(tokenUri);
@@ -74,12 +75,7 @@ export function checkTokenUri(tokenUri: string): URL {
     throw credentialError("The service account token_uri is not a URL");
   }
   const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  const trusted = (process.env.TRUSTED_CUSTOM_HOSTS ?? "")
-    .split(",")
-    .map((entry) => entry.trim().toLowerCase())
-    .filter(Boolean);
-  const isTrusted = trusted.includes(host) || trusted.includes(url.host.toLowerCase());
-  if (isTrusted && (url.protocol === "https:" || url.protocol === "http:")) return url;
+  if (trusted && isTrustedHost(host, trusted) && (url.protocol === "https:" || url.protocol === "http:")) return url;
   if (TOKEN_HOSTS.has(host) && url.protocol === "https:" && !url.username && !url.password) return url;
   throw new UpstreamError(400, `The service account token_uri host ${JSON.stringify(url.host)} is not allowed`, {
     type: "invalid_request_error",
@@ -97,9 +93,9 @@ export async function vertexAccessToken(ctx: TransformContext): Promise<string> 
 
 export async function serviceAccountToken(
   key: ServiceAccountKey,
-  ctx: Pick<TransformContext, "fetch" | "signal">,
+  ctx: Pick<TransformContext, "fetch" | "signal" | "trustedHosts">,
 ): Promise<string> {
-  const tokenUrl = checkTokenUri(key.token_uri);
+  const tokenUrl = checkTokenUri(key.token_uri, ctx.trustedHosts);
   const cacheKey = createHash("sha256")
     .update(JSON.stringify([key.client_email, key.private_key, tokenUrl.href]))
     .digest("base64url");

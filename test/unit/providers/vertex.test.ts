@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import { decodeProtectedHeader, importSPKI, jwtVerify } from "jose";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toAnthropicMessagesRequest } from "../../../core/providers/anthropic/index.ts";
 import { toGeminiRequest } from "../../../core/providers/google/chat.ts";
 import { findProvider } from "../../../core/providers/registry.ts";
 import { decodeSse } from "../../../core/providers/stream/sse.ts";
 import { type TransformContext, UpstreamError } from "../../../core/providers/types.ts";
+import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 import {
   CLOUD_PLATFORM_SCOPE,
   checkTokenUri,
@@ -22,6 +23,7 @@ import {
   type VertexMock,
 } from "../../mocks/vertex.ts";
 
+const TRUSTED = parseTrustedHosts(["127.0.0.1"]);
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), "utf8"));
 
 function context(
@@ -36,6 +38,7 @@ function context(
     now: 1_700_000_000,
     requestId: "chatcmpl-vertex",
     includeUsage: false,
+    trustedHosts: TRUSTED,
     ...overrides,
   };
 }
@@ -46,15 +49,8 @@ const messages = [
   { role: "user", content: "Bonjour" },
 ];
 
-let savedTrusted: string | undefined;
 beforeEach(() => {
-  savedTrusted = process.env.TRUSTED_CUSTOM_HOSTS;
-  process.env.TRUSTED_CUSTOM_HOSTS = "127.0.0.1";
   clearVertexTokenCache();
-});
-afterEach(() => {
-  if (savedTrusted === undefined) delete process.env.TRUSTED_CUSTOM_HOSTS;
-  else process.env.TRUSTED_CUSTOM_HOSTS = savedTrusted;
 });
 
 describe("vertex URLs and headers", () => {
@@ -239,15 +235,15 @@ describe("service account token exchange", () => {
 
   it("shares one exchange between concurrent requests", async () => {
     const key = parseServiceAccount(account.json);
-    const tokens = await Promise.all([1, 2, 3].map(() => serviceAccountToken(key, {})));
+    const tokens = await Promise.all([1, 2, 3].map(() => serviceAccountToken(key, { trustedHosts: TRUSTED })));
     expect(tokens).toEqual(["ya29.test-access-token", "ya29.test-access-token", "ya29.test-access-token"]);
     expect(tokenRequests).toHaveLength(1);
   });
 
   it("does not hand a cached token to a key with the same email but another private key", async () => {
-    await serviceAccountToken(parseServiceAccount(account.json), {});
+    await serviceAccountToken(parseServiceAccount(account.json), { trustedHosts: TRUSTED });
     const impostor = await createTestServiceAccount(`${tokenServer.url}/token`, "sa-project", account.clientEmail);
-    await serviceAccountToken(parseServiceAccount(impostor.json), {});
+    await serviceAccountToken(parseServiceAccount(impostor.json), { trustedHosts: TRUSTED });
     expect(tokenRequests).toHaveLength(2);
   });
 
@@ -257,9 +253,9 @@ describe("service account token exchange", () => {
       sendJson(res, 200, { access_token: `short-${tokenRequests.length}`, expires_in: 1 });
     };
     const key = parseServiceAccount(account.json);
-    expect(await serviceAccountToken(key, {})).toBe("short-1");
+    expect(await serviceAccountToken(key, { trustedHosts: TRUSTED })).toBe("short-1");
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(await serviceAccountToken(key, {})).toBe("short-2");
+    expect(await serviceAccountToken(key, { trustedHosts: TRUSTED })).toBe("short-2");
   });
 
   it("uses the injected fetch", async () => {
@@ -299,13 +295,13 @@ describe("service account token exchange", () => {
         code: "forbidden_token_uri",
       });
     }
-    delete process.env.TRUSTED_CUSTOM_HOSTS;
-    await expect(async () => chat.buildRequest({ messages }, saContext())).rejects.toThrow(/not allowed/);
+    await expect(async () => chat.buildRequest({ messages }, saContext({ trustedHosts: undefined }))).rejects.toThrow(
+      /not allowed/,
+    );
     expect(tokenRequests).toHaveLength(0);
   });
 
   it("accepts Google's token hosts and defaults token_uri to oauth2.googleapis.com", () => {
-    delete process.env.TRUSTED_CUSTOM_HOSTS;
     expect(checkTokenUri("https://oauth2.googleapis.com/token").host).toBe("oauth2.googleapis.com");
     expect(checkTokenUri("https://www.googleapis.com/oauth2/v4/token").host).toBe("www.googleapis.com");
     const { token_uri: _dropped, ...withoutUri } = JSON.parse(account.json);
