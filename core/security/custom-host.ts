@@ -250,7 +250,10 @@ export function customHostDispatcher(trusted: TrustedHosts): Promise<Dispatcher 
 
 /** Whether a host name or address is listed in TRUSTED_CUSTOM_HOSTS (names, addresses or CIDRs). */
 export function isTrustedHost(host: string, trusted: TrustedHosts): boolean {
-  const normalised = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  const normalised = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   if (trusted.names.has(normalised)) return true;
   const family = isIP(normalised);
   return family !== 0 && trusted.networks.check(normalised, family === 4 ? "ipv4" : "ipv6");
