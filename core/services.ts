@@ -5,6 +5,7 @@ import { resolveDefaultConfig, resolveSavedConfig, resolveSavedProvider } from "
 import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
+import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
 import { type GatewayMetrics, observeLogs } from "./metrics/observe.ts";
 import type { ProviderTarget } from "./providers/types.ts";
@@ -30,6 +31,8 @@ export interface Services {
   analytics: AnalyticsRecorder;
   /** Prometheus metrics, only when ENABLE_PROMETHEUS is set (core/metrics). */
   metrics?: GatewayMetrics;
+  /** Usage-limit and rate-limit policies, cached in memory, enforced through Counters (core/policies). */
+  policies: PolicyEnforcer;
   /**
    * Routing seams for the control plane (core/routing/source.ts and core/gateway/plan.ts call them). Until
    * configs and providers are stored, saved configs and saved providers answer 404 and there is no default.
@@ -66,6 +69,7 @@ export function createServices(settings: Settings, stores: Stores): Services {
     resolveDefaultConfig,
     resolveSavedProvider,
     analytics: new AnalyticsRecorder(stores.counters, stores.records),
+    policies: new PolicyEnforcer(stores.records, stores.counters),
   };
   observeLogs(services);
   return services;

@@ -17,6 +17,7 @@ import { isOrganisationAdmin, managesWorkspace } from "../auth/scopes.ts";
 import type { RequestContext } from "../http/context.ts";
 import { badRequest, forbidden, notFound } from "../http/errors.ts";
 import { sha256Hex } from "../ids.ts";
+import { applyKeyLimits, parseKeyLimits } from "../policies/key-policies.ts";
 import { findMembership, findUser, findWorkspace } from "./directory.ts";
 
 /**
@@ -243,6 +244,7 @@ export async function createKey(
   }
 
   const scopes = validateScopes(body.scopes ?? [], principal);
+  const limits = parseKeyLimits(body); // `usage_limits` / `rate_limits`: policies on this key (core/policies)
   const now = Math.floor(Date.now() / 1000);
   const enforcedDays = await enforcedRotationDays(ctx, principal.organisationId, keySubType);
   const rotation = rotationSettings(body, { enforcedDays, now });
@@ -262,6 +264,7 @@ export async function createKey(
     defaults: body.defaults ?? undefined,
     createdBy: principal.keyId ?? principal.userId,
   });
+  await applyKeyLimits(ctx, created.key, limits);
   return created;
 }
 
@@ -298,6 +301,7 @@ export async function updateKey(ctx: RequestContext, key: ApiKeyRecord, body: Ke
   const records = ctx.services.stores.records;
   const now = Math.floor(Date.now() / 1000);
   const changes: Partial<ApiKeyRecord> = {};
+  const limits = parseKeyLimits(body);
   if (body.name !== undefined) changes.name = body.name;
   if (body.description !== undefined) changes.description = body.description ?? undefined;
   if (body.defaults !== undefined) changes.defaults = body.defaults ?? undefined;
@@ -312,6 +316,7 @@ export async function updateKey(ctx: RequestContext, key: ApiKeyRecord, body: Ke
     for (const hash of updated.previousSecretHashes ?? []) await updateApiKeyLookup(records, hash, { principal });
   }
   forgetAll(ctx, updated);
+  await applyKeyLimits(ctx, updated, limits);
   return updated;
 }
 

@@ -82,6 +82,8 @@ export async function routeInference(
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
+        // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
+        await ctx.services.policies?.admitRequest(ctx, provider);
         const started = performance.now();
         try {
           const response = await callTarget({
@@ -114,7 +116,10 @@ export async function routeInference(
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
-    return withHeaders(result.response, routingHeaders(result.leaf.path, result.retries, provider));
+    return withHeaders(result.response, {
+      ...routingHeaders(result.leaf.path, result.retries, provider),
+      ...ctx.services.policies?.headersFor(ctx),
+    });
   } catch (error) {
     const upstream = error instanceof RoutingFailure ? error.error : error instanceof UpstreamError ? error : undefined;
     outcome.status = upstream?.status ?? attemptStatus(error);

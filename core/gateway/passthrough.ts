@@ -77,6 +77,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         const started = performance.now();
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
+        await ctx.services.policies?.admitRequest(ctx, provider);
         try {
           const adapter = findProvider(resolved.target.provider)!;
           if (!adapter.passthrough) {
@@ -124,7 +125,10 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
-    return withHeaders(result.response, routingHeaders(result.leaf.path, result.retries, provider));
+    return withHeaders(result.response, {
+      ...routingHeaders(result.leaf.path, result.retries, provider),
+      ...ctx.services.policies?.headersFor(ctx),
+    });
   } catch (error) {
     const upstream = error instanceof RoutingFailure ? error.error : undefined;
     outcome.status = upstream?.status ?? attemptStatus(error);

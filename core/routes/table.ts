@@ -665,6 +665,53 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
       { method: "GET", path: "/v1/audit-logs", handler: "listAuditLogs", auth: "api_key", scope: "audit_logs.list" },
     ],
   },
+  {
+    // Usage-limit and rate-limit policies (core/policies), under /v2 (Portkey's paths) and /v1.
+    name: "policies",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: ["/v2/policies", "/v1/policies"].flatMap((base) =>
+      (
+        [
+          ["usage-limits", "UsageLimitPolic"],
+          ["rate-limits", "RateLimitPolic"],
+        ] as const
+      ).flatMap(([kind, name]): RouteSpec[] => [
+        {
+          method: "POST",
+          path: `${base}/${kind}`,
+          handler: `create${name}y`,
+          auth: "api_key",
+          body: "json",
+          scope: "policies.create",
+        },
+        { method: "GET", path: `${base}/${kind}`, handler: `list${name}ies`, auth: "api_key", scope: "policies.list" },
+        { method: "GET", path: `${base}/${kind}/:id`, handler: `get${name}y`, auth: "api_key", scope: "policies.read" },
+        {
+          method: "PUT",
+          path: `${base}/${kind}/:id`,
+          handler: `update${name}y`,
+          auth: "api_key",
+          body: "json",
+          scope: "policies.update",
+        },
+        {
+          method: "DELETE",
+          path: `${base}/${kind}/:id`,
+          handler: `delete${name}y`,
+          auth: "api_key",
+          scope: "policies.delete",
+        },
+        {
+          method: "GET",
+          path: `${base}/${kind}/:id/usage`,
+          handler: `get${name}yUsage`,
+          auth: "api_key",
+          scope: "policies.read",
+        },
+      ]),
+    ),
+  },
 ];
 
 export const familyByName = (name: string): RouteFamily => {

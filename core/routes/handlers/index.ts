@@ -15,6 +15,7 @@ import { handlers as integrations } from "./integrations.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
+import { handlers as policies } from "./policies.ts";
 import { handlers as organisation } from "./organisation.ts";
 import { handlers as users } from "./users.ts";
 import { handlers as workspaces } from "./workspaces.ts";
@@ -40,4 +41,5 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   workspaces,
   users,
   organisation,
+  policies,
 };

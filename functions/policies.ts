@@ -1,0 +1,5 @@
+import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
+import { handlers } from "../core/routes/handlers/policies.ts";
+
+/** Lambda entry point of the 'policies' route family (infra/api.ts). */
+export const handler = createLambdaHandler("policies", handlers);
