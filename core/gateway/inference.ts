@@ -3,7 +3,6 @@ import type { RequestContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
 import { readJson, validate } from "../http/json.ts";
 import type { RouteKind } from "../providers/types.ts";
-import { UpstreamError } from "../providers/types.ts";
 import type { ConfigNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
@@ -12,10 +11,10 @@ import { callTarget } from "./call-target.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
-  attemptStatus,
   failureHeaders,
   gatewayHeadersOf,
-  recordAttempt,
+  recordedAttempt,
+  recordFailure,
   routingHeaders,
   upstreamToHttp,
   withHeaders,
@@ -84,9 +83,8 @@ export async function routeInference(
         provider = resolved.target.provider;
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         await ctx.services.policies?.admitRequest(ctx, provider);
-        const started = performance.now();
-        try {
-          const response = await callTarget({
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
+          callTarget({
             route,
             body: applyParams(body, leaf.settings),
             target: resolved.target,
@@ -97,21 +95,8 @@ export async function routeInference(
             startedAt: ctx.startedAt,
             dispatcher: resolved.dispatcher,
             trustedHosts: ctx.services.trustedHosts,
-          });
-          recordAttempt(outcome, { path: leaf.path, provider, retry, status: 200, ms: performance.now() - started });
-          return response;
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          recordAttempt(outcome, {
-            path: leaf.path,
-            provider,
-            retry,
-            status: attemptStatus(error),
-            ms: performance.now() - started,
-            error: message,
-          });
-          throw error;
-        }
+          }),
+        );
       },
     });
     outcome.retries = result.retries;
@@ -121,19 +106,8 @@ export async function routeInference(
       ...ctx.services.policies?.headersFor(ctx),
     });
   } catch (error) {
-    const upstream = error instanceof RoutingFailure ? error.error : error instanceof UpstreamError ? error : undefined;
-    outcome.status = upstream?.status ?? attemptStatus(error);
-    outcome.error = {
-      status: outcome.status,
-      message: error instanceof Error ? error.message : String(error),
-      code: upstream?.code ?? null,
-    };
-    outcome.finish();
-    if (error instanceof RoutingFailure) {
-      outcome.retries = error.retries;
-      outcome.lastUsedOptionIndex = error.leaf.path;
-      throw upstreamToHttp(error.error, failureHeaders(error, provider));
-    }
+    recordFailure(outcome, error);
+    if (error instanceof RoutingFailure) throw upstreamToHttp(error.error, failureHeaders(error, provider));
     throw error;
   }
 }

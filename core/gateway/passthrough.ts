@@ -12,10 +12,10 @@ import { resolveRouting } from "../routing/source.ts";
 import { newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
-  attemptStatus,
   failureHeaders,
   gatewayHeadersOf,
-  recordAttempt,
+  recordedAttempt,
+  recordFailure,
   routingHeaders,
   upstreamToHttp,
   withHeaders,
@@ -74,11 +74,10 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         url: { pathname: url.pathname },
       }),
       async call(leaf, retry) {
-        const started = performance.now();
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
-        try {
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, async () => {
           const adapter = findProvider(resolved.target.provider)!;
           if (!adapter.passthrough) {
             throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
@@ -101,26 +100,8 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           outcome.provider = adapter.id;
           outcome.status = response.status;
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-          recordAttempt(outcome, {
-            path: leaf.path,
-            provider: adapter.id,
-            retry,
-            status: response.status,
-            ms: performance.now() - started,
-          });
           return response;
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          recordAttempt(outcome, {
-            path: leaf.path,
-            provider: resolved.target.provider,
-            retry,
-            status: attemptStatus(error),
-            ms: performance.now() - started,
-            error: message,
-          });
-          throw error;
-        }
+        });
       },
     });
     outcome.retries = result.retries;
@@ -130,17 +111,8 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
       ...ctx.services.policies?.headersFor(ctx),
     });
   } catch (error) {
-    const upstream = error instanceof RoutingFailure ? error.error : undefined;
-    outcome.status = upstream?.status ?? attemptStatus(error);
-    outcome.error = {
-      status: outcome.status,
-      message: error instanceof Error ? error.message : String(error),
-      code: upstream?.code ?? null,
-    };
-    outcome.finish();
+    recordFailure(outcome, error);
     if (!(error instanceof RoutingFailure)) throw error;
-    outcome.retries = error.retries;
-    outcome.lastUsedOptionIndex = error.leaf.path;
     const headers = failureHeaders(error, provider);
     if (error.error instanceof PassthroughUpstreamError) {
       const raw = error.error.raw;

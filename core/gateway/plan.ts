@@ -5,7 +5,7 @@ import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
-import type { RoutingFailure } from "../routing/engine.ts";
+import { RoutingFailure } from "../routing/engine.ts";
 import { checkCustomHost, customHostDispatcher, type Dispatcher } from "../security/custom-host.ts";
 import type { AttemptRecord, InferenceOutcome } from "./outcome.ts";
 import { forwardedValues, headerCredentials, targetFromHeaders } from "./target-from-headers.ts";
@@ -139,6 +139,45 @@ function definedOnly<T extends object>(value: T): Partial<T> {
 export function recordAttempt(outcome: InferenceOutcome, record: AttemptRecord): void {
   if (outcome.attempts) outcome.attempts.push(record);
   else outcome.attempts = [record];
+}
+
+/** Runs one leaf attempt and records it on the outcome, whether it answers or fails. */
+export async function recordedAttempt(
+  outcome: InferenceOutcome,
+  attempt: { path: string; provider: string; retry: number },
+  run: () => Promise<Response>,
+): Promise<Response> {
+  const started = performance.now();
+  try {
+    const response = await run();
+    recordAttempt(outcome, { ...attempt, status: response.status, ms: performance.now() - started });
+    return response;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    recordAttempt(outcome, {
+      ...attempt,
+      status: attemptStatus(error),
+      ms: performance.now() - started,
+      error: message,
+    });
+    throw error;
+  }
+}
+
+/** Notes a routed request that failed as a whole (status, error, and where in the config it ended). */
+export function recordFailure(outcome: InferenceOutcome & { finish(): void }, error: unknown): void {
+  const upstream = error instanceof RoutingFailure ? error.error : error instanceof UpstreamError ? error : undefined;
+  outcome.status = upstream?.status ?? attemptStatus(error);
+  outcome.error = {
+    status: outcome.status,
+    message: error instanceof Error ? error.message : String(error),
+    code: upstream?.code ?? null,
+  };
+  if (error instanceof RoutingFailure) {
+    outcome.retries = error.retries;
+    outcome.lastUsedOptionIndex = error.leaf.path;
+  }
+  outcome.finish();
 }
 
 export function attemptStatus(error: unknown): number {
