@@ -40,7 +40,7 @@ import { formatStoreOps, measureStoreOps, type StoreOpsResult } from "./store-op
  *   --rate-limit             create one rate-limit policy for the benchmark key (when the gateway has them)
  *   --gateway-env=A=1,B=2    extra environment for the gateway process
  *   --gateway-node-args="--max-semi-space-size=4"   extra Node flags for the gateway process (space-separated)
- *   --max-wait=180           seconds the run may wait, in all, for other processes to go quiet before a cell
+ *   --max-wait=120           seconds the run may wait, in all, for other processes to go quiet before a cell
  *   --no-save                do not write bench/results/<time>.json
  */
 
@@ -275,7 +275,7 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
 const NOISY_CPU = 0.15;
 
 /** Seconds the whole run may spend waiting for the machine to be quiet before a cell (`--max-wait`). */
-let waitBudgetS = Number(flags["max-wait"] ?? (quick ? 30 : 180));
+let waitBudgetS = Number(flags["max-wait"] ?? (quick ? 30 : 120));
 
 /** Waits (within the run's budget) until other processes use less than NOISY_CPU for a second. */
 async function waitForQuiet(ourPids: () => number[]): Promise<number | undefined> {
