@@ -8,6 +8,7 @@ import { openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
+import { WriteBatcher } from "./write-batcher.ts";
 
 export interface LocalStoresOptions {
   /** Folder for gateway.db, blobs/ and master.key; created when missing. */
@@ -24,12 +25,13 @@ export interface LocalStores extends Stores {
 export function createLocalStores(options: LocalStoresOptions): LocalStores {
   mkdirSync(options.dataDir, { recursive: true });
   const db = openDatabase(join(options.dataDir, "gateway.db"));
+  const writes = new WriteBatcher(db);
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();
   return {
-    records: new SqliteRecords(db),
-    counters: new SqliteCounters(db),
+    records: new SqliteRecords(db, writes),
+    counters: new SqliteCounters(db, writes),
     queue: new SqliteQueue(db),
     blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
     secrets: new KeyFileSecrets(keyFile),

@@ -1,5 +1,6 @@
 import type { CounterAddOptions, CounterResult, Counters } from "../../store/ports.ts";
 import { isExpired, nowSeconds } from "../../store/record-rules.ts";
+import type { WriteBatcher } from "./write-batcher.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 
 interface CounterRow {
@@ -17,7 +18,11 @@ export class SqliteCounters implements Counters {
   readonly #remove;
   readonly #add: (key: string, amount: number, options: CounterAddOptions) => CounterResult;
 
-  constructor(db: SqliteDatabase) {
+  /** Writes go through the database's shared batcher (one commit per event-loop turn). */
+  readonly #writes: WriteBatcher;
+
+  constructor(db: SqliteDatabase, writes: WriteBatcher) {
+    this.#writes = writes;
     db.exec(`
       CREATE TABLE IF NOT EXISTS counters (
         key TEXT PRIMARY KEY,
@@ -41,12 +46,12 @@ export class SqliteCounters implements Counters {
       this.#upsert.run(key, value, expiresAt);
       return { admitted: true, value };
     });
-    this.#add = (key, amount, options) => add.immediate(key, amount, options);
+    this.#add = (key, amount, options) => add(key, amount, options);
   }
 
   async add(key: string, amount: number, options: CounterAddOptions = {}): Promise<CounterResult> {
     if (!Number.isFinite(amount)) throw new RangeError("amount must be a finite number");
-    return sqlite("counters.add", () => this.#add(key, amount, options));
+    return this.#writes.run("counters.add", () => this.#add(key, amount, options));
   }
 
   async get(key: string): Promise<number> {

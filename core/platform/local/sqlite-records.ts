@@ -18,6 +18,7 @@ import {
   nowSeconds,
   pageSize,
 } from "../../store/record-rules.ts";
+import type { WriteBatcher } from "./write-batcher.ts";
 import { type SqliteDatabase, type SqliteStatement, sqlite } from "./sqlite.ts";
 
 /**
@@ -32,7 +33,11 @@ export class SqliteRecords implements Records {
   readonly #update: (pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition) => RecordItem;
   readonly #delete: (pk: string, sk: string, condition: WriteCondition | undefined) => void;
 
-  constructor(db: SqliteDatabase) {
+  /** Writes go through the database's shared batcher (one commit per event-loop turn). */
+  readonly #writes: WriteBatcher;
+
+  constructor(db: SqliteDatabase, writes: WriteBatcher) {
+    this.#writes = writes;
     this.#db = db;
     db.exec(`
       CREATE TABLE IF NOT EXISTS records (
@@ -62,9 +67,9 @@ export class SqliteRecords implements Records {
       if (condition && !conditionHolds(this.#readLive(pk, sk), condition)) throw new ConditionFailedError();
       this.#statement("DELETE FROM records WHERE pk = ? AND sk = ?").run(pk, sk);
     });
-    this.#put = (item, condition) => put.immediate(item, condition);
-    this.#update = (pk, sk, change, condition) => update.immediate(pk, sk, change, condition);
-    this.#delete = (pk, sk, condition) => remove.immediate(pk, sk, condition);
+    this.#put = (item, condition) => put(item, condition);
+    this.#update = (pk, sk, change, condition) => update(pk, sk, change, condition);
+    this.#delete = (pk, sk, condition) => remove(pk, sk, condition);
   }
 
   async get(pk: string, sk: string): Promise<RecordItem | undefined> {
@@ -73,16 +78,16 @@ export class SqliteRecords implements Records {
 
   async put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     checkItem(item);
-    sqlite("records.put", () => this.#put(item, condition));
+    await this.#writes.run("records.put", () => this.#put(item, condition));
   }
 
   async update(pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition): Promise<RecordItem> {
     checkUpdate(update);
-    return sqlite("records.update", () => this.#update(pk, sk, update, condition));
+    return this.#writes.run("records.update", () => this.#update(pk, sk, update, condition));
   }
 
   async delete(pk: string, sk: string, condition?: WriteCondition): Promise<void> {
-    sqlite("records.delete", () => this.#delete(pk, sk, condition));
+    await this.#writes.run("records.delete", () => this.#delete(pk, sk, condition));
   }
 
   async query(query: RecordQuery): Promise<Page<RecordItem>> {
