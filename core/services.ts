@@ -68,7 +68,10 @@ export function createServices(settings: Settings, stores: Stores): Services {
     resolveSavedConfig,
     resolveDefaultConfig,
     resolveSavedProvider,
-    analytics: new AnalyticsRecorder(stores.counters, stores.records),
+    analytics: new AnalyticsRecorder(stores.counters, stores.records, {
+      // One process serves many requests locally: sum aggregates for a second. Lambda containers may freeze.
+      flushIntervalMs: settings.GATEWAY_PLATFORM === "local" ? 1000 : 0,
+    }),
     policies: new PolicyEnforcer(stores.records, stores.counters),
   };
   observeLogs(services);

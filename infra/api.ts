@@ -34,7 +34,7 @@ export const router = new sst.aws.Router("Gateway");
 for (const { prefix, family } of routerPrefixes(ROUTE_FAMILIES)) {
   router.route(prefix, functions[family].url, {
     // CloudFront waits this long for the first byte, and then between bytes, of a streamed answer. 60 s is
-    // its ceiling without a quota increase; a slow non-streamed completion can take longer (docs/deploy.md).
+    // its ceiling without a quota increase; a slow non-streamed completion can take longer (README, Deploying to AWS).
     readTimeout: "60 seconds",
   });
 }

@@ -36,4 +36,9 @@ export const gatewayEnvironment: Record<string, SstInput<string>> = {
 };
 
 /** Node 24 on Graviton: cheaper per GB-second than x86, and nothing in the bundles is native. */
-export const NODE_RUNTIME = { runtime: "nodejs24.x", architecture: "arm64" } as const;
+/**
+ * Node 24 on arm64. Code splitting keeps what only some requests need (the tokenizer's rank tables, Bedrock's
+ * event-stream codec) in chunks loaded on first use instead of in every cold start (bench: chat 4.9 MB -> 1.4 MB
+ * loaded at init).
+ */
+export const NODE_RUNTIME = { runtime: "nodejs24.x", architecture: "arm64", nodejs: { splitting: true } } as const;

@@ -1,6 +1,7 @@
 import type { RequestLog } from "../logs/log-record.ts";
 import { ROUTE_FAMILIES } from "../routes/table.ts";
 import type { Counters, Records } from "../store/ports.ts";
+import { PendingCounters } from "./pending-counters.ts";
 import {
   CELL_CAP,
   type Cell,
@@ -36,17 +37,29 @@ const DATA_PLANE_ROUTES = new Set(
  *   distinct counter and one index record (plus an undo and an `other` add when the cap is reached);
  * - round 3: the hourly request count, prompt and completion tokens (hourly and daily, when usage is known),
  *   cost (hourly and daily, when priced), errors and cache hits (hourly and daily, when they apply), the
- *   latency bucket (hourly and daily), the user's daily cost and each metadata pair's daily cost.
- * So a priced chat request with usage and no user or metadata costs 10 adds; a user adds 3 (+1 distinct
- * user count the first time in an hour / day), each metadata pair 2, an error or a cache hit 2.
+ *   latency bucket (hourly and daily), the user's daily cost and each metadata pair's daily cost. These need
+ *   no result, so they are summed in memory (PendingCounters) and written once per flush interval per
+ *   counter (locally every second; on Lambda at once).
+ * So locally a request costs 1 add (plus 2 per user and 1 per metadata pair) and its share of the flushed
+ * totals; on Lambda a priced chat request with usage and no user or metadata still costs 10 adds.
  */
 export class AnalyticsRecorder {
   private readonly counters: Counters;
   private readonly records: Records;
+  /** Round 3's adds need no result, so they are summed in memory and written once per interval. */
+  private readonly totals: PendingCounters;
+  /** Latency index entries already written by this process (the write is idempotent; this only saves repeats). */
+  private readonly indexed = new Set<string>();
 
-  constructor(counters: Counters, records: Records) {
+  constructor(counters: Counters, records: Records, options: { flushIntervalMs: number } = { flushIntervalMs: 0 }) {
     this.counters = counters;
     this.records = records;
+    this.totals = new PendingCounters(counters, options.flushIntervalMs);
+  }
+
+  /** Writes the pending aggregate deltas (readers call it first; the local server on shutdown). */
+  flush(): Promise<void> {
+    return this.totals.flush();
   }
 
   async record(log: RequestLog): Promise<void> {
@@ -159,32 +172,38 @@ export class AnalyticsRecorder {
     const failed = log.status >= 400 || log.error !== undefined;
     const cacheHit = log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus);
     const latency = `l${latencyBucket(log.latencyMs)}`;
-    const adds: Array<Promise<unknown>> = [add(cellKey(org, hour, cell, "n"), 1, hourExpiry)];
+    const total = (key: string, amount: number, expiry: { expiresAt: number }) =>
+      this.totals.add(key, amount, expiry.expiresAt);
+    total(cellKey(org, hour, cell, "n"), 1, hourExpiry);
     const both = (field: string, amount: number) => {
-      adds.push(add(cellKey(org, hour, cell, field), amount, hourExpiry));
-      return add(cellKey(org, day, cell, field), amount, dayExpiry);
+      total(cellKey(org, hour, cell, field), amount, hourExpiry);
+      total(cellKey(org, day, cell, field), amount, dayExpiry);
     };
     if (log.usage) {
-      if (log.usage.promptTokens) adds.push(both("p", log.usage.promptTokens));
-      if (log.usage.completionTokens) adds.push(both("o", log.usage.completionTokens));
+      if (log.usage.promptTokens) both("p", log.usage.promptTokens);
+      if (log.usage.completionTokens) both("o", log.usage.completionTokens);
     }
-    if (costMicros) adds.push(both("c", costMicros));
-    if (failed) adds.push(both("e", 1));
-    if (cacheHit) adds.push(both("h", 1));
-    const latencyCell = cell;
-    adds.push(
-      both(latency, 1).then((result) => {
-        if (result.value === 1) return index("l", workspace, latencyCell.provider, latencyCell.model, latency.slice(1));
-      }),
-    );
+    if (costMicros) both("c", costMicros);
+    if (failed) both("e", 1);
+    if (cacheHit) both("h", 1);
+    both(latency, 1);
+    const adds: Array<Promise<unknown>> = [];
+    const latencyEntry = ["l", workspace, cell.provider, cell.model, latency.slice(1)];
+    const latencyIndexKey = `${org}|${dayIndex}|${latencyEntry.join("|")}`;
+    if (!this.indexed.has(latencyIndexKey)) {
+      if (this.indexed.size > 50_000) this.indexed.clear();
+      this.indexed.add(latencyIndexKey);
+      adds.push(index(...latencyEntry));
+    }
     if (userName) {
-      if (costMicros) adds.push(add(groupKey(org, day, workspace, "u", userName, "c"), costMicros, dayExpiry));
+      if (costMicros) total(groupKey(org, day, workspace, "u", userName, "c"), costMicros, dayExpiry);
       if (userHour?.value === 1) adds.push(add(workspaceKey(org, hour, workspace, "u"), 1, hourExpiry));
     }
     if (costMicros) {
       for (const [key, value] of pairNames)
-        adds.push(add(groupKey(org, day, workspace, `m:${key}`, value!, "c"), costMicros, dayExpiry));
+        total(groupKey(org, day, workspace, `m:${key}`, value!, "c"), costMicros, dayExpiry);
     }
+    if (this.totals.immediate) adds.push(this.totals.flush());
     await Promise.all(adds);
   }
 

@@ -3,7 +3,7 @@ import { badRequest } from "./errors.ts";
 
 /**
  * Gateway request headers come as `x-gateway-<name>`; the Portkey SDK sends the same headers as
- * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. docs/headers.md lists them all with
+ * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. the README ("Gateway headers") lists them all with
  * their client parameter names.
  */
 export function gatewayHeader(headers: Headers, name: string): string | null {

@@ -51,6 +51,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
       closing ??= (async () => {
         await server.close();
         await worker.stop();
+        await services.analytics.flush().catch((error) => console.error("analytics flush on shutdown failed", error));
         await stores.close();
       })();
       return closing;

@@ -76,7 +76,11 @@ function readFilter(request: Request, ctx: RequestContext) {
   return { filter, query };
 }
 
-const reader = (ctx: RequestContext) => new AnalyticsReader(ctx.services.stores.counters, ctx.services.stores.records);
+/** A reader over the stores, after this process's pending aggregate deltas are written. */
+const reader = async (ctx: RequestContext) => {
+  await ctx.services.analytics.flush();
+  return new AnalyticsReader(ctx.services.stores.counters, ctx.services.stores.records);
+};
 const usd = (micros: number) => Math.round(micros) / 1e6;
 const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
 
@@ -121,10 +125,10 @@ export const handlers: HandlerMap = {
         `Unknown analytics metric '${ctx.params.metric}'. Known: ${Object.keys(GRAPH_METRICS).join(", ")}.`,
       );
     const { filter } = readFilter(request, ctx);
-    const series = await reader(ctx).series(filter, [metric]);
+    const series = await (await reader(ctx)).series(filter, [metric]);
     const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
     const summary = point(metric, all);
-    if (metric === "users") summary.total = await reader(ctx).distinctUsers(filter);
+    if (metric === "users") summary.total = await (await reader(ctx)).distinctUsers(filter);
     return json({
       object: "analytics-graph",
       metric: ctx.params.metric,
@@ -141,7 +145,7 @@ export const handlers: HandlerMap = {
 
   async summary(request, ctx) {
     const { filter } = readFilter(request, ctx);
-    const series = await reader(ctx).series(filter, [
+    const series = await (await reader(ctx)).series(filter, [
       "requests",
       "cost",
       "tokens",
@@ -169,7 +173,7 @@ export const handlers: HandlerMap = {
       cache_hits: all.cacheHits,
       cache_hit_rate: ratio(all.cacheHits, all.requests),
       latency: { p50, p90, p99 },
-      users: await reader(ctx).distinctUsers(filter),
+      users: await (await reader(ctx)).distinctUsers(filter),
       feedback: {
         total: all.feedbackCount,
         avg_value: all.feedbackWeight ? Math.round((all.feedbackWeighted / all.feedbackWeight) * 1000) / 1000 : null,
@@ -186,7 +190,7 @@ export const handlers: HandlerMap = {
     const { filter, query } = readFilter(request, ctx);
     if (group === "metadata" && !query.metadata_key)
       throw badRequest("Grouping by metadata needs `metadata_key`.", "metadata_key");
-    const rows = await reader(ctx).groups(filter, group, query.metadata_key);
+    const rows = await (await reader(ctx)).groups(filter, group, query.metadata_key);
     const withTokens = group === "model" || group === "provider" || group === "workspace";
     return json({
       object: "list",
