@@ -201,7 +201,7 @@ export async function bundleEntrySplit(
 }
 
 /** The `awslambda` global the Lambda Node.js runtime provides (middy's streamify mode calls it at import). */
-const AWSLAMBDA_STUB = `globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };`;
+const AWSLAMBDA_STAND_IN = `globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from: (stream) => stream } };`;
 
 /**
  * Import time of a module in a fresh process: the wall time `await import()` takes (ms), nothing else, and
@@ -209,7 +209,7 @@ const AWSLAMBDA_STUB = `globalThis.awslambda = { streamifyResponse: (handler) =>
  * sensitive than wall time to other load on the machine.
  */
 export function importTime(file: string, env: Record<string, string>): Promise<{ wallMs: number; cpuMs: number }> {
-  const script = `${AWSLAMBDA_STUB} const c0 = process.cpuUsage(); const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const wall = performance.now() - t0; const c = process.cpuUsage(c0); process.stdout.write(wall + " " + (c.user + c.system) / 1000);`;
+  const script = `${AWSLAMBDA_STAND_IN} const c0 = process.cpuUsage(); const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const wall = performance.now() - t0; const c = process.cpuUsage(c0); process.stdout.write(wall + " " + (c.user + c.system) / 1000);`;
   return new Promise((resolve, reject) => {
     execFile(
       benchNode(),

@@ -177,8 +177,11 @@ export function checkAlert(policy: Pick<PolicyResource, "alertThreshold" | "cred
     throw badRequest("'alert_threshold' must not exceed 'credit_limit'.", "alert_threshold", "invalid_value");
 }
 
-/** Usage-limit fields of a create (or of an update over `current`). */
-export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyResource): Partial<PolicyResource> {
+/** Fields both policy kinds share; `type` may be set on create but never changed. */
+function commonFields(
+  body: UsageCreate | UsageUpdate | RateCreate | RateUpdate,
+  current?: PolicyResource,
+): Partial<PolicyResource> {
   const fields: Partial<PolicyResource> = {};
   if (body.type !== undefined) {
     if (current && current.type !== body.type)
@@ -189,6 +192,12 @@ export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyRes
   if (body.description !== undefined) fields.description = body.description ?? undefined;
   if (body.conditions !== undefined) fields.conditions = parseConditions(body.conditions);
   if (body.group_by !== undefined) fields.groupBy = parseGroupBy(body.group_by);
+  return fields;
+}
+
+/** Usage-limit fields of a create (or of an update over `current`). */
+export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyResource): Partial<PolicyResource> {
+  const fields = commonFields(body, current);
   if (body.credit_limit !== undefined) fields.creditLimit = body.credit_limit;
   if (body.alert_threshold !== undefined) fields.alertThreshold = body.alert_threshold ?? undefined;
   if (body.periodic_reset !== undefined) fields.periodicReset = body.periodic_reset ?? "none";
@@ -198,16 +207,7 @@ export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyRes
 }
 
 export function rateFields(body: RateCreate | RateUpdate, current?: PolicyResource): Partial<PolicyResource> {
-  const fields: Partial<PolicyResource> = {};
-  if (body.type !== undefined) {
-    if (current && current.type !== body.type)
-      throw badRequest("A policy's 'type' cannot change; create a new policy.", "type", "immutable_field");
-    fields.type = body.type;
-  }
-  if (body.name !== undefined) fields.name = body.name;
-  if (body.description !== undefined) fields.description = body.description ?? undefined;
-  if (body.conditions !== undefined) fields.conditions = parseConditions(body.conditions);
-  if (body.group_by !== undefined) fields.groupBy = parseGroupBy(body.group_by);
+  const fields = commonFields(body, current);
   if (body.unit !== undefined) fields.unit = body.unit;
   if (body.value !== undefined) fields.value = body.value;
   return fields;

@@ -5,7 +5,7 @@ import { organisationBlocksInlineConfig, organisationGuardrailsFor } from "../..
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
 import { blockInlineConfigFor } from "../../core/control/workspaces.ts";
 import type { RequestContext } from "../../core/http/context.ts";
-import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /** Organisation settings, default guardrails, workspace exclusions and the audit log, through HTTP. */
 
@@ -24,19 +24,7 @@ afterAll(async () => {
 
 const records = () => gateway.gateway.services.stores.records;
 
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-  key = gateway.adminKey,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: { "x-gateway-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
+const api = apiCaller(() => gateway);
 
 describe("organisation settings", () => {
   it("reads and updates settings, normalising the rotation period", async () => {

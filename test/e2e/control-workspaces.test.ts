@@ -4,7 +4,7 @@ import { getMembership, listUserWorkspaces } from "../../core/control/members.ts
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
 import { userStore } from "../../core/control/users.ts";
 import { workspaceStore, workspacesUsingConfig } from "../../core/control/workspaces.ts";
-import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /** Workspaces and members through HTTP on the local platform (spec 2.11, 4.8, 5.5, 7). */
 
@@ -23,19 +23,7 @@ afterAll(async () => {
 
 const records = () => gateway.gateway.services.stores.records;
 
-async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-  key = gateway.adminKey,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${gateway.url}${path}`, {
-    method,
-    headers: { "x-gateway-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
+const api = apiCaller(() => gateway);
 
 async function workspaceKey(workspaceId: string, scopes: string[]): Promise<string> {
   const created = await createApiKey(records(), {

@@ -32,3 +32,20 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     },
   };
 }
+
+/** Calls the gateway's JSON API with a key (the admin key by default); answers status and parsed body. */
+export function apiCaller(gateway: () => TestGateway) {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    key = gateway().adminKey,
+  ): Promise<{ status: number; body: any }> => {
+    const response = await fetch(`${gateway().url}${path}`, {
+      method,
+      headers: { "x-gateway-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+}
