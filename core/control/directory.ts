@@ -63,6 +63,7 @@ export async function readOrganisationSettings(
 export class OrganisationSettingsCache {
   private readonly cache = new Map<string, { settings: Promise<Record<string, unknown>>; until: number }>();
   private readonly blocks = new Map<string, { value: Promise<boolean>; until: number }>();
+  private readonly retention = new Map<string, { value: Promise<number | undefined>; until: number }>();
   private readonly records: Records;
   private readonly ttlMs: number;
 
@@ -111,9 +112,28 @@ export class OrganisationSettingsCache {
     return value;
   }
 
+  /** The workspace's log retention in days when it sets one (cached like the rest). */
+  logRetentionDays(organisationId: string, workspaceId: string): Promise<number | undefined> {
+    const key = `${organisationId}/${workspaceId}`;
+    const now = Date.now();
+    const cached = this.retention.get(key);
+    if (cached && cached.until > now) return cached.value;
+    const value = workspaceStore(this.records)
+      .get(organisationId, workspaceId)
+      .then((workspace) => workspace?.log_retention_days ?? undefined)
+      .catch((error) => {
+        this.retention.delete(key);
+        throw error;
+      });
+    if (this.retention.size > 10_000) this.retention.clear();
+    this.retention.set(key, { value, until: now + this.ttlMs });
+    return value;
+  }
+
   /** Drops the cached settings (after this process changed them). */
   forget(organisationId: string): void {
     this.cache.delete(organisationId);
     for (const key of this.blocks.keys()) if (key.startsWith(`${organisationId}/`)) this.blocks.delete(key);
+    for (const key of this.retention.keys()) if (key.startsWith(`${organisationId}/`)) this.retention.delete(key);
   }
 }

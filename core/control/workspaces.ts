@@ -28,6 +28,8 @@ export interface Workspace extends Resource {
   name_format?: string | null;
   /** Overrides the organisation setting when not null. */
   user_api_key_auto_create?: boolean | null;
+  /** Days request logs of this workspace are kept; null: the deployment's GATEWAY_LOG_RETENTION_DAYS. */
+  log_retention_days?: number | null;
   isDefault?: boolean;
 }
 
@@ -70,6 +72,7 @@ const workspaceFields = {
   /** Display template: `{name}` and `{slug}` are replaced (e.g. `{name} ({slug})`). */
   name_format: z.string().max(200).nullable().optional(),
   user_api_key_auto_create: z.boolean().nullable().optional(),
+  log_retention_days: z.number().int().min(1).max(3650).nullable().optional(),
 };
 
 export const workspaceCreateSchema = z.strictObject(workspaceFields);
@@ -144,6 +147,7 @@ export async function presentWorkspace(records: Records, workspace: Workspace) {
     },
     security_settings: { block_inline_config: workspace.security_settings?.block_inline_config ?? null },
     user_api_key_auto_create: workspace.user_api_key_auto_create ?? null,
+    log_retention_days: workspace.log_retention_days ?? null,
     is_default: workspace.isDefault === true,
     created_at: new Date(workspace.createdAt * 1000).toISOString(),
     last_updated_at: new Date(workspace.updatedAt * 1000).toISOString(),

@@ -68,7 +68,13 @@ export async function logRequest(
     responseBody: services.settings.GATEWAY_LOG_BODIES ? outcome?.responseBody : undefined,
     source: "gateway",
   };
-  await services.logger.write(log);
+  // A workspace may keep its logs longer or shorter than the deployment default (cached lookup).
+  const retentionDays = principal.workspaceId
+    ? await services.orgSettings
+        .logRetentionDays(principal.organisationId, principal.workspaceId)
+        .catch(() => undefined)
+    : undefined;
+  await services.logger.write(log, retentionDays);
 }
 
 function numberOrUndefined(value: string | null): number | undefined {

@@ -62,9 +62,9 @@ export class RequestLogger {
     this.observers.push(observer);
   }
 
-  /** Never throws: failures are counted by the breaker. */
-  async write(log: RequestLog): Promise<boolean> {
-    const stored = await this.breaker.run(() => this.store(log));
+  /** Never throws: failures are counted by the breaker. `retentionDays` overrides the default (per workspace). */
+  async write(log: RequestLog, retentionDays = this.retentionDays): Promise<boolean> {
+    const stored = await this.breaker.run(() => this.store(log, retentionDays));
     if (this.observers.length > 0) {
       await Promise.all(
         this.observers.map(async (observer) => {
@@ -79,7 +79,7 @@ export class RequestLogger {
     return stored;
   }
 
-  private async store(log: RequestLog): Promise<void> {
+  private async store(log: RequestLog, retentionDays: number): Promise<void> {
     const item: Record<string, unknown> = { ...log };
     const bodies = { request: truncate(log.requestBody), response: truncate(log.responseBody) };
     const bodiesJson = JSON.stringify(bodies);
@@ -100,7 +100,7 @@ export class RequestLogger {
       sk: "LOG",
       gsi1pk: dayPartition(log.organisationId, created),
       gsi1sk: `${log.createdAt}#${log.id}`,
-      ttl: Math.floor(created / 1000) + this.retentionDays * 86_400,
+      ttl: Math.floor(created / 1000) + retentionDays * 86_400,
     });
   }
 

@@ -151,6 +151,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         auth: "api_key",
         scope: "logs.view",
       },
+      { method: "GET", path: "/v1/logs/traces/:traceId", handler: "getTrace", auth: "api_key", scope: "logs.view" },
       { method: "GET", path: "/v1/logs/:id", handler: "getLog", auth: "api_key", scope: "logs.view" },
     ],
   },

@@ -110,6 +110,89 @@ describe("request logs", () => {
     ).toBe(400);
   });
 
+  it("lists a trace's spans as a tree", async () => {
+    const trace = `trace-${Date.now()}`;
+    const call = (span: string, parent?: string) =>
+      client.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] },
+        {
+          headers: {
+            "x-gateway-trace-id": trace,
+            "x-gateway-span-id": span,
+            ...(parent ? { "x-gateway-parent-span-id": parent } : {}),
+          },
+        },
+      );
+    await call("root");
+    await call("child-1", "root");
+    await call("grandchild", "child-1");
+    await call("child-2", "root");
+    const get = () =>
+      fetch(`${gateway.url}/v1/logs/traces/${trace}`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+    await expect.poll(async () => (await (await get()).json()).spans?.[0]?.children?.length, { timeout: 5000 }).toBe(2);
+    const body = await (await get()).json();
+    expect(body.spans).toHaveLength(1);
+    expect(body.spans[0].span_id).toBe("root");
+    const [first, second] = body.spans[0].children;
+    expect([first.span_id, second.span_id].sort()).toEqual(["child-1", "child-2"]);
+    const child1 = first.span_id === "child-1" ? first : second;
+    expect(child1.children[0]).toMatchObject({ span_id: "grandchild", parent_span_id: "child-1" });
+    expect(body.spans[0].log.requestBody).toBeUndefined();
+    const missing = await fetch(`${gateway.url}/v1/logs/traces/no-such-trace`, {
+      headers: { "x-gateway-api-key": gateway.adminKey },
+    });
+    expect(missing.status).toBe(404);
+  });
+
+  it("keeps logs for the workspace's retention period", async () => {
+    const { createApiKey } = await import("../../core/auth/api-key-records.ts");
+    const { workspaceStore } = await import("../../core/control/workspaces.ts");
+    const services = gateway.gateway.services;
+    const { organisationId, defaultWorkspaceId } = gateway.gateway.bootstrap;
+    const update = await fetch(`${gateway.url}/v1/admin/workspaces/${defaultWorkspaceId}`, {
+      method: "PUT",
+      headers: { "x-gateway-api-key": gateway.adminKey, "content-type": "application/json" },
+      body: JSON.stringify({ log_retention_days: 2 }),
+    });
+    expect(update.status).toBe(200);
+    expect((await update.json()).log_retention_days).toBe(2);
+    expect(
+      (await workspaceStore(services.stores.records).get(organisationId, defaultWorkspaceId))?.log_retention_days,
+    ).toBe(2);
+    const { secret } = await createApiKey(services.stores.records, {
+      organisationId,
+      workspaceId: defaultWorkspaceId,
+      name: "retention",
+      keyType: "workspace",
+      keySubType: "service",
+      scopes: ["*"],
+    });
+    const trace = `retention-${Date.now()}`;
+    await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        "x-gateway-api-key": secret,
+        "x-gateway-provider": "openai",
+        "x-gateway-custom-host": `${upstream.url}/v1`,
+        "x-gateway-trace-id": trace,
+        authorization: "Bearer sk-x",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }),
+    });
+    await expect.poll(async () => (await listLogs(`?trace_id=${trace}`)).data.length, { timeout: 5000 }).toBe(1);
+    const [log] = (await listLogs(`?trace_id=${trace}`)).data;
+    const item = await services.stores.records.get(`LOG#${log.id}`, "LOG");
+    const expected = Math.floor(Date.parse(log.createdAt) / 1000) + 2 * 86_400;
+    expect(item?.ttl).toBe(expected);
+    const invalid = await fetch(`${gateway.url}/v1/admin/workspaces/${defaultWorkspaceId}`, {
+      method: "PUT",
+      headers: { "x-gateway-api-key": gateway.adminKey, "content-type": "application/json" },
+      body: JSON.stringify({ log_retention_days: 0 }),
+    });
+    expect(invalid.status).toBe(400);
+  });
+
   it("accepts custom logs", async () => {
     const response = await fetch(`${gateway.url}/v1/logs`, {
       method: "POST",

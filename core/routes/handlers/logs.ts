@@ -47,6 +47,24 @@ export const handlers: HandlerMap = {
     });
   },
 
+  /** GET /v1/logs/traces/:traceId: the trace's logs as a tree of spans (parent span id -> children). */
+  async getTrace(_request, ctx) {
+    const principal = ctx.principal!;
+    const traceId = ctx.params.traceId!;
+    const page = await ctx.services.logger.list(
+      principal.organisationId,
+      { traceId, workspaceId: workspaceScope(principal, undefined) },
+      MAX_TRACE_SPANS,
+    );
+    if (page.items.length === 0) throw notFound(`No logs with trace id '${traceId}'.`);
+    return json({
+      object: "trace",
+      trace_id: traceId,
+      spans: spanTree(page.items),
+      truncated: page.cursor !== undefined,
+    });
+  },
+
   async getLog(_request, ctx) {
     const principal = ctx.principal!;
     const log = await ctx.services.logger.get(ctx.params.id!);
@@ -100,6 +118,38 @@ export const handlers: HandlerMap = {
     return json({ id: log.id, object: "log", created_at: log.createdAt }, { status: 201 });
   },
 };
+
+const MAX_TRACE_SPANS = 1000;
+
+interface SpanNode {
+  span_id: string | null;
+  parent_span_id: string | null;
+  span_name: string | null;
+  log: Omit<RequestLog, "requestBody" | "responseBody" | "bodiesKey">;
+  children: SpanNode[];
+}
+
+/** Oldest first; a span whose parent is not among the logs becomes a root. */
+function spanTree(logs: RequestLog[]): SpanNode[] {
+  const nodes = [...logs].reverse().map((log): SpanNode => {
+    const { requestBody, responseBody, bodiesKey, ...summary } = log;
+    return {
+      span_id: log.spanId ?? null,
+      parent_span_id: log.parentSpanId ?? null,
+      span_name: log.spanName ?? null,
+      log: summary,
+      children: [],
+    };
+  });
+  const bySpan = new Map(nodes.filter((node) => node.span_id).map((node) => [node.span_id!, node]));
+  const roots: SpanNode[] = [];
+  for (const node of nodes) {
+    const parent = node.parent_span_id ? bySpan.get(node.parent_span_id) : undefined;
+    if (parent && parent !== node) parent.children.push(node);
+    else roots.push(node);
+  }
+  return roots;
+}
 
 function canSeeWorkspace(principal: { keyType?: string; workspaceId?: string }, log: RequestLog): boolean {
   if (principal.keyType === "organisation") return true;

@@ -100,6 +100,7 @@ async function updateWorkspace(request: Request, ctx: RequestContext): Promise<R
   if (body.description !== undefined) changes.description = body.description;
   if (body.name_format !== undefined) changes.name_format = body.name_format;
   if (body.user_api_key_auto_create !== undefined) changes.user_api_key_auto_create = body.user_api_key_auto_create;
+  if (body.log_retention_days !== undefined) changes.log_retention_days = body.log_retention_days;
   if (body.security_settings !== undefined) {
     changes.security_settings = { ...current.security_settings, ...body.security_settings };
   }
@@ -154,6 +155,7 @@ export const handlers: HandlerMap = {
       security_settings: body.security_settings ?? {},
       name_format: body.name_format ?? null,
       user_api_key_auto_create: body.user_api_key_auto_create ?? null,
+      log_retention_days: body.log_retention_days ?? null,
     };
     let workspace: Workspace | undefined;
     if (body.slug) workspace = await store.create(principal.organisationId, { ...fields, slug: body.slug });
