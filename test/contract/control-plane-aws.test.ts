@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, inject } from "vitest";
 import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
 import type { Stores } from "../../core/store/ports.ts";
 import { TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
+import { controlContract } from "./control.contract.ts";
 import { policiesContract } from "./policies.contract.ts";
 
 const emulators = inject("emulators");
@@ -26,4 +27,5 @@ afterAll(async () => {
 
 describe("AWS stores (dynalite)", () => {
   policiesContract(() => stores);
+  describe("control-plane storage", () => controlContract(() => stores));
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
 import { createLocalStores, type LocalStores } from "../../core/platform/local/local-stores.ts";
+import { controlContract } from "./control.contract.ts";
 import { policiesContract } from "./policies.contract.ts";
 
 let dataDir: string;
@@ -20,4 +21,5 @@ afterAll(async () => {
 
 describe("local stores (SQLite)", () => {
   policiesContract(() => stores);
+  describe("control-plane storage", () => controlContract(() => stores));
 });

@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import { expect, it } from "vitest";
+import { createApiKey } from "../../core/auth/api-key-records.ts";
+import { ApiKeyAuthenticator } from "../../core/auth/api-key-authenticator.ts";
+import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
+import { HttpError } from "../../core/http/errors.ts";
+import type { Stores } from "../../core/store/ports.ts";
+
+interface Thing extends Resource {
+  name: string;
+}
+
+/**
+ * The control plane's storage rules, on one store family: slugs unique per organisation, optimistic
+ * concurrency by version, organisation isolation, newest-first pagination, API keys found by hash only.
+ */
+export function controlContract(stores: () => Stores): void {
+  const things = () => new ResourceStore<Thing>(stores().records, `THING${randomUUID().slice(0, 8)}`, "thg");
+
+  it("creates with a unique slug, finds by id or slug, only within the organisation", async () => {
+    const store = things();
+    const created = await store.create("org_a", { slug: "alpha", name: "Alpha" });
+    expect(created.id).toMatch(/^thg_/);
+    expect((await store.get("org_a", created.id))?.name).toBe("Alpha");
+    expect((await store.get("org_a", "alpha"))?.id).toBe(created.id);
+    expect(await store.get("org_b", created.id)).toBeUndefined();
+    expect(await store.get("org_b", "alpha")).toBeUndefined();
+    await expect(store.create("org_a", { slug: "alpha", name: "Again" })).rejects.toMatchObject({
+      status: 409,
+      param: "slug",
+    });
+    // Another organisation may use the same slug.
+    expect((await store.create("org_b", { slug: "alpha", name: "B's alpha" })).organisationId).toBe("org_b");
+  });
+
+  it("updates by version, moves slugs, and frees them on delete", async () => {
+    const store = things();
+    const created = await store.create("org_a", { slug: "one", name: "One" });
+    const renamed = await store.update(created, { slug: "uno", name: "Uno" });
+    expect(renamed.version).toBe(2);
+    expect(await store.get("org_a", "one")).toBeUndefined();
+    expect((await store.get("org_a", "uno"))?.name).toBe("Uno");
+    // A writer holding the old version loses.
+    const stale = await store.update(created, { name: "stale" }).catch((error) => error);
+    expect(stale).toBeInstanceOf(HttpError);
+    expect(stale.status).toBe(409);
+    expect((await store.get("org_a", created.id))?.name).toBe("Uno");
+    await store.delete(renamed);
+    expect(await store.get("org_a", renamed.id)).toBeUndefined();
+    expect((await store.create("org_a", { slug: "uno", name: "Uno again" })).slug).toBe("uno");
+  });
+
+  it("lists newest first across pages with cursors and filters", async () => {
+    const store = things();
+    for (let i = 0; i < 7; i++) {
+      await store.create("org_list", { name: `n${i}`, workspaceId: i % 2 ? "ws_odd" : "ws_even" });
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list("org_list", { limit: 3, cursor });
+      seen.push(...page.items.map((item) => item.name));
+      cursor = page.cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(7);
+    expect(new Set(seen).size).toBe(7);
+    const odd = await store.list("org_list", { limit: 10, filter: (item) => item.workspaceId === "ws_odd" });
+    expect(odd.items.map((item) => item.name).sort()).toEqual(["n1", "n3", "n5"]);
+    await expect(store.list("org_list", { limit: 3, cursor: "not-a-cursor" })).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it("stores API keys only as hashes and authenticates by hash", async () => {
+    const records = stores().records;
+    const { id, secret } = await createApiKey(records, {
+      organisationId: "org_keys",
+      name: "contract",
+      keyType: "organisation",
+      keySubType: "service",
+      scopes: ["logs.list"],
+    });
+    const stored = await records.get(`APIKEY#${id}`, "APIKEY");
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    const principal = await new ApiKeyAuthenticator(records, 1000).authenticate(secret);
+    expect(principal).toMatchObject({ organisationId: "org_keys", keyId: id, scopes: ["logs.list"] });
+    await expect(new ApiKeyAuthenticator(records, 1000).authenticate(`${secret}x`)).rejects.toMatchObject({
+      status: 401,
+    });
+  });
+}
