@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_FAMILIES, type RouteSpec } from "../../core/routes/table.ts";
+import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+
+/**
+ * Every route of the table, called with an admin key and bad input (malformed JSON, an empty object, a
+ * wrong-typed body, unknown ids), answers a clear 4xx in the OpenAI error shape: never a 5xx or a hang.
+ */
+
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  gateway = await startTestGateway({ ENABLE_PROMETHEUS: "true" });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const routes: RouteSpec[] = ROUTE_FAMILIES.flatMap((family) => family.routes).filter(
+  (route) => !route.path.includes("*") && route.path !== "/_blobs/*",
+);
+
+function pathOf(route: RouteSpec): string {
+  return route.path.replace(/:\w+/g, "does-not-exist");
+}
+
+async function call(route: RouteSpec, body: string | undefined): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${gateway.url}${pathOf(route)}`, {
+    method: route.method,
+    headers: {
+      "x-gateway-api-key": gateway.adminKey,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, json };
+}
+
+describe("bad input on every route", () => {
+  const withBody = routes.filter((route) => route.method !== "GET" && route.method !== "DELETE");
+
+  it.each(withBody.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    "%s: malformed JSON and wrong-typed bodies answer 4xx, {} never 5xx",
+    async (_name, route) => {
+      // An empty object may be a valid no-op update; it must still never fail with a 5xx.
+      const empty = await call(route, "{}");
+      expect(empty.status, `${route.method} ${route.path} with {}`).toBeLessThan(500);
+      if (empty.status >= 400) expect(empty.json?.error?.message).toEqual(expect.any(String));
+      for (const body of ["{not json", '{"name": 42, "model": [], "messages": "x", "value": "high"}', "[]"]) {
+        const { status, json } = await call(route, body);
+        expect(status, `${route.method} ${route.path} with ${body}`).toBeGreaterThanOrEqual(400);
+        expect(status, `${route.method} ${route.path} with ${body}`).toBeLessThan(500);
+        expect(json?.error, `${route.method} ${route.path} with ${body}`).toMatchObject({
+          message: expect.any(String),
+          type: expect.any(String),
+        });
+      }
+    },
+  );
+
+  const reads = routes.filter(
+    (route) => (route.method === "GET" || route.method === "DELETE") && route.path.includes(":"),
+  );
+  it.each(reads.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    "%s: unknown ids answer 4xx",
+    async (_name, route) => {
+      const { status, json } = await call(route, undefined);
+      expect(status).toBeGreaterThanOrEqual(400);
+      expect(status).toBeLessThan(500);
+      expect(json?.error?.message).toEqual(expect.any(String));
+    },
+  );
+});
