@@ -1,15 +1,10 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { KMSClient } from "@aws-sdk/client-kms";
-import { S3Client } from "@aws-sdk/client-s3";
-import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
-import type { Secrets, Stores } from "../../store/ports.ts";
+import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
 import { DynamoCounters } from "./dynamo-counters.ts";
 import { DynamoRecords } from "./dynamo-records.ts";
-import { KmsSecrets, masterKeyFromEnv } from "./kms-secrets.ts";
-import { S3Blobs } from "./s3-blobs.ts";
-import { SqsQueue } from "./sqs-queue.ts";
+import { lazyPort } from "./lazy.ts";
 
 export interface AwsStoresOptions {
   tableName: string;
@@ -41,23 +36,50 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
   const dynamo = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
   // removeUndefinedValues: attributes set to undefined are dropped, as JSON (and the SQLite adapter) would.
   const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
-  const s3 = new S3Client({
-    ...common,
-    endpoint: endpoints.s3,
-    forcePathStyle: options.forcePathStyle ?? endpoints.s3 !== undefined,
+  // S3, SQS and KMS are loaded on first use: the data-plane functions only need DynamoDB on the hot path.
+  const clients: Array<{ destroy(): void }> = [documents, dynamo];
+  const blobs = lazyPort<Blobs>(async () => {
+    const [{ S3Client }, { S3Blobs }] = await Promise.all([import("@aws-sdk/client-s3"), import("./s3-blobs.ts")]);
+    const s3 = new S3Client({
+      ...common,
+      endpoint: endpoints.s3,
+      forcePathStyle: options.forcePathStyle ?? endpoints.s3 !== undefined,
+    });
+    clients.push(s3);
+    return new S3Blobs(s3, options.bucketName);
   });
-  const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
-  const kms = options.kmsKeyId ? new KMSClient({ ...common, endpoint: endpoints.kms }) : undefined;
+  const queue = lazyPort<Queue>(async () => {
+    const [{ SQSClient }, { SqsQueue }] = await Promise.all([import("@aws-sdk/client-sqs"), import("./sqs-queue.ts")]);
+    const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });
+    clients.push(sqs);
+    return new SqsQueue(sqs, options.queueUrls);
+  });
+  const secrets = options.kmsKeyId
+    ? lazyPort<Secrets>(async () => {
+        const [{ KMSClient }, { KmsSecrets }] = await Promise.all([
+          import("@aws-sdk/client-kms"),
+          import("./kms-secrets.ts"),
+        ]);
+        const kms = new KMSClient({ ...common, endpoint: endpoints.kms });
+        clients.push(kms);
+        return new KmsSecrets(kms, options.kmsKeyId!);
+      }).port
+    : masterKeySecrets(options.masterKey);
   return {
     records: new DynamoRecords(documents, options.tableName),
     counters: new DynamoCounters(documents, options.tableName),
-    blobs: new S3Blobs(s3, options.bucketName),
-    queue: new SqsQueue(sqs, options.queueUrls),
-    secrets: kms ? new KmsSecrets(kms, options.kmsKeyId!) : masterKeySecrets(options.masterKey),
+    blobs: blobs.port,
+    queue: queue.port,
+    secrets,
     async close() {
-      for (const client of [documents, dynamo, s3, sqs, kms]) client?.destroy();
+      for (const client of clients) client.destroy();
     },
   };
+}
+
+function masterKeyFromEnv(env: Record<string, string | undefined> = process.env): Buffer | undefined {
+  const value = env.GATEWAY_MASTER_KEY;
+  return value ? parseMasterKey(value) : undefined;
 }
 
 function masterKeySecrets(masterKey: Uint8Array | string | undefined): Secrets {

@@ -1,14 +1,8 @@
 import { DecryptCommand, EncryptCommand, type KMSClient } from "@aws-sdk/client-kms";
-import { parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Secrets } from "../../store/ports.ts";
 import { aws } from "./errors.ts";
 
 /** The master key for AES-GCM secrets on AWS: 32 bytes of base64 in GATEWAY_MASTER_KEY (an SST secret). */
-export function masterKeyFromEnv(env: Record<string, string | undefined> = process.env): Buffer | undefined {
-  const value = env.GATEWAY_MASTER_KEY;
-  return value ? parseMasterKey(value) : undefined;
-}
-
 const VERSION = "kms1";
 /** Bound into every ciphertext: KMS refuses to decrypt one made for another purpose. */
 const ENCRYPTION_CONTEXT = { purpose: "gateway-secret" };

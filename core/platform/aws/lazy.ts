@@ -13,3 +13,25 @@ export function lazy<T>(build: () => Promise<T>): () => Promise<T> {
     return value;
   };
 }
+
+/**
+ * A store port whose adapter (and its AWS SDK client) is loaded on the first call. With code splitting the
+ * client lives in its own chunk, so a function that never uses the port (chat never touches S3 or SQS) does
+ * not pay for loading it at cold start. Every port method is async, so forwarding calls is transparent.
+ */
+export function lazyPort<T extends object>(load: () => Promise<T>): { port: T; loaded(): T | undefined } {
+  let instance: T | undefined;
+  const get = lazy(async () => {
+    instance = await load();
+    return instance;
+  });
+  const port = new Proxy({} as T, {
+    get:
+      (_target, name) =>
+      async (...args: unknown[]) => {
+        const target = (await get()) as Record<PropertyKey, (...args: unknown[]) => unknown>;
+        return target[name]!.apply(target, args);
+      },
+  });
+  return { port, loaded: () => instance };
+}
