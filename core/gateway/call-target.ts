@@ -9,7 +9,8 @@ import { decodeFraming } from "./framing.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
-import { fetchUpstream, redirectError, withIdleTimeout } from "./upstream-fetch.ts";
+import { redirectError, withIdleTimeout } from "./upstream-fetch.ts";
+import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -62,18 +63,17 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const controller = new AbortController();
   const signal = AbortSignal.any([call.signal, controller.signal]);
-  const upstream = await fetchUpstream(upstreamRequest, {
+  const upstream = await requestUpstream(upstreamRequest, {
     timeoutMs: call.timeoutMs,
     signal,
     dispatcher: call.dispatcher,
   });
-  const { response } = upstream;
+  const response = upstream;
   outcome.upstreamFirstByteMs = performance.now() - call.startedAt;
 
   if (response.status < 200 || response.status > 299) {
     if (response.status >= 300 && response.status < 400) {
-      upstream.clearTimer();
-      await response.body?.cancel().catch(() => {});
+      await upstream.discard();
       throw redirectError(response);
     }
     const text = await upstream.text().catch(() => "");
@@ -111,10 +111,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
   const transformer = routeAdapter.stream.createTransformer(ctx);
-  const events = withIdleTimeout(
-    await decodeFraming(routeAdapter.stream.framing, response.body as unknown as AsyncIterable<Uint8Array>),
-    call.timeoutMs,
-    () => controller.abort(),
+  const events = withIdleTimeout(await decodeFraming(routeAdapter.stream.framing, response.body), call.timeoutMs, () =>
+    controller.abort(),
   );
   const iterator = events[Symbol.asyncIterator]();
   const seen: Array<object | string> = [];

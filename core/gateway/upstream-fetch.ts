@@ -29,24 +29,7 @@ export async function fetchUpstream(
   const signal = AbortSignal.any([options.signal, timeout.signal]);
   const failure = (error: unknown) => {
     clearTimeout(timer);
-    if (timeout.signal.aborted) return timeoutError(options.timeoutMs);
-    if (options.signal.aborted)
-      return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause instanceof CustomHostBlockedError) {
-      return new UpstreamError(400, `Custom host rejected: ${cause.message}.`, {
-        code: "invalid_custom_host",
-        transport: true,
-      });
-    }
-    return new UpstreamError(
-      502,
-      `Could not reach the provider: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-      {
-        code: "upstream_unreachable",
-        transport: true,
-      },
-    );
+    return transportFailure(error, timeout.signal, options.signal, options.timeoutMs);
   };
   let response: Response;
   try {
@@ -87,6 +70,36 @@ export async function fetchUpstream(
   };
 }
 
+/** Maps a failed upstream call (timeout, client gone, blocked address, network) to an UpstreamError. */
+export function transportFailure(
+  error: unknown,
+  timeout: AbortSignal,
+  client: AbortSignal,
+  timeoutMs: number,
+): UpstreamError {
+  if (timeout.aborted) return timeoutError(timeoutMs);
+  if (client.aborted)
+    return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
+  const direct = error as { code?: string; message?: string; cause?: unknown };
+  const cause = (direct.cause ?? direct) as { code?: string; message?: string };
+  const blocked =
+    direct instanceof CustomHostBlockedError ? direct : cause instanceof CustomHostBlockedError ? cause : undefined;
+  if (blocked) {
+    return new UpstreamError(400, `Custom host rejected: ${blocked.message}.`, {
+      code: "invalid_custom_host",
+      transport: true,
+    });
+  }
+  return new UpstreamError(
+    502,
+    `Could not reach the provider: ${cause?.code ?? direct.code ?? cause?.message ?? direct.message}`,
+    {
+      code: "upstream_unreachable",
+      transport: true,
+    },
+  );
+}
+
 export const timeoutError = (ms: number) =>
   new UpstreamError(408, `The request timed out after ${ms} ms.`, {
     type: "timeout_error",
@@ -95,7 +108,7 @@ export const timeoutError = (ms: number) =>
   });
 
 /** A 3xx from upstream: never followed (it could point anywhere, private addresses included). */
-export function redirectError(response: Response): UpstreamError {
+export function redirectError(response: { status: number; headers: Headers }): UpstreamError {
   const location = response.headers.get("location");
   return new UpstreamError(
     502,

@@ -1,0 +1,116 @@
+import type { Readable } from "node:stream";
+import type { UpstreamRequest } from "../providers/types.ts";
+import { UpstreamError } from "../providers/types.ts";
+import type { Dispatcher } from "../security/custom-host.ts";
+import { transportFailure } from "./upstream-fetch.ts";
+
+/** The parts of an undici Dispatcher this module uses (Node ships undici; its Agent has `request`). */
+interface RawDispatcher {
+  request(options: {
+    origin: string;
+    path: string;
+    method: string;
+    headers: Record<string, string>;
+    body?: string | Uint8Array;
+    signal: AbortSignal;
+  }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: Readable }>;
+}
+
+export interface UpstreamReply {
+  status: number;
+  /** Built on demand (error paths read retry-after and location; the success path never needs it). */
+  readonly headers: Headers;
+  /** The body as Node stream chunks (no web-stream wrapping on the hot path). */
+  body: AsyncIterable<Uint8Array>;
+  /** Stops the request timer (streams switch to an idle timeout once headers arrived). */
+  clearTimer(): void;
+  /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
+  text(): Promise<string>;
+  /** Throws the body away (redirects, errors not worth reading). */
+  discard(): Promise<void>;
+}
+
+let globalDispatcher: Promise<RawDispatcher> | undefined;
+
+/** Node's shared undici Agent (created by the first fetch), with its keep-alive connection pools. */
+function sharedDispatcher(): Promise<RawDispatcher> {
+  globalDispatcher ??= (async () => {
+    const globals = globalThis as Record<symbol, unknown>;
+    const find = () =>
+      (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as
+        | RawDispatcher
+        | undefined;
+    if (!find()) await fetch("data:,").catch(() => undefined);
+    const dispatcher = find();
+    if (typeof dispatcher?.request !== "function") throw new Error("Node's undici dispatcher is not available");
+    return dispatcher;
+  })();
+  return globalDispatcher;
+}
+
+/**
+ * One HTTP call to a provider through undici's dispatcher API: the same pools, timeouts and SSRF-guarded
+ * dispatcher as fetch, without building WHATWG Request/Response objects and web streams per call (the hot path
+ * of chat, completions and embeddings). Redirects are never followed. Failures map like fetchUpstream's.
+ */
+export async function requestUpstream(
+  request: UpstreamRequest,
+  options: { timeoutMs: number; signal: AbortSignal; dispatcher?: Dispatcher },
+): Promise<UpstreamReply> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout.signal]);
+  const failure = (error: unknown): UpstreamError => {
+    clearTimeout(timer);
+    return error instanceof UpstreamError
+      ? error
+      : transportFailure(error, timeout.signal, options.signal, options.timeoutMs);
+  };
+  const url = new URL(request.url);
+  let reply: Awaited<ReturnType<RawDispatcher["request"]>>;
+  try {
+    const dispatcher = (options.dispatcher as RawDispatcher | undefined) ?? (await sharedDispatcher());
+    reply = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal,
+    });
+  } catch (error) {
+    throw failure(error);
+  }
+  const { body } = reply;
+  let headers: Headers | undefined;
+  return {
+    status: reply.statusCode,
+    get headers() {
+      if (!headers) {
+        headers = new Headers();
+        for (const [name, value] of Object.entries(reply.headers)) {
+          if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+          else if (value !== undefined) headers.set(name, value);
+        }
+      }
+      return headers;
+    },
+    body,
+    clearTimer: () => clearTimeout(timer),
+    async text() {
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of body) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString("utf8");
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async discard() {
+      clearTimeout(timer);
+      body.destroy();
+    },
+  };
+}
