@@ -10,6 +10,7 @@ import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
 import { redirectError, withIdleTimeout } from "./upstream-fetch.ts";
+import { assembleStream } from "./stream-assembly.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
@@ -151,7 +152,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   outcome.status = 200;
 
   const finishStream = async () => {
-    outcome.responseBody = seen;
+    outcome.responseBody = assembleStream(seen);
     await recordUsage(outcome, call, usage, undefined, seen);
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();

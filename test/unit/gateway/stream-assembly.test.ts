@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
+
+const chunk = (delta: object, finish: string | null = null, index = 0) =>
+  JSON.stringify({
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "m",
+    choices: [{ index, delta, finish_reason: finish }],
+  });
+
+describe("stream assembly for logs", () => {
+  it("folds content, tool-call fragments, finish reasons and usage into one answer", () => {
+    const assembled = assembleStream([
+      chunk({ role: "assistant", content: "" }),
+      chunk({ content: "Hel" }),
+      {
+        id: "chatcmpl-1",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: { content: "lo" }, finish_reason: null }],
+      },
+      chunk({
+        tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_", arguments: '{"ci' } }],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { name: "weather", arguments: 'ty":"Paris"}' } }] }),
+      chunk({}, "tool_calls"),
+      chunk({ content: "second" }, "stop", 1),
+      JSON.stringify({
+        id: "chatcmpl-1",
+        choices: [],
+        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+      }),
+      "not json",
+    ]);
+    expect(assembled).toMatchObject({
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      model: "m",
+      usage: { total_tokens: 7 },
+      streamed_chunks: 9,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: "Hello",
+            tool_calls: [
+              { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+            ],
+          },
+          finish_reason: "tool_calls",
+        },
+        { index: 1, message: { content: "second" }, finish_reason: "stop" },
+      ],
+    });
+  });
+
+  it("folds text completions", () => {
+    const part = (text: string, finish: string | null = null) =>
+      JSON.stringify({
+        id: "cmpl-1",
+        object: "text_completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, text, finish_reason: finish }],
+      });
+    expect(assembleStream([part("Hello"), part(" world", "stop")])).toMatchObject({
+      object: "text_completion",
+      choices: [{ index: 0, text: "Hello world", finish_reason: "stop" }],
+    });
+  });
+});
