@@ -38,7 +38,9 @@ export function assembleStream(chunks: Array<object | string>): Record<string, u
       if (typeof delta.reasoning_content === "string") entry.reasoning += delta.reasoning_content;
       if (typeof choice.text === "string") entry.text += choice.text;
       for (const call of delta.tool_calls ?? []) {
-        const slot = (entry.tool_calls[call.index ?? 0] ??= { function: { name: "", arguments: "" } });
+        const position = call.index ?? 0;
+        entry.tool_calls[position] ??= { function: { name: "", arguments: "" } };
+        const slot = entry.tool_calls[position];
         if (call.id) slot.id = call.id;
         if (call.type) slot.type = call.type;
         if (call.function?.name) slot.function.name += call.function.name;
