@@ -82,6 +82,9 @@ export async function requestUpstream(
     throw failure(error);
   }
   const { body } = reply;
+  // An aborted or destroyed body emits 'error'; readers see it through their iterator, and a body nobody reads
+  // any more (redirect discarded, client gone) must not turn it into an uncaught exception.
+  body.on("error", () => {});
   let headers: Headers | undefined;
   return {
     status: reply.statusCode,
