@@ -329,6 +329,26 @@ export async function revokeKey(ctx: RequestContext, key: ApiKeyRecord): Promise
   return revoked;
 }
 
+/** Revokes every active key of a user (when the user is deleted): a deleted user's keys must stop working. */
+export async function revokeUserKeys(ctx: RequestContext, organisationId: string, userId: string): Promise<string[]> {
+  const store = apiKeyStore(ctx.services.stores.records);
+  const revoked: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list(organisationId, {
+      limit: 100,
+      cursor,
+      filter: (key) => key.userId === userId && key.status !== "revoked",
+    });
+    for (const key of page.items) {
+      await revokeKey(ctx, key);
+      revoked.push(key.id);
+    }
+    cursor = page.cursor;
+  } while (cursor);
+  return revoked;
+}
+
 export async function rotateKey(
   ctx: RequestContext,
   key: ApiKeyRecord,

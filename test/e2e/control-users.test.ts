@@ -196,7 +196,21 @@ describe("users", () => {
       expect((await api(method, path, body, key.secret)).status, `${method} ${path}`).toBe(403);
     }
 
-    expect((await api("DELETE", `/v1/admin/users/${user.id}`)).status).toBe(200);
+    // The user's own key works until the user is deleted, then stops at once.
+    const userKey = await createApiKey(records(), {
+      organisationId,
+      workspaceId: defaultWorkspaceId,
+      name: "gina's key",
+      keyType: "workspace",
+      keySubType: "user",
+      userId: user.id,
+      scopes: ["logs.list"],
+    });
+    expect((await api("GET", "/v1/logs?limit=1", undefined, userKey.secret)).status).toBe(200);
+    const deleted = await api("DELETE", `/v1/admin/users/${user.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.revoked_api_keys).toEqual([userKey.id]);
+    expect((await api("GET", "/v1/logs?limit=1", undefined, userKey.secret)).status).toBe(401);
     expect((await api("GET", `/v1/admin/users/${user.id}`)).status).toBe(404);
     expect(await getMembership(records(), defaultWorkspaceId, user.id)).toBeUndefined();
     // The email is free again.

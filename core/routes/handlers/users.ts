@@ -1,3 +1,4 @@
+import { revokeUserKeys } from "../../control/api-keys.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { requireAdmin } from "../../auth/scopes.ts";
 import { writeAudit } from "../../control/audit.ts";
@@ -114,10 +115,18 @@ export const handlers: HandlerMap = {
     const user = await loadUser(ctx, ctx.params.id!);
     if (ctx.principal?.userId === user.id)
       throw badRequest("You cannot delete your own user.", "id", "cannot_delete_self");
+    // Keys first: a deleted user's keys must stop working even if a later step fails.
+    const revokedKeys = await revokeUserKeys(ctx, user.organisationId, user.id);
     await removeUserMemberships(records(ctx), user.id);
     await userStore(records(ctx)).delete(user);
-    await writeAudit(ctx, { action: "delete", resourceType: "user", resourceId: user.id, before: presentUser(user) });
-    return json({ id: user.id, object: "user", deleted: true });
+    await writeAudit(ctx, {
+      action: "delete",
+      resourceType: "user",
+      resourceId: user.id,
+      before: presentUser(user),
+      after: { revoked_api_keys: revokedKeys },
+    });
+    return json({ id: user.id, object: "user", deleted: true, revoked_api_keys: revokedKeys });
   },
 
   // --- invites -------------------------------------------------------------------------------------------
