@@ -1,3 +1,4 @@
+import { chatChunk, usageChunk } from "../stream/openai-chunks.ts";
 import type { ChatUsage, FinishReason, StreamTransformer, TransformContext, UpstreamEvent } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { anthropicUpstreamError } from "./errors.ts";
@@ -27,18 +28,13 @@ export function createAnthropicStreamTransformer(
   /** Anthropic content block index -> OpenAI tool call index. */
   const toolIndexByBlock = new Map<number, number>();
 
-  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): object => ({
-    id,
-    object: "chat.completion.chunk",
-    created: ctx.now,
-    model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-  });
+  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): object =>
+    chatChunk({ id, created: ctx.now, model }, delta, finishReason);
 
-  const usageChunk = (): object => {
+  const finalUsageChunk = (): object => {
     usageSent = true;
     const chatUsage: ChatUsage = toChatUsage(usage);
-    return { id, object: "chat.completion.chunk", created: ctx.now, model, choices: [], usage: chatUsage };
+    return usageChunk({ id, created: ctx.now, model }, chatUsage);
   };
 
   return {
@@ -110,7 +106,7 @@ export function createAnthropicStreamTransformer(
           return [chunk({}, reason)];
         }
         case "message_stop":
-          return usageSent ? [] : [usageChunk()];
+          return usageSent ? [] : [finalUsageChunk()];
         default:
           // ping, content_block_stop and event types added later.
           return [];
@@ -118,7 +114,7 @@ export function createAnthropicStreamTransformer(
     },
     end() {
       // A stream cut after message_delta still reports what it used.
-      return finished && !usageSent ? [usageChunk()] : [];
+      return finished && !usageSent ? [finalUsageChunk()] : [];
     },
   };
 }

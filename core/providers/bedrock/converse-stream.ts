@@ -1,3 +1,4 @@
+import { chatChunk, usageChunk } from "../stream/openai-chunks.ts";
 import { type StreamTransformer, type TransformContext, type UpstreamEvent, UpstreamError } from "../types.ts";
 import { completionId, mapStopReason, mapUsage } from "./converse.ts";
 
@@ -42,13 +43,8 @@ export function createConverseStreamTransformer(ctx: TransformContext): StreamTr
   let finished = false;
   let failed = false;
 
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
-    id,
-    object: "chat.completion.chunk",
-    created: ctx.now,
-    model: ctx.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-  });
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    chatChunk({ id, created: ctx.now, model: ctx.model }, delta, finishReason);
 
   const toolIndex = (blockIndex: number): number => {
     let index = toolIndexes.get(blockIndex);
@@ -109,16 +105,7 @@ export function createConverseStreamTransformer(ctx: TransformContext): StreamTr
           return [chunk({}, mapStopReason(data.stopReason))];
         case "metadata":
           if (!data.usage) return [];
-          return [
-            {
-              id,
-              object: "chat.completion.chunk",
-              created: ctx.now,
-              model: ctx.model,
-              choices: [],
-              usage: mapUsage(data.usage),
-            },
-          ];
+          return [usageChunk({ id, created: ctx.now, model: ctx.model }, mapUsage(data.usage))];
         default:
           // contentBlockStop and events added to the API later.
           return [];

@@ -1,3 +1,4 @@
+import { chatChunk, usageChunk } from "../stream/openai-chunks.ts";
 import type { ChatUsage, FinishReason, StreamTransformer, TransformContext, UpstreamEvent } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { cohereFinishError, mapCohereFinishReason, toChatUsage } from "./chat.ts";
@@ -23,21 +24,10 @@ export function createCohereStreamTransformer(
   /** Cohere tool call index (event `index`) -> OpenAI tool call index. */
   const toolIndex = new Map<number, number>();
 
-  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): object => ({
-    id,
-    object: "chat.completion.chunk",
-    created: ctx.now,
-    model: ctx.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-  });
-  const usageChunk = (usage: ChatUsage): object => ({
-    id,
-    object: "chat.completion.chunk",
-    created: ctx.now,
-    model: ctx.model,
-    choices: [],
-    usage,
-  });
+  const head = () => ({ id, created: ctx.now, model: ctx.model });
+  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null = null): object =>
+    chatChunk(head(), delta, finishReason);
+  const finalUsageChunk = (usage: ChatUsage): object => usageChunk(head(), usage);
   /** A client must see the assistant role first, whatever event Cohere opens with. */
   const withStart = (chunks: object[]): object[] => {
     if (started || chunks.length === 0) return chunks;
@@ -102,7 +92,7 @@ export function createCohereStreamTransformer(
           if (failure) throw failure;
           finished = true;
           const reason = mapCohereFinishReason(delta.finish_reason) ?? (nextToolIndex > 0 ? "tool_calls" : "stop");
-          return withStart([chunk({}, reason), usageChunk(toChatUsage(delta.usage))]);
+          return withStart([chunk({}, reason), finalUsageChunk(toChatUsage(delta.usage))]);
         }
         default:
           return [];
