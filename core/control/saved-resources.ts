@@ -4,6 +4,7 @@ import { forbidden, notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
 import type { Records } from "../store/ports.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
+import { writeAudit } from "./audit.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 
 /**
@@ -157,6 +158,30 @@ function principalOf(ctx: RequestContext): Principal {
 }
 
 /** `x-gateway-config: <id or slug>`: the saved config's JSON, same object while unchanged. */
+/**
+ * After a saved config, integration or virtual key changed: drops this process's cached copies of the
+ * organisation's saved resources, audits the change with public views only (never credentials), and returns
+ * the new view for the response.
+ */
+export async function savedResourceChanged<T extends Resource, V extends object>(
+  ctx: RequestContext,
+  change: { action: string; resourceType: string; before?: T; after?: T },
+  present: (resource: T) => V,
+): Promise<V | undefined> {
+  const subject = (change.after ?? change.before)!;
+  invalidateSaved(ctx.services.stores.records, subject.organisationId);
+  const after = change.after && present(change.after);
+  await writeAudit(ctx, {
+    action: change.action,
+    resourceType: change.resourceType,
+    resourceId: subject.id,
+    workspaceId: subject.workspaceId,
+    before: change.before && present(change.before),
+    after,
+  });
+  return after;
+}
+
 export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext): Promise<unknown> {
   const principal = principalOf(ctx);
   const records = ctx.services.stores.records;

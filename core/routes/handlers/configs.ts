@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
-import { writeAudit } from "../../control/audit.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
 import { assertWritable, boundWorkspace, isoTime, slugSchema } from "../../control/provider-credentials.ts";
 import {
   type ConfigResource,
   configStore,
-  invalidateSaved,
+  savedResourceChanged,
   versionKey,
   workspaceStore,
   writeConfigVersion,
@@ -110,14 +109,11 @@ export const handlers: HandlerMap = {
       createdBy: principal.userId ?? principal.keyId,
     });
     await writeConfigVersion(records, created, principal);
-    const view = presentConfig(created);
-    await writeAudit(ctx, {
-      action: "create",
-      resourceType: "config",
-      resourceId: created.id,
-      workspaceId: created.workspaceId,
-      after: view,
-    });
+    const view = await savedResourceChanged(
+      ctx,
+      { action: "create", resourceType: "config", after: created },
+      presentConfig,
+    );
     return json(view, { status: 201 });
   },
 
@@ -195,16 +191,11 @@ export const handlers: HandlerMap = {
     const records = ctx.services.stores.records;
     const updated = await configStore(records).update(current, changes);
     await writeConfigVersion(records, updated, principal);
-    invalidateSaved(records, principal.organisationId);
-    const view = presentConfig(updated);
-    await writeAudit(ctx, {
-      action: "update",
-      resourceType: "config",
-      resourceId: updated.id,
-      workspaceId: updated.workspaceId,
-      before: presentConfig(current),
-      after: view,
-    });
+    const view = await savedResourceChanged(
+      ctx,
+      { action: "update", resourceType: "config", before: current, after: updated },
+      presentConfig,
+    );
     return json(view);
   },
 
@@ -233,14 +224,7 @@ export const handlers: HandlerMap = {
       for (const item of page.items) await records.delete(item.pk, item.sk);
       cursor = page.cursor;
     } while (cursor);
-    invalidateSaved(records, principal.organisationId);
-    await writeAudit(ctx, {
-      action: "delete",
-      resourceType: "config",
-      resourceId: config.id,
-      workspaceId: config.workspaceId,
-      before: presentConfig(config),
-    });
+    await savedResourceChanged(ctx, { action: "delete", resourceType: "config", before: config }, presentConfig);
     return json({ id: config.id, object: "config", deleted: true });
   },
 };

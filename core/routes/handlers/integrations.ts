@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { isAdmin } from "../../auth/principal.ts";
 import { workspaceScope } from "../../auth/scopes.ts";
-import { writeAudit } from "../../control/audit.ts";
 import { listPage, listQuerySchema, listResponse } from "../../control/list-query.ts";
 import {
   assertWritable,
@@ -20,7 +19,7 @@ import {
   type ModelEntry,
   canUseProvider,
   integrationStore,
-  invalidateSaved,
+  savedResourceChanged,
 } from "../../control/saved-resources.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
@@ -159,15 +158,11 @@ async function saveChange(
 ) {
   const records = ctx.services.stores.records;
   const updated = await integrationStore(records).update(current, changes);
-  invalidateSaved(records, current.organisationId);
-  await writeAudit(ctx, {
-    action,
-    resourceType: "integration",
-    resourceId: current.id,
-    workspaceId: current.workspaceId,
-    before: presentIntegration(current),
-    after: presentIntegration(updated),
-  });
+  await savedResourceChanged(
+    ctx,
+    { action, resourceType: "integration", before: current, after: updated },
+    presentIntegration,
+  );
   return updated;
 }
 
@@ -246,15 +241,11 @@ export const handlers: HandlerMap = {
       models: { allowAll: true, entries: {} },
       createdBy: principal.userId ?? principal.keyId,
     });
-    invalidateSaved(records, principal.organisationId);
-    const view = presentIntegration(created);
-    await writeAudit(ctx, {
-      action: "create",
-      resourceType: "integration",
-      resourceId: created.id,
-      workspaceId: created.workspaceId,
-      after: view,
-    });
+    const view = await savedResourceChanged(
+      ctx,
+      { action: "create", resourceType: "integration", after: created },
+      presentIntegration,
+    );
     return json(view, { status: 201 });
   },
 
@@ -313,14 +304,11 @@ export const handlers: HandlerMap = {
     assertWritable(principal, integration, "integrations");
     const records = ctx.services.stores.records;
     await integrationStore(records).delete(integration);
-    invalidateSaved(records, principal.organisationId);
-    await writeAudit(ctx, {
-      action: "delete",
-      resourceType: "integration",
-      resourceId: integration.id,
-      workspaceId: integration.workspaceId,
-      before: presentIntegration(integration),
-    });
+    await savedResourceChanged(
+      ctx,
+      { action: "delete", resourceType: "integration", before: integration },
+      presentIntegration,
+    );
     return json({ id: integration.id, slug: integration.slug, object: "integration", deleted: true });
   },
 

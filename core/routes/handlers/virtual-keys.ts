@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
-import { writeAudit } from "../../control/audit.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
 import {
   type ConfigurationsInput,
@@ -19,7 +18,7 @@ import {
 import {
   type VirtualKeyResource,
   canUseProvider,
-  invalidateSaved,
+  savedResourceChanged,
   virtualKeyStore,
 } from "../../control/saved-resources.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
@@ -134,15 +133,11 @@ export const handlers: HandlerMap = {
       credentials,
       createdBy: principal.userId ?? principal.keyId,
     });
-    invalidateSaved(records, principal.organisationId);
-    const view = presentVirtualKey(created);
-    await writeAudit(ctx, {
-      action: "create",
-      resourceType: "virtual_key",
-      resourceId: created.id,
-      workspaceId: created.workspaceId,
-      after: view,
-    });
+    const view = await savedResourceChanged(
+      ctx,
+      { action: "create", resourceType: "virtual_key", after: created },
+      presentVirtualKey,
+    );
     return json(view, { status: 201 });
   },
 
@@ -182,16 +177,11 @@ export const handlers: HandlerMap = {
     }
     const records = ctx.services.stores.records;
     const updated = await virtualKeyStore(records).update(current, changes);
-    invalidateSaved(records, current.organisationId);
-    const view = presentVirtualKey(updated);
-    await writeAudit(ctx, {
-      action: "update",
-      resourceType: "virtual_key",
-      resourceId: current.id,
-      workspaceId: current.workspaceId,
-      before: presentVirtualKey(current),
-      after: view,
-    });
+    const view = await savedResourceChanged(
+      ctx,
+      { action: "update", resourceType: "virtual_key", before: current, after: updated },
+      presentVirtualKey,
+    );
     return json(view);
   },
 
@@ -200,14 +190,11 @@ export const handlers: HandlerMap = {
     assertWritable(ctx.principal!, virtualKey, "virtual keys");
     const records = ctx.services.stores.records;
     await virtualKeyStore(records).delete(virtualKey);
-    invalidateSaved(records, virtualKey.organisationId);
-    await writeAudit(ctx, {
-      action: "delete",
-      resourceType: "virtual_key",
-      resourceId: virtualKey.id,
-      workspaceId: virtualKey.workspaceId,
-      before: presentVirtualKey(virtualKey),
-    });
+    await savedResourceChanged(
+      ctx,
+      { action: "delete", resourceType: "virtual_key", before: virtualKey },
+      presentVirtualKey,
+    );
     return json({ id: virtualKey.id, slug: virtualKey.slug, object: "virtual-key", deleted: true });
   },
 };
