@@ -56,9 +56,10 @@ const INCLUSIVE_LIBRARY_FRAMES = new Set([
 ]);
 
 export function latestProfile(dir: string): string | undefined {
+  // One file per thread (`CPU.<date>.<time>.<pid>.<thread>.<seq>`): the main thread is thread 0.
   const files = readdirSync(dir)
     .filter((file) => file.endsWith(".cpuprofile"))
-    .sort();
+    .sort((a, b) => Number(a.split(".")[4] === "0") - Number(b.split(".")[4] === "0") || a.localeCompare(b));
   return files.length > 0 ? join(dir, files[files.length - 1]!) : undefined;
 }
 

@@ -2,7 +2,7 @@ import { costOf } from "../catalog/cost.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
-import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
+import type { ChatUsage, ProviderTarget, RouteKind, TransformContext, UpstreamEvent } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import { encodeEvent, SSE_HEADERS } from "../http/sse.ts";
 import { decodeFraming } from "./framing.ts";
@@ -62,11 +62,9 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   outcome.provider = adapter.id;
 
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
-  const controller = new AbortController();
-  const signal = AbortSignal.any([call.signal, controller.signal]);
   const upstream = await requestUpstream(upstreamRequest, {
     timeoutMs: call.timeoutMs,
-    signal,
+    signal: call.signal,
     dispatcher: call.dispatcher,
   });
   const response = upstream;
@@ -113,7 +111,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   upstream.clearTimer();
   const transformer = routeAdapter.stream.createTransformer(ctx);
   const events = withIdleTimeout(await decodeFraming(routeAdapter.stream.framing, response.body), call.timeoutMs, () =>
-    controller.abort(),
+    upstream.abort(),
   );
   const iterator = events[Symbol.asyncIterator]();
   const seen: Array<object | string> = [];
@@ -132,6 +130,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   };
 
   const pending: Uint8Array[] = [];
+  /** Every event of one upstream read, transformed: they go to the client in one write. */
+  const transformBatch = (batch: UpstreamEvent[]) => {
+    for (const event of batch) for (const chunk of transformer.push(event)) pushDefined(pending, emit(chunk));
+  };
   let upstreamDone = false;
   try {
     while (pending.length === 0) {
@@ -141,17 +143,19 @@ export async function callTarget(call: TargetCall): Promise<Response> {
         for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
         break;
       }
-      for (const chunk of transformer.push(next.value)) pushDefined(pending, emit(chunk));
+      transformBatch(next.value);
     }
   } catch (error) {
     // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
-    controller.abort();
+    upstream.abort();
+    upstream.release();
     await iterator.return?.()?.catch(() => {});
     throw beforeFirstChunk(error);
   }
   outcome.status = 200;
 
   const finishStream = async () => {
+    upstream.release();
     outcome.responseBody = assembleStream(seen);
     await recordUsage(outcome, call, usage, undefined, seen);
     outcome.totalMs = performance.now() - call.startedAt;
@@ -168,17 +172,19 @@ export async function callTarget(call: TargetCall): Promise<Response> {
             for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
             break;
           }
-          for (const chunk of transformer.push(next.value)) pushDefined(pending, emit(chunk));
+          transformBatch(next.value);
         }
-        while (pending.length > 0) streamController.enqueue(pending.shift()!);
+        if (upstreamDone) pending.push(DONE);
+        // One chunk per upstream read: each enqueued chunk becomes a socket write.
+        streamController.enqueue(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
+        pending.length = 0;
         if (upstreamDone) {
-          streamController.enqueue(DONE);
           streamController.close();
           await finishStream();
         }
       } catch (error) {
         // After the first byte the status is sent: report the failure as a last event and end the stream.
-        controller.abort();
+        upstream.abort();
         const failure =
           error instanceof UpstreamError
             ? error
@@ -195,7 +201,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     },
     async cancel() {
       // The client went away: stop reading the provider.
-      controller.abort();
+      upstream.abort();
       await iterator.return?.();
       outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
       await finishStream();

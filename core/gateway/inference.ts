@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
+import { headersOf } from "../http/request-headers.ts";
 import { readJson, validate } from "../http/json.ts";
 import type { RouteKind } from "../providers/types.ts";
 import type { ConfigNode } from "../routing/config.ts";
@@ -34,7 +35,7 @@ export async function handleInference<T extends z.ZodType>(
   schema: T,
   normalise: (body: z.infer<T>) => Record<string, any> = (body) => body as Record<string, any>,
 ): Promise<Response> {
-  const body = normalise(validate(schema, await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES)));
+  const body = normalise(validate(schema, await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES, headersOf(request, ctx))));
   const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
   if (!config) {
     throw badRequest(
@@ -76,7 +77,7 @@ export async function routeInference(
       queryContext: () => ({
         metadata: gateway.metadata ?? {},
         params: body,
-        url: { pathname: new URL(request.url).pathname },
+        url: { pathname: ctx.path ?? new URL(request.url).pathname },
       }),
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);

@@ -1,18 +1,19 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
+import { headersOf } from "../http/request-headers.ts";
 import { type GatewayRequestHeaders, RESPONSE_HEADERS, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
 import { RoutingFailure } from "../routing/engine.ts";
-import { checkCustomHost, customHostDispatcher, type Dispatcher } from "../security/custom-host.ts";
+import { checkedCustomHostBase, customHostDispatcher, type Dispatcher } from "../security/custom-host.ts";
 import type { AttemptRecord, InferenceOutcome } from "./outcome.ts";
 import { forwardedValues, headerCredentials, targetFromHeaders } from "./target-from-headers.ts";
 
 /** The gateway headers of a request: parsed by the app on authenticated routes, else here (once). */
 export function gatewayHeadersOf(request: Request, ctx: RequestContext): GatewayRequestHeaders {
-  ctx.gateway ??= parseGatewayHeaders(request.headers, ctx.traceId);
+  ctx.gateway ??= parseGatewayHeaders(headersOf(request, ctx), ctx.traceId);
   return ctx.gateway;
 }
 
@@ -58,7 +59,7 @@ export class LeafResolver {
 
   private async build(leaf: LeafNode): Promise<ResolvedLeaf> {
     const { gateway, ctx } = this;
-    const headers = this.request.headers;
+    const headers = headersOf(this.request, ctx);
     const trusted = ctx.services.trustedHosts;
     let target: ProviderTarget;
     if (leaf.fromHeaders) {
@@ -112,7 +113,7 @@ export class LeafResolver {
     if (leaf.vertex) target.vertex = { ...target.vertex, ...definedOnly(leaf.vertex) };
     if (leaf.aws) target.aws = { ...target.aws, ...definedOnly(leaf.aws) };
     if (!credentialsFromConfig && sameProvider) {
-      const fromHeaders = headerCredentials(this.request.headers);
+      const fromHeaders = headerCredentials(headersOf(this.request, ctx));
       if (this.ctx.principal?.kind !== "jwt") target.apiKey ??= fromHeaders.apiKey;
       if (fromHeaders.azure) target.azure = { ...fromHeaders.azure, ...target.azure };
       if (fromHeaders.vertex) target.vertex = { ...fromHeaders.vertex, ...target.vertex };
@@ -122,10 +123,7 @@ export class LeafResolver {
       leaf.settings.customHost ?? (sameProvider && !target.customHost ? gateway.customHost : undefined);
     if (customHost) {
       const param = leaf.settings.customHost ? "x-gateway-config" : "x-gateway-custom-host";
-      target.customHost = (await checkCustomHost(customHost, ctx.services.trustedHosts, param)).href.replace(
-        /\/+$/,
-        "",
-      );
+      target.customHost = await checkedCustomHostBase(customHost, ctx.services.trustedHosts, param);
     }
     return target;
   }

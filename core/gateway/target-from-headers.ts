@@ -1,8 +1,9 @@
 import { badRequest } from "../http/errors.ts";
 import { type GatewayRequestHeaders, gatewayHeader, parseGatewayHeaders } from "../http/gateway-headers.ts";
+import type { HeaderSource } from "../http/request-headers.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
-import { checkCustomHost, type TrustedHosts } from "../security/custom-host.ts";
+import { checkedCustomHostBase, type TrustedHosts } from "../security/custom-host.ts";
 
 export { parseHeaderList } from "../http/gateway-headers.ts";
 
@@ -13,7 +14,7 @@ export { parseHeaderList } from "../http/gateway-headers.ts";
  * Returns undefined when the request names no provider.
  */
 export async function targetFromHeaders(
-  headers: Headers,
+  headers: HeaderSource,
   trusted: TrustedHosts,
   gateway: GatewayRequestHeaders = parseGatewayHeaders(headers),
 ): Promise<ProviderTarget | undefined> {
@@ -29,14 +30,14 @@ export async function targetFromHeaders(
   }
   const target: ProviderTarget = { provider: id, ...headerCredentials(headers) };
   if (gateway.customHost)
-    target.customHost = (await checkCustomHost(gateway.customHost, trusted)).href.replace(/\/+$/, "");
+    target.customHost = await checkedCustomHostBase(gateway.customHost, trusted);
   const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
   if (forwardHeaders) target.forwardHeaders = forwardHeaders;
   return target;
 }
 
 /** `Authorization` (as the provider key) and the cloud header families of spec 5.2. */
-export function headerCredentials(headers: Headers): Omit<ProviderTarget, "provider"> {
+export function headerCredentials(headers: HeaderSource): Omit<ProviderTarget, "provider"> {
   const target: Omit<ProviderTarget, "provider"> = {};
   const authorization = headers.get("authorization");
   if (authorization) target.apiKey = authorization.replace(/^Bearer\s+/i, "").trim() || undefined;
@@ -67,7 +68,7 @@ export function headerCredentials(headers: Headers): Omit<ProviderTarget, "provi
 }
 
 /** The values of the named request headers (those present), or undefined when none are. */
-export function forwardedValues(headers: Headers, names: readonly string[]): Record<string, string> | undefined {
+export function forwardedValues(headers: HeaderSource, names: readonly string[]): Record<string, string> | undefined {
   if (names.length === 0) return undefined;
   const values: Record<string, string> = {};
   let found = false;

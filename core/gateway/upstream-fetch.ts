@@ -29,7 +29,7 @@ export async function fetchUpstream(
   const signal = AbortSignal.any([options.signal, timeout.signal]);
   const failure = (error: unknown) => {
     clearTimeout(timer);
-    return transportFailure(error, timeout.signal, options.signal, options.timeoutMs);
+    return timeout.signal.aborted ? timeoutError(options.timeoutMs) : transportFailure(error, options.signal.aborted);
   };
   let response: Response;
   try {
@@ -70,16 +70,9 @@ export async function fetchUpstream(
   };
 }
 
-/** Maps a failed upstream call (timeout, client gone, blocked address, network) to an UpstreamError. */
-export function transportFailure(
-  error: unknown,
-  timeout: AbortSignal,
-  client: AbortSignal,
-  timeoutMs: number,
-): UpstreamError {
-  if (timeout.aborted) return timeoutError(timeoutMs);
-  if (client.aborted)
-    return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
+/** Maps a failed upstream call (client gone, blocked address, network) to an UpstreamError; timeouts are 408s. */
+export function transportFailure(error: unknown, clientGone: boolean): UpstreamError {
+  if (clientGone) return new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
   const direct = error as { code?: string; message?: string; cause?: unknown };
   const cause = (direct.cause ?? direct) as { code?: string; message?: string };
   const blocked =

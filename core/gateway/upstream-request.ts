@@ -2,7 +2,8 @@ import type { Readable } from "node:stream";
 import type { UpstreamRequest } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
-import { transportFailure } from "./upstream-fetch.ts";
+import { AttemptAbort } from "./attempt-abort.ts";
+import { timeoutError, transportFailure } from "./upstream-fetch.ts";
 
 /** The parts of an undici Dispatcher this module uses (Node ships undici; its Agent has `request`). */
 interface RawDispatcher {
@@ -12,7 +13,7 @@ interface RawDispatcher {
     method: string;
     headers: Record<string, string>;
     body?: string | Uint8Array;
-    signal: AbortSignal;
+    signal?: AbortSignal;
   }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: Readable }>;
 }
 
@@ -24,6 +25,10 @@ export interface UpstreamReply {
   body: AsyncIterable<Uint8Array>;
   /** Stops the request timer (streams switch to an idle timeout once headers arrived). */
   clearTimer(): void;
+  /** Ends the attempt (a stalled stream, a client that cancelled): the body stops with an error. */
+  abort(): void;
+  /** The attempt is over: timer and client-signal listener removed. */
+  release(): void;
   /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
   text(): Promise<string>;
   /** Throws the body away (redirects, errors not worth reading). */
@@ -57,14 +62,12 @@ export async function requestUpstream(
   request: UpstreamRequest,
   options: { timeoutMs: number; signal: AbortSignal; dispatcher?: Dispatcher },
 ): Promise<UpstreamReply> {
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
-  const signal = AbortSignal.any([options.signal, timeout.signal]);
+  const attempt = new AttemptAbort(options.signal, options.timeoutMs);
   const failure = (error: unknown): UpstreamError => {
-    clearTimeout(timer);
-    return error instanceof UpstreamError
-      ? error
-      : transportFailure(error, timeout.signal, options.signal, options.timeoutMs);
+    attempt.release();
+    if (error instanceof UpstreamError) return error;
+    if (attempt.timedOut) return timeoutError(options.timeoutMs);
+    return transportFailure(error, attempt.clientGone);
   };
   const url = new URL(request.url);
   let reply: Awaited<ReturnType<RawDispatcher["request"]>>;
@@ -76,7 +79,7 @@ export async function requestUpstream(
       method: request.method,
       headers: request.headers,
       body: request.body,
-      signal,
+      signal: attempt.signal,
     });
   } catch (error) {
     throw failure(error);
@@ -99,7 +102,9 @@ export async function requestUpstream(
       return headers;
     },
     body,
-    clearTimer: () => clearTimeout(timer),
+    clearTimer: () => attempt.clearTimer(),
+    abort: () => attempt.abort(),
+    release: () => attempt.release(),
     async text() {
       try {
         const chunks: Buffer[] = [];
@@ -108,11 +113,11 @@ export async function requestUpstream(
       } catch (error) {
         throw failure(error);
       } finally {
-        clearTimeout(timer);
+        attempt.release();
       }
     },
     async discard() {
-      clearTimeout(timer);
+      attempt.release();
       body.destroy();
     },
   };

@@ -46,8 +46,11 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     app.on(route.method, route.path, async (c) => {
       const request = c.req.raw;
       const platform = c.env.platform;
+      const headers = platform.headers ?? request.headers;
       const ctx: RequestContext = {
-        traceId: traceIdOf(request.headers),
+        traceId: traceIdOf(headers),
+        headers,
+        path: c.req.path,
         params: c.req.param() as Record<string, string>,
         services,
         signal: platform.signal ?? request.signal,
@@ -57,9 +60,9 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       let response: Response;
       try {
         if (route.auth === "api_key") {
-          ctx.principal = await authenticate(request, services);
+          ctx.principal = await authenticate(headers, services);
           if (route.scope) requireScope(ctx.principal, route.scope);
-          ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
+          ctx.gateway = parseGatewayHeaders(headers, ctx.traceId);
         }
         response = await handler(request, ctx);
       } catch (error) {

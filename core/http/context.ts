@@ -2,11 +2,19 @@ import type { Principal } from "../auth/principal.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import type { Services } from "../services.ts";
 import type { GatewayRequestHeaders } from "./gateway-headers.ts";
+import type { HeaderSource } from "./request-headers.ts";
 
 /** Everything a handler may use besides the Request itself. */
 export interface RequestContext {
   /** Taken from `x-gateway-trace-id` (or its `x-portkey-` alias) or generated. */
   traceId: string;
+  /**
+   * The request headers as the platform parsed them (cheaper than `request.headers` on the local server); read
+   * them through `headersOf(request, ctx)` where ctx may come from a test.
+   */
+  headers?: HeaderSource;
+  /** The request path (set by the app; read it instead of parsing `request.url` again). */
+  path?: string;
   /** Path parameters of the matched route. */
   params: Record<string, string>;
   /** Set on routes that require authentication. */
@@ -36,4 +44,6 @@ export type HandlerMap = Record<string, Handler>;
 export interface PlatformContext {
   waitUntil(work: Promise<unknown>): void;
   signal?: AbortSignal;
+  /** The request headers already parsed by the platform's HTTP server (node:http), when it has them. */
+  headers?: HeaderSource;
 }

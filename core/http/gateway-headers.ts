@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { badRequest } from "./errors.ts";
+import type { HeaderSource } from "./request-headers.ts";
 
 /**
  * Gateway request headers come as `x-gateway-<name>`; the Portkey SDK sends the same headers as
  * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. the README ("Gateway headers") lists them all with
  * their client parameter names.
  */
-export function gatewayHeader(headers: Headers, name: string): string | null {
+export function gatewayHeader(headers: HeaderSource, name: string): string | null {
   return headers.get(`x-gateway-${name}`) ?? headers.get(`x-portkey-${name}`);
 }
 
@@ -14,7 +15,7 @@ export const TRACE_ID_HEADER = "x-gateway-trace-id";
 const TRACE_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 
 /** The caller's trace id when it is a sane token, else a new one. */
-export function traceIdOf(headers: Headers): string {
+export function traceIdOf(headers: HeaderSource): string {
   const given = gatewayHeader(headers, "trace-id");
   return given && TRACE_ID_PATTERN.test(given) ? given : crypto.randomUUID();
 }
@@ -75,16 +76,14 @@ const SPAN_PATTERN = /^[\w.:@/+=-]{1,128}$/;
  * Reads the gateway headers in one pass over the request headers (cheap: no JSON work unless metadata or
  * a header list is present). `x-gateway-*` wins over its `x-portkey-*` alias.
  */
-export function parseGatewayHeaders(headers: Headers, traceId = traceIdOf(headers)): GatewayRequestHeaders {
+export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(headers)): GatewayRequestHeaders {
   const raw = new Map<string, string>();
+  const aliases = new Map<string, string>();
   for (const [name, value] of headers) {
     if (name.startsWith("x-gateway-")) raw.set(name.slice(10), value);
-    else if (name.startsWith("x-portkey-")) {
-      // Headers iterate sorted, so an `x-gateway-` header of the same name is already in.
-      const key = name.slice(10);
-      if (!raw.has(key)) raw.set(key, value);
-    }
+    else if (name.startsWith("x-portkey-")) aliases.set(name.slice(10), value);
   }
+  for (const [key, value] of aliases) if (!raw.has(key)) raw.set(key, value);
   const parsed: GatewayRequestHeaders = {
     traceId,
     forwardHeaders: [],
@@ -257,19 +256,23 @@ export const MASKED = "[masked]";
  * `x-gateway-config` masked.
  */
 export function headersForLog(
-  headers: Headers,
+  headers: HeaderSource,
   options: { sensitiveHeaders?: string[]; organisationHeadersToMask?: string[] } = {},
 ): Record<string, string> {
-  const sensitive = new Set((options.sensitiveHeaders ?? []).map((name) => name.toLowerCase()));
-  const masked = new Set((options.organisationHeadersToMask ?? []).map((name) => name.toLowerCase()));
+  const sensitive = lowerCaseSet(options.sensitiveHeaders);
+  const masked = lowerCaseSet(options.organisationHeadersToMask);
   const out: Record<string, string> = {};
   for (const [name, value] of headers) {
-    if (sensitive.has(name)) out[name] = `sha256:${createHash("sha256").update(value).digest("hex").slice(0, 16)}`;
-    else if (masked.has(name) || isCredentialHeader(name)) out[name] = MASKED;
+    if (sensitive?.has(name)) out[name] = `sha256:${createHash("sha256").update(value).digest("hex").slice(0, 16)}`;
+    else if (masked?.has(name) || isCredentialHeader(name)) out[name] = MASKED;
     else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskConfigSecrets(value);
     else out[name] = value;
   }
   return out;
+}
+
+function lowerCaseSet(names: string[] | undefined): Set<string> | undefined {
+  return names && names.length > 0 ? new Set(names.map((name) => name.toLowerCase())) : undefined;
 }
 
 function isCredentialHeader(name: string): boolean {

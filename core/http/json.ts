@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { HttpError, badRequest } from "./errors.ts";
+import type { HeaderSource } from "./request-headers.ts";
 
 /** Body size limits in bytes; overridable by env (see README). */
 export const DEFAULT_JSON_BODY_LIMIT = 25 * 1024 * 1024;
@@ -15,15 +16,19 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
  * Reads a request body as text, refusing (413) bodies over `limit` bytes without buffering them whole:
  * the declared content-length is checked first, then the stream is counted as it arrives.
  */
-export async function readText(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "NaN");
+export async function readText(
+  request: Request,
+  limit: number,
+  headers: HeaderSource = request.headers,
+): Promise<string> {
+  const declared = Number(headers.get("content-length") ?? "NaN");
   if (declared > limit) throw tooLarge(limit);
   // A declared length within the limit bounds the body (HTTP framing), so it can be read in one go. That is
   // also the fast path of the Node adapter (@hono/node-server reads the socket straight into a Buffer; going
   // through `request.body` instead builds a web ReadableStream and a full Request: ~0.1 ms per request).
   if (Number.isInteger(declared) && declared >= 0) {
     const text = await request.text();
-    if (Buffer.byteLength(text) > limit) throw tooLarge(limit);
+    if (text.length > limit / 3 && Buffer.byteLength(text) > limit) throw tooLarge(limit);
     return text;
   }
   if (!request.body) return "";
@@ -50,14 +55,18 @@ function tooLarge(limit: number): HttpError {
 }
 
 /** Parses a JSON request body: 415 for a non-JSON content type, 400 for malformed JSON. */
-export async function readJson(request: Request, limit = DEFAULT_JSON_BODY_LIMIT): Promise<unknown> {
-  const contentType = request.headers.get("content-type");
+export async function readJson(
+  request: Request,
+  limit = DEFAULT_JSON_BODY_LIMIT,
+  headers: HeaderSource = request.headers,
+): Promise<unknown> {
+  const contentType = headers.get("content-type");
   if (contentType && !/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
     throw new HttpError(415, `Unsupported content type '${contentType}'; send application/json.`, {
       code: "unsupported_media_type",
     });
   }
-  const text = await readText(request, limit);
+  const text = await readText(request, limit, headers);
   if (text.trim() === "")
     throw badRequest("The request body is empty; a JSON object is required.", null, "invalid_json");
   try {

@@ -1,5 +1,6 @@
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
+import { headersOf } from "../http/request-headers.ts";
 import type { RouteSpec } from "../routes/table.ts";
 import type { RequestLog } from "./log-record.ts";
 
@@ -18,7 +19,7 @@ export async function logRequest(
   if (!principal) return;
   const outcome = ctx.outcome;
   if (outcome) await outcome.done;
-  const headers = request.headers;
+  const headers = headersOf(request, ctx);
   // Parsed once by the app for authenticated routes (invalid gateway headers were answered 400 there).
   const gateway = ctx.gateway;
   const usage = outcome?.usage;
@@ -36,7 +37,7 @@ export async function logRequest(
     metadata: gateway?.metadata,
     method: request.method,
     route: route.path,
-    path: new URL(request.url).pathname,
+    path: ctx.path ?? new URL(request.url).pathname,
     status: outcome?.error?.status ?? outcome?.status ?? response.status,
     provider: outcome?.provider,
     requestedModel: outcome?.requestedModel || undefined,

@@ -2,6 +2,7 @@ import { lookup as lookupCallback, type LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { badRequest } from "../http/errors.ts";
+import { Lru } from "../routing/lru.ts";
 
 /**
  * SSRF guard for caller-chosen upstream URLs (x-gateway-custom-host, config custom hosts). Rejects
@@ -127,6 +128,30 @@ export function checkCustomHostSyntax(value: string, trusted: TrustedHosts, para
     throw reject(`host ${host} is internal`);
   }
   return url;
+}
+
+/**
+ * Hosts that passed the full check recently, per trust list. A caller usually sends the same custom host on
+ * every request; re-parsing and re-resolving it each time costs a URL parse and a DNS lookup. Caching the
+ * verdict is safe because the connection itself is checked again at connect time (guardedLookup), so a name
+ * that starts resolving to a private address is still refused.
+ */
+const passed = new WeakMap<TrustedHosts, Lru<string, { base: string; until: number }>>();
+const PASSED_TTL_MS = 30_000;
+
+/** The checked custom host as a base URL without trailing slashes (what targets keep); see checkCustomHost. */
+export async function checkedCustomHostBase(value: string, trusted: TrustedHosts, param?: string): Promise<string> {
+  let cache = passed.get(trusted);
+  if (!cache) {
+    cache = new Lru(256);
+    passed.set(trusted, cache);
+  }
+  const hit = cache.get(value);
+  const now = Date.now();
+  if (hit && hit.until > now) return hit.base;
+  const base = (await checkCustomHost(value, trusted, param)).href.replace(/\/+$/, "");
+  cache.set(value, { base, until: now + PASSED_TTL_MS });
+  return base;
 }
 
 /** Full check: syntax, then every address the host name resolves to. */

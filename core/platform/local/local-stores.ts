@@ -8,6 +8,7 @@ import { openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
+import { WalCheckpointer } from "./wal-checkpointer.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 
 export interface LocalStoresOptions {
@@ -26,6 +27,7 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
   mkdirSync(options.dataDir, { recursive: true });
   const db = openDatabase(join(options.dataDir, "gateway.db"));
   const writes = new WriteBatcher(db);
+  const checkpointer = new WalCheckpointer(db);
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();
@@ -36,6 +38,8 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
     blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
     secrets: new KeyFileSecrets(keyFile),
     async close() {
+      writes.flush();
+      await checkpointer.close();
       db.close();
     },
   };

@@ -1,7 +1,8 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { FetchHandler } from "../../http/app.ts";
+import { NodeHeaders } from "../../http/request-headers.ts";
 
 export interface RunningServer {
   server: Server;
@@ -25,9 +26,15 @@ export async function startServer(
       .finally(() => options.pending.delete(tracked));
     options.pending.add(tracked);
   };
-  const listener = getRequestListener((request) => fetchHandler(request, { waitUntil, signal: request.signal }), {
-    overrideGlobalObjects: false,
-  });
+  // The adapter's lightweight Request/Response (its default): a JSON answer built with `new Response(string)` is
+  // written straight to the socket, with no web stream read in between (a third of the data plane's CPU).
+  const listener = getRequestListener(
+    (request, env) =>
+      fetchHandler(request, { waitUntil, signal: request.signal, headers: new NodeHeaders((env.incoming as IncomingMessage).headers) }),
+    {
+      overrideGlobalObjects: true,
+    },
+  );
   const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {

@@ -9,8 +9,8 @@ interface CounterRow {
 }
 
 /**
- * Counters in a SQLite table. better-sqlite3 is synchronous and each add runs in one IMMEDIATE transaction,
- * so the ceiling check and the write are exact even across processes sharing the file.
+ * Counters in a SQLite table. better-sqlite3 is synchronous and each add runs inside the batch's IMMEDIATE
+ * transaction, so the ceiling check and the write are exact even across processes sharing the file.
  */
 export class SqliteCounters implements Counters {
   readonly #select;
@@ -36,7 +36,8 @@ export class SqliteCounters implements Counters {
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
     );
     this.#remove = db.prepare("DELETE FROM counters WHERE key = ?");
-    const add = db.transaction((key: string, amount: number, options: CounterAddOptions): CounterResult => {
+    // Runs inside the batch transaction (write-batcher.ts): the check and the write see no other writer between.
+    const add = (key: string, amount: number, options: CounterAddOptions): CounterResult => {
       const row = this.#live(key);
       // A live counter keeps its expiry; an absent or expired one starts again from 0 with the new expiry.
       const current = row?.value ?? 0;
@@ -45,13 +46,14 @@ export class SqliteCounters implements Counters {
       if (options.ceiling !== undefined && value > options.ceiling) return { admitted: false, value: current };
       this.#upsert.run(key, value, expiresAt);
       return { admitted: true, value };
-    });
+    };
     this.#add = (key, amount, options) => add(key, amount, options);
   }
 
   async add(key: string, amount: number, options: CounterAddOptions = {}): Promise<CounterResult> {
     if (!Number.isFinite(amount)) throw new RangeError("amount must be a finite number");
-    return this.#writes.run("counters.add", () => this.#add(key, amount, options));
+    // The new value decides the request in flight: answer before the batch commits (write-batcher.ts).
+    return this.#writes.runNow("counters.add", () => this.#add(key, amount, options));
   }
 
   async get(key: string): Promise<number> {

@@ -24,7 +24,8 @@ import { type SqliteDatabase, type SqliteStatement, sqlite } from "./sqlite.ts";
 /**
  * Records in one SQLite table with the columns of the DynamoDB single table. The whole item is kept as JSON
  * in `data`; the key, index and ttl columns are copies that SQL can filter and sort on. Expired rows stay
- * until overwritten but are invisible to every read and condition.
+ * until overwritten but are invisible to every read and condition. A rowid table (not WITHOUT ROWID): items
+ * such as request logs are kilobytes, and large rows insert faster there (measured: 17 vs 27 µs per log).
  */
 export class SqliteRecords implements Records {
   readonly #db: SqliteDatabase;
@@ -48,25 +49,26 @@ export class SqliteRecords implements Records {
         ttl REAL,
         data TEXT NOT NULL,
         PRIMARY KEY (pk, sk)
-      ) WITHOUT ROWID;
+      );
       CREATE INDEX IF NOT EXISTS records_gsi1 ON records (gsi1pk, gsi1sk);
     `);
-    // Conditional writes read and write in one IMMEDIATE transaction, so no other writer slips in between.
-    const put = db.transaction((item: RecordItem, condition: WriteCondition | undefined) => {
+    // These run inside the batch transaction (write-batcher.ts): a conditional write reads and writes with no
+    // other writer in between, and a failing statement rolls back only itself.
+    const put = (item: RecordItem, condition: WriteCondition | undefined) => {
       if (condition && !conditionHolds(this.#readLive(item.pk, item.sk), condition)) throw new ConditionFailedError();
       this.#write(item);
-    });
-    const update = db.transaction((pk: string, sk: string, change: RecordUpdate, condition?: WriteCondition) => {
+    };
+    const update = (pk: string, sk: string, change: RecordUpdate, condition?: WriteCondition) => {
       const current = this.#readLive(pk, sk);
       if (current === undefined || !conditionHolds(current, condition)) throw new ConditionFailedError();
       const next = applyUpdate(current, change);
       this.#write(next);
       return next;
-    });
-    const remove = db.transaction((pk: string, sk: string, condition: WriteCondition | undefined) => {
+    };
+    const remove = (pk: string, sk: string, condition: WriteCondition | undefined) => {
       if (condition && !conditionHolds(this.#readLive(pk, sk), condition)) throw new ConditionFailedError();
       this.#statement("DELETE FROM records WHERE pk = ? AND sk = ?").run(pk, sk);
-    });
+    };
     this.#put = (item, condition) => put(item, condition);
     this.#update = (pk, sk, change, condition) => update(pk, sk, change, condition);
     this.#delete = (pk, sk, condition) => remove(pk, sk, condition);

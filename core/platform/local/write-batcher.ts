@@ -1,68 +1,85 @@
 import type { SqliteDatabase } from "./sqlite.ts";
 import { toStoreError } from "./sqlite.ts";
 
-interface PendingWrite {
-  work: () => unknown;
+interface Waiter {
   what: string;
+  value: unknown;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
+/** How long the batch transaction stays open; every write issued meanwhile shares its one commit. */
+const COMMIT_DELAY_MS = 10;
+
 /**
- * Groups the writes issued during one turn of the event loop into one SQLite transaction. A commit (WAL
- * append and lock) costs far more than the statements in it, and a busy gateway issues many small writes at
- * once (a log record, analytics counters, rate-limit counters), so this keeps the per-request write cost low.
- * Each write still runs on its own, in order, inside a savepoint: its result and its error (a failed
- * condition, say) are its own, and exactness under concurrency is unchanged (one writer thread).
+ * Every local write runs at once (one connection, one thread: exact under concurrency) inside a transaction
+ * that stays open for a few milliseconds and then commits everything written meanwhile. A commit (WAL append,
+ * lock) costs far more than the statements in it, and a busy gateway issues several small writes per request
+ * (a log record, counters), so this keeps the per-request write cost low.
+ *
+ * `run` resolves once the commit is done: a caller that was told "written" finds it on disk. `runNow` answers
+ * at once and leaves the commit to follow: for counters whose new value decides the request in flight (a rate
+ * limit), where waiting for the commit would add its delay to every request and a crash can at most lose the
+ * last few milliseconds of counts.
  */
 export class WriteBatcher {
   readonly #db: SqliteDatabase;
-  readonly #commit: ReturnType<typeof batchTransaction>;
-  #pending: PendingWrite[] = [];
+  readonly #begin;
+  readonly #commit;
+  readonly #rollback;
+  #waiters: Waiter[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
-    this.#commit = batchTransaction(db);
+    this.#begin = db.prepare("BEGIN IMMEDIATE");
+    this.#commit = db.prepare("COMMIT");
+    this.#rollback = db.prepare("ROLLBACK");
   }
 
-  /** Queues `work` (synchronous statements) for the next commit and resolves with its result. */
+  /** Runs `work` (synchronous statements) in the open batch and resolves with its result after the commit. */
   run<T>(what: string, work: () => T): Promise<T> {
+    let value: T;
+    try {
+      value = this.runNow(what, work);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise<T>((resolve, reject) => {
-      if (this.#pending.length === 0) setImmediate(() => this.#flush());
-      this.#pending.push({ work, what, resolve: resolve as (value: unknown) => void, reject });
+      this.#waiters.push({ what, value, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  #flush(): void {
-    const writes = this.#pending;
-    this.#pending = [];
-    if (writes.length === 0) return;
-    let results: Array<{ ok: boolean; value: unknown }>;
+  /** Runs `work` in the open batch and returns its result before the commit (see the class comment). */
+  runNow<T>(what: string, work: () => T): T {
     try {
       if (!this.#db.open) throw new TypeError("The database connection is not open");
-      results = this.#commit.immediate(writes);
+      if (!this.#db.inTransaction) this.#begin.run();
+      this.#timer ??= setTimeout(() => this.flush(), COMMIT_DELAY_MS);
+      return work();
     } catch (error) {
-      for (const write of writes) write.reject(toStoreError(error, write.what));
+      throw toStoreError(error, what);
+    }
+  }
+
+  /** Commits the open batch now (also what the timer does); call before closing the database. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    try {
+      // SQLite rolls a transaction back by itself on some faults (I/O, full disk): its writes are gone.
+      if (!this.#db.open || !this.#db.inTransaction) {
+        if (waiters.length > 0) throw new TypeError("The database connection is not open");
+        return;
+      }
+      this.#commit.run();
+    } catch (error) {
+      if (this.#db.open && this.#db.inTransaction) this.#rollback.run();
+      for (const waiter of waiters) waiter.reject(toStoreError(error, waiter.what));
       return;
     }
-    results.forEach((result, index) => {
-      const write = writes[index]!;
-      if (result.ok) write.resolve(result.value);
-      else write.reject(toStoreError(result.value, write.what));
-    });
+    for (const waiter of waiters) waiter.resolve(waiter.value);
   }
-}
-
-/** One transaction over a batch; each write in a savepoint (a nested better-sqlite3 transaction) of its own. */
-function batchTransaction(db: SqliteDatabase) {
-  const savepoint = db.transaction((work: () => unknown) => work());
-  return db.transaction((writes: PendingWrite[]) =>
-    writes.map((write) => {
-      try {
-        return { ok: true, value: savepoint(write.work) };
-      } catch (error) {
-        return { ok: false, value: error };
-      }
-    }),
-  );
 }

@@ -1,6 +1,7 @@
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { type UpstreamEvent, UpstreamError } from "../types.ts";
+import { type EventDecoder, eventBatches, flattenBatches } from "./sse.ts";
 
 /**
  * Decoder for the AWS event-stream binary framing (`application/vnd.amazon.eventstream`), used by Bedrock
@@ -20,7 +21,7 @@ const MAX_MESSAGE_LENGTH = 16 * 1024 * 1024 + 128 * 1024 + MIN_MESSAGE_LENGTH;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
-export class AwsEventStreamDecoder {
+export class AwsEventStreamDecoder implements EventDecoder {
   private buffer: Uint8Array = new Uint8Array(0);
 
   /** Feeds one network chunk; returns the messages it completed (possibly none). */
@@ -46,23 +47,19 @@ export class AwsEventStreamDecoder {
   }
 
   /** Call at end of input: a partial message left in the buffer means the stream was cut. */
-  end(): void {
+  end(): UpstreamEvent[] {
     if (this.buffer.byteLength > 0) {
       const left = this.buffer.byteLength;
       this.buffer = new Uint8Array(0);
       throw framingError(`stream ended inside a message (${left} bytes left over)`);
     }
+    return [];
   }
 }
 
 /** Decodes an AWS event stream into framed events, as the pipeline expects for framing `aws-eventstream`. */
-export async function* decodeAwsEventStream(source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> {
-  const decoder = new AwsEventStreamDecoder();
-  for await (const chunk of source) {
-    for (const event of decoder.push(chunk)) yield event;
-  }
-  decoder.end();
-}
+export const decodeAwsEventStream = (source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> =>
+  flattenBatches(eventBatches(source, new AwsEventStreamDecoder()));
 
 function decodeMessage(bytes: Uint8Array): UpstreamEvent {
   let headers: MessageHeaders;

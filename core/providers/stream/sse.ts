@@ -1,16 +1,64 @@
 import type { UpstreamEvent } from "../types.ts";
 
+/** A framing decoder fed network chunks: each push returns the events those bytes completed. */
+export interface EventDecoder {
+  push(chunk: Uint8Array): UpstreamEvent[];
+  /** End of input: the events still buffered (or a throw when the stream was cut mid-frame). */
+  end(): UpstreamEvent[];
+}
+
+/**
+ * The events of a body, one array per network chunk: a consumer handles (and writes) all the events one read
+ * brought at once instead of paying an async step per event.
+ */
+export async function* eventBatches(
+  source: AsyncIterable<Uint8Array>,
+  decoder: EventDecoder,
+): AsyncIterable<UpstreamEvent[]> {
+  for await (const chunk of source) {
+    const events = decoder.push(chunk);
+    if (events.length > 0) yield events;
+  }
+  const last = decoder.end();
+  if (last.length > 0) yield last;
+}
+
+/** One event at a time, for callers that do not care about batches. */
+export async function* flattenBatches(batches: AsyncIterable<UpstreamEvent[]>): AsyncIterable<UpstreamEvent> {
+  for await (const batch of batches) yield* batch;
+}
+
 /**
  * Incremental server-sent-events parser (per the WHATWG event-stream format): handles CRLF/LF/CR line ends,
- * multi-line data, comments, and events split across chunks. Yields one UpstreamEvent per dispatched event.
+ * multi-line data, comments, and events split across chunks.
  */
-export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let eventName: string | undefined;
-  let data: string[] = [];
+export class SseDecoder implements EventDecoder {
+  readonly #text = new TextDecoder();
+  #buffer = "";
+  #eventName: string | undefined;
+  #data: string[] = [];
 
-  function* processLines(final: boolean): Generator<UpstreamEvent> {
+  push(chunk: Uint8Array): UpstreamEvent[] {
+    this.#buffer += this.#text.decode(chunk, { stream: true });
+    return this.#lines(false, []);
+  }
+
+  end(): UpstreamEvent[] {
+    this.#buffer += this.#text.decode();
+    const events = this.#lines(true, []);
+    // A stream that ends without a blank line still delivers its last event.
+    if (this.#buffer) {
+      this.#buffer += "\n\n";
+      this.#lines(true, events);
+    } else if (this.#data.length > 0) {
+      events.push({ event: this.#eventName, data: this.#data.join("\n") });
+      this.#data = [];
+    }
+    return events;
+  }
+
+  #lines(final: boolean, events: UpstreamEvent[]): UpstreamEvent[] {
+    const buffer = this.#buffer;
     let start = 0;
     for (;;) {
       let end = -1;
@@ -34,9 +82,9 @@ export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncIterab
       const line = buffer.slice(start, end);
       start = next;
       if (line === "") {
-        if (data.length > 0) yield { event: eventName, data: data.join("\n") };
-        eventName = undefined;
-        data = [];
+        if (this.#data.length > 0) events.push({ event: this.#eventName, data: this.#data.join("\n") });
+        this.#eventName = undefined;
+        this.#data = [];
         continue;
       }
       if (line.charCodeAt(0) === 58) continue; // ":" comment
@@ -44,41 +92,41 @@ export async function* decodeSse(source: AsyncIterable<Uint8Array>): AsyncIterab
       const field = colon === -1 ? line : line.slice(0, colon);
       let value = colon === -1 ? "" : line.slice(colon + 1);
       if (value.charCodeAt(0) === 32) value = value.slice(1);
-      if (field === "data") data.push(value);
-      else if (field === "event") eventName = value;
+      if (field === "data") this.#data.push(value);
+      else if (field === "event") this.#eventName = value;
     }
-    buffer = buffer.slice(start);
-  }
-
-  for await (const chunk of source) {
-    buffer += decoder.decode(chunk, { stream: true });
-    yield* processLines(false);
-  }
-  buffer += decoder.decode();
-  yield* processLines(true);
-  // A stream that ends without a blank line still delivers its last event.
-  if (buffer) {
-    buffer += "\n\n";
-    yield* processLines(true);
-  } else if (data.length > 0) {
-    yield { event: eventName, data: data.join("\n") };
+    this.#buffer = buffer.slice(start);
+    return events;
   }
 }
 
 /** Newline-delimited JSON (one event per non-empty line). */
-export async function* decodeNdjson(source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of source) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf("\n");
+export class NdjsonDecoder implements EventDecoder {
+  readonly #text = new TextDecoder();
+  #buffer = "";
+
+  push(chunk: Uint8Array): UpstreamEvent[] {
+    this.#buffer += this.#text.decode(chunk, { stream: true });
+    const events: UpstreamEvent[] = [];
+    let newline = this.#buffer.indexOf("\n");
     while (newline !== -1) {
-      const line = buffer.slice(0, newline).trim();
-      buffer = buffer.slice(newline + 1);
-      if (line) yield { data: line };
-      newline = buffer.indexOf("\n");
+      const line = this.#buffer.slice(0, newline).trim();
+      this.#buffer = this.#buffer.slice(newline + 1);
+      if (line) events.push({ data: line });
+      newline = this.#buffer.indexOf("\n");
     }
+    return events;
   }
-  const rest = (buffer + decoder.decode()).trim();
-  if (rest) yield { data: rest };
+
+  end(): UpstreamEvent[] {
+    const rest = (this.#buffer + this.#text.decode()).trim();
+    this.#buffer = "";
+    return rest ? [{ data: rest }] : [];
+  }
 }
+
+export const decodeSse = (source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> =>
+  flattenBatches(eventBatches(source, new SseDecoder()));
+
+export const decodeNdjson = (source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> =>
+  flattenBatches(eventBatches(source, new NdjsonDecoder()));
