@@ -35,7 +35,12 @@ export async function handleInference<T extends z.ZodType>(
   schema: T,
   normalise: (body: z.infer<T>) => Record<string, any> = (body) => body as Record<string, any>,
 ): Promise<Response> {
-  const body = normalise(validate(schema, await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES, headersOf(request, ctx))));
+  const body = normalise(
+    validate(
+      schema,
+      await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES, headersOf(request, ctx)),
+    ),
+  );
   const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
   if (!config) {
     throw badRequest(

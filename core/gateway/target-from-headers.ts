@@ -29,8 +29,7 @@ export async function targetFromHeaders(
     );
   }
   const target: ProviderTarget = { provider: id, ...headerCredentials(headers) };
-  if (gateway.customHost)
-    target.customHost = await checkedCustomHostBase(gateway.customHost, trusted);
+  if (gateway.customHost) target.customHost = await checkedCustomHostBase(gateway.customHost, trusted);
   const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
   if (forwardHeaders) target.forwardHeaders = forwardHeaders;
   return target;

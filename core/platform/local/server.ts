@@ -30,7 +30,11 @@ export async function startServer(
   // written straight to the socket, with no web stream read in between (a third of the data plane's CPU).
   const listener = getRequestListener(
     (request, env) =>
-      fetchHandler(request, { waitUntil, signal: request.signal, headers: new NodeHeaders((env.incoming as IncomingMessage).headers) }),
+      fetchHandler(request, {
+        waitUntil,
+        signal: request.signal,
+        headers: new NodeHeaders((env.incoming as IncomingMessage).headers),
+      }),
     {
       overrideGlobalObjects: true,
     },
