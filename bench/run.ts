@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { awsRequestsOf, costPerMillion, DEFAULT_COST_OPTIONS, formatCost, standardScenarios } from "./aws-cost.ts";
 import { type BundleReport, formatBundles, measureBundles, type PackageImport } from "./bundle-size.ts";
+import { buildLocal, scratchBuildDir } from "../scripts/build.ts";
 import { BENCH_PROVIDER_KEY, benchRequest } from "./gateway-server.ts";
 import { flagOn, parseFlags } from "./lib/cli.ts";
 import {
@@ -222,7 +223,11 @@ async function startTarget(
   const args = ["--count-store-ops"];
   if (config.rateLimit) args.push("--rate-limit");
   if (config.gatewayEnv) args.push(`--gateway-env=${config.gatewayEnv}`);
-  return spawnServer("gateway", join(BENCH_DIR, "gateway-server.ts"), args, {
+  // Built like `npm start` builds the gateway (scripts/build.ts): plain JavaScript, no type stripping at run time.
+  const buildDir = scratchBuildDir("bench-gateway");
+  await buildLocal(buildDir, { name: "gateway-server", source: "bench/gateway-server.ts" });
+  process.once("exit", () => rmSync(buildDir, { recursive: true, force: true }));
+  return spawnServer("gateway", join(buildDir, "gateway-server.mjs"), args, {
     nodeArgs: [...config.gatewayNodeArgs, ...(config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])],
   });
 }

@@ -64,10 +64,31 @@ declare namespace sst {
           primaryIndex: { hashKey: string; rangeKey?: string };
           globalIndexes?: Record<string, { hashKey: string; rangeKey?: string }>;
           ttl?: string;
+          stream?: "keys-only" | "new-image" | "old-image" | "new-and-old-images";
         },
       );
       readonly name: SstOutput<string>;
       readonly arn: SstOutput<string>;
+      /** Needs `stream`. Creates a function and an event source mapping (startingPosition LATEST by default). */
+      subscribe(name: string, subscriber: string | FunctionArgs, args?: DynamoSubscriberArgs): unknown;
+    }
+
+    interface DynamoSubscriberArgs {
+      /** Lambda event filter patterns (up to 5, ORed), each on the stream record's JSON shape. */
+      filters?: Record<string, unknown>[];
+      /** Merged into Pulumi's aws.lambda.EventSourceMappingArgs. */
+      transform?: {
+        eventSourceMapping?: {
+          batchSize?: number;
+          maximumBatchingWindowInSeconds?: number;
+          functionResponseTypes?: "ReportBatchItemFailures"[];
+          bisectBatchOnFunctionError?: boolean;
+          maximumRetryAttempts?: number;
+          maximumRecordAgeInSeconds?: number;
+          parallelizationFactor?: number;
+          startingPosition?: "LATEST" | "TRIM_HORIZON";
+        };
+      };
     }
 
     class Bucket {

@@ -6,12 +6,17 @@ import { componentName } from "./naming.ts";
  * one bucket for Blobs, and one SQS queue with a dead-letter queue per logical queue.
  */
 
-/** Single-table design: pk/sk, secondary index gsi1 (gsi1pk/gsi1sk), expiry in `ttl` (Unix seconds). */
+/**
+ * Single-table design: pk/sk, secondary index gsi1 (gsi1pk/gsi1sk), expiry in `ttl` (Unix seconds). Its
+ * stream (new images) feeds the analytics stream worker (infra/workers.ts): request logs are counted into the
+ * analytics aggregates from there, a batch at a time, instead of on the request path.
+ */
 export const table = new sst.aws.Dynamo("Records", {
   fields: { pk: "string", sk: "string", gsi1pk: "string", gsi1sk: "string" },
   primaryIndex: { hashKey: "pk", rangeKey: "sk" },
   globalIndexes: { gsi1: { hashKey: "gsi1pk", rangeKey: "gsi1sk" } },
   ttl: "ttl",
+  stream: "new-image",
 });
 
 /** Private: clients download blobs through signed URLs only. */

@@ -1,6 +1,6 @@
 import type { QueueName } from "../core/store/ports.ts";
 import { gatewayEnvironment, gatewayLinks, NODE_RUNTIME } from "./gateway-runtime.ts";
-import { queues, WORKER_TIMEOUT_SECONDS } from "./storage.ts";
+import { queues, table, WORKER_TIMEOUT_SECONDS } from "./storage.ts";
 
 /**
  * One worker Lambda per logical queue (functions/workers/<queue>.ts). With partial batch responses only the
@@ -21,3 +21,49 @@ for (const [name, { queue }] of Object.entries(queues) as [QueueName, (typeof qu
     { batch: { size: 10, partialResponses: true } },
   );
 }
+
+/**
+ * The analytics stream worker (functions/workers/analytics-stream.ts): counts request logs into the
+ * analytics aggregates from the table's stream, so the request path writes only the log record. The filter
+ * hands it only INSERTs of request-log items (pk `LOG#<id>`, sk `LOG`): counters, index records, logs that
+ * expire (REMOVE) never invoke it. A batch writes each distinct counter once, so bigger batches write less
+ * per log; the window caps how long a log waits to be counted at low traffic. A batch that cannot finish is
+ * reported as a partial batch failure at its first record and delivered again; the worker makes the retry
+ * finish the failed attempt without counting anything twice (core/analytics/log-batch.ts). After
+ * ANALYTICS_STREAM.retries failed attempts Lambda skips the batch (its logs stay stored; only their analytics
+ * are missing).
+ */
+export const ANALYTICS_STREAM = { batchSize: 100, windowSeconds: 5, retries: 20, timeoutSeconds: 60 } as const;
+
+/** Lambda event filter: INSERTs whose keys are those of a request log. */
+export const ANALYTICS_STREAM_FILTER = {
+  eventName: ["INSERT"],
+  dynamodb: { Keys: { pk: { S: [{ prefix: "LOG#" }] }, sk: { S: ["LOG"] } } },
+};
+
+table.subscribe(
+  "AnalyticsStream",
+  {
+    description: "AI gateway: analytics from the request logs (DynamoDB stream)",
+    handler: "functions/workers/analytics-stream.handler",
+    ...NODE_RUNTIME,
+    memory: "512 MB",
+    timeout: `${ANALYTICS_STREAM.timeoutSeconds} seconds`,
+    // Only the table: the worker reads and writes nothing else (least privilege, and no secrets in its env).
+    link: [table],
+    environment: { GATEWAY_PLATFORM: "aws", GATEWAY_TABLE: table.name },
+  },
+  {
+    filters: [ANALYTICS_STREAM_FILTER],
+    transform: {
+      eventSourceMapping: {
+        batchSize: ANALYTICS_STREAM.batchSize,
+        maximumBatchingWindowInSeconds: ANALYTICS_STREAM.windowSeconds,
+        functionResponseTypes: ["ReportBatchItemFailures"],
+        bisectBatchOnFunctionError: true,
+        maximumRetryAttempts: ANALYTICS_STREAM.retries,
+        startingPosition: "LATEST",
+      },
+    },
+  },
+);

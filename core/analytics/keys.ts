@@ -1,5 +1,5 @@
 /**
- * Storage layout of the analytics aggregates (see core/analytics/recorder.ts for what is written when).
+ * Storage layout of the analytics aggregates (see core/analytics/counting.ts for what is written when).
  *
  * Counters (Counters port), one per (scope, time bucket, field):
  * - a cell is (organisation, bucket, workspace, provider, model); fields `n` requests, `e` errors, `c` cost in

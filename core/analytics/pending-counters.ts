@@ -3,8 +3,8 @@ import type { Counters } from "../store/ports.ts";
 /**
  * Sums analytics counter deltas in memory and writes one add per counter when flushed, so a busy process
  * writes each hourly/daily aggregate about once per interval instead of once per request. With an interval of
- * 0 (Lambda, where a frozen container cannot flush later) every `record` flushes at once. Readers flush first,
- * so what a process reports includes everything it has counted.
+ * 0 nothing is written until `flush` (the recorder then flushes after every log). Readers flush first, so what
+ * a process reports includes everything it has counted.
  */
 export class PendingCounters {
   private pending = new Map<string, { amount: number; expiresAt: number }>();

@@ -1,12 +1,4 @@
-import {
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  errors,
-  jwtVerify,
-} from "jose";
+import type { JWTPayload, JWTVerifyGetKey } from "jose";
 import type { Settings } from "../config/settings.ts";
 import { findMembership, findUserByEmail, findWorkspace } from "../control/directory.ts";
 import { DEPLOYMENT_KEY } from "../control/bootstrap.ts";
@@ -66,6 +58,8 @@ export class JwtAuthenticator {
   }
 
   private async verify(token: string): Promise<JWTPayload> {
+    // jose is loaded by the first JWT: most deployments authenticate with API keys only.
+    const { errors, jwtVerify } = await import("jose");
     try {
       let keySet: JWTVerifyGetKey;
       try {
@@ -92,6 +86,7 @@ export class JwtAuthenticator {
 
   private getKeySet(): Promise<JWTVerifyGetKey> {
     this.keySet ??= (async () => {
+      const { createLocalJWKSet, createRemoteJWKSet, customFetch } = await import("jose");
       if (this.settings.GATEWAY_JWT_JWKS) {
         return createLocalJWKSet(JSON.parse(this.settings.GATEWAY_JWT_JWKS));
       }

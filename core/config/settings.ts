@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Process-wide settings from the environment, validated once at start. Every variable is documented in the

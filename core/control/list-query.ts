@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest } from "../http/errors.ts";
 import { json, validate } from "../http/json.ts";
 import type { Page } from "../store/ports.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { conflict, notFound } from "../http/errors.ts";
 import { ConditionFailedError, type Records } from "../store/ports.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Principal } from "../auth/principal.ts";
 import { badRequest, forbidden } from "../http/errors.ts";
 import { findProvider } from "../providers/registry.ts";

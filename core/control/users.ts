@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { OrganisationRole, WorkspaceRole } from "../auth/principal.ts";
 import { newSecret, sha256Hex } from "../ids.ts";
 import type { Records } from "../store/ports.ts";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { badRequest, conflict } from "../http/errors.ts";
 import type { Records } from "../store/ports.ts";
 import { type OrganisationRecord, getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";

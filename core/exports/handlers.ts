@@ -4,7 +4,7 @@ import { listPage, listResponse, readListQuery } from "../control/list-query.ts"
 import type { HandlerMap, RequestContext } from "../http/context.ts";
 import { HttpError, badRequest, conflict, notFound } from "../http/errors.ts";
 import { json, readBody, validate } from "../http/json.ts";
-import { z } from "zod";
+import * as z from "zod";
 import {
   type LogExport,
   canSeeExport,

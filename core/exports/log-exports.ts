@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Principal } from "../auth/principal.ts";
 import { type Resource, ResourceStore } from "../control/resource-store.ts";
 import type { RequestLog } from "../logs/log-record.ts";

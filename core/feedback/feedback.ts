@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type Resource, ResourceStore } from "../control/resource-store.ts";
 import type { Records } from "../store/ports.ts";
 

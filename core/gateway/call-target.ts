@@ -1,4 +1,4 @@
-import { costOf } from "../catalog/cost.ts";
+import { priceUsage } from "../catalog/load.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
@@ -277,5 +277,5 @@ async function recordUsage(
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
   };
   outcome.usage = usage;
-  outcome.cost = costOf(call.target.provider, call.body.model, usage);
+  outcome.cost = await priceUsage(call.target.provider, call.body.model, usage);
 }

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
 import { headersOf } from "../http/request-headers.ts";

@@ -1,4 +1,4 @@
-import { listCatalogModels } from "../catalog/catalog.ts";
+import { catalogModels } from "../catalog/load.ts";
 import type { RequestContext } from "../http/context.ts";
 import { json } from "../http/json.ts";
 import { resolveRouting } from "../routing/source.ts";
@@ -30,7 +30,7 @@ export async function listModels(request: Request, ctx: RequestContext): Promise
     return routeInference("models", {}, config, request, ctx, outcome, ctx.traceId);
   }
   const provider = new URL(request.url).searchParams.get("provider");
-  const models = listCatalogModels().filter((model) => !provider || model.provider === provider);
+  const models = (await catalogModels()).filter((model) => !provider || model.provider === provider);
   return json({
     object: "list",
     data: models.map((model) => ({

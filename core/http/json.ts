@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { HttpError, badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 

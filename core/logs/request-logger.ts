@@ -1,5 +1,5 @@
 import { newId } from "../ids.ts";
-import type { Blobs, Page, Records } from "../store/ports.ts";
+import type { Blobs, Page, RecordItem, Records } from "../store/ports.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
 import type { RequestLog } from "./log-record.ts";
 
@@ -80,11 +80,23 @@ export class RequestLogger {
   }
 
   private async store(log: RequestLog, retentionDays: number): Promise<void> {
-    const item: Record<string, unknown> = { ...log };
-    const bodies = { request: truncate(log.requestBody), response: truncate(log.responseBody) };
-    const bodiesJson = JSON.stringify(bodies);
-    delete item.requestBody;
-    delete item.responseBody;
+    const { requestBody, responseBody, ...fields } = log;
+    // Serialised once to measure; cut (per body) only when the two together pass the per-body limit.
+    let bodies = { request: requestBody, response: responseBody };
+    let bodiesJson = JSON.stringify(bodies);
+    if (bodiesJson.length > MAX_BODY_BYTES) {
+      bodies = { request: truncate(requestBody), response: truncate(responseBody) };
+      bodiesJson = JSON.stringify(bodies);
+    }
+    const created = Date.parse(log.createdAt);
+    const item: RecordItem = {
+      ...fields,
+      pk: `LOG#${log.id}`,
+      sk: "LOG",
+      gsi1pk: dayPartition(log.organisationId, created),
+      gsi1sk: `${log.createdAt}#${log.id}`,
+      ttl: Math.floor(created / 1000) + retentionDays * 86_400,
+    };
     if (bodiesJson.length > INLINE_BODY_BYTES) {
       const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
       await this.blobs.put(key, bodiesJson, { contentType: "application/json" });
@@ -93,15 +105,7 @@ export class RequestLogger {
       item.requestBody = bodies.request;
       item.responseBody = bodies.response;
     }
-    const created = Date.parse(log.createdAt);
-    await this.records.put({
-      ...item,
-      pk: `LOG#${log.id}`,
-      sk: "LOG",
-      gsi1pk: dayPartition(log.organisationId, created),
-      gsi1sk: `${log.createdAt}#${log.id}`,
-      ttl: Math.floor(created / 1000) + retentionDays * 86_400,
-    });
+    await this.records.put(item);
   }
 
   /** One log with its bodies (loaded from Blobs when stored there). */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { validate } from "../http/json.ts";
 import { type PolicyFamily, type PolicyResource, checkAlert, checkTimezone, policyStore } from "./model.ts";

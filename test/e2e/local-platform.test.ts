@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ALL_HANDLERS } from "../../core/routes/handlers/index.ts";
+import { buildLocal, scratchBuildDir } from "../../scripts/build.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { startTestGateway } from "../helpers/gateway.ts";
 import { startMockServer } from "../helpers/mock-server.ts";
@@ -61,7 +62,10 @@ describe("local platform", () => {
       );
     });
     const dataDir = mkdtempSync(join(tmpdir(), "gateway-start-"));
-    const child = spawn(join(root, "node_modules/.bin/node"), ["core/platform/local/main.ts"], {
+    // What `npm start` runs: the bundle scripts/build.ts makes (storage thread included), built here first.
+    const dist = scratchBuildDir("gateway-start-test");
+    await buildLocal(dist);
+    const child = spawn(join(root, "node_modules/.bin/node"), [join(dist, "main.mjs")], {
       cwd: root,
       env: {
         ...process.env,
@@ -100,6 +104,7 @@ describe("local platform", () => {
     } finally {
       child.kill("SIGKILL");
       await upstream.close();
+      rmSync(dist, { recursive: true, force: true });
     }
   });
 });

@@ -49,6 +49,8 @@ describe("storage", () => {
       primaryIndex: { hashKey: "pk", rangeKey: "sk" },
       globalIndexes: { gsi1: { hashKey: "gsi1pk", rangeKey: "gsi1sk" } },
       ttl: "ttl",
+      // The analytics stream worker reads whole new items (request logs) from it.
+      stream: "new-image",
     });
   });
 
@@ -168,6 +170,54 @@ describe("workers", () => {
       const queue = recording.named("Queue", subscription.queue);
       expect(seconds(queue.args.visibilityTimeout)).toBeGreaterThanOrEqual(seconds(subscription.subscriber.timeout));
     }
+  });
+});
+
+describe("analytics stream worker", () => {
+  const subscription = () => {
+    const table = recording.of("Dynamo")[0];
+    const found = recording.streamSubscriptions.filter((entry) => entry.table === table.name);
+    expect(found).toHaveLength(1);
+    return found[0]!;
+  };
+
+  it("subscribes one worker to the table's stream", () => {
+    const { name, subscriber } = subscription();
+    expect(name).toBe("AnalyticsStream");
+    expect(subscriber.handler).toBe("functions/workers/analytics-stream.handler");
+    expect(handlerFileExists(subscriber.handler)).toBe(true);
+    expect(subscriber).toMatchObject({ runtime: "nodejs24.x", architecture: "arm64", nodejs: { splitting: true } });
+  });
+
+  it("gets only the table: linked to it, and the table's name in its environment", () => {
+    const { subscriber } = subscription();
+    const table = recording.of("Dynamo")[0].instance;
+    expect(subscriber.link).toEqual([table]);
+    expect(subscriber.environment).toEqual({ GATEWAY_PLATFORM: "aws", GATEWAY_TABLE: table.name });
+  });
+
+  it("receives only INSERTs of request-log items", () => {
+    const { args } = subscription();
+    expect(args.filters).toEqual([
+      { eventName: ["INSERT"], dynamodb: { Keys: { pk: { S: [{ prefix: "LOG#" }] }, sk: { S: ["LOG"] } } } },
+    ]);
+    // Lambda event filter patterns must be JSON (SST stringifies each one).
+    for (const filter of args.filters) expect(JSON.parse(JSON.stringify(filter))).toEqual(filter);
+  });
+
+  it("reports partial batch failures, and batches logs so counters are written once per batch", () => {
+    const { args, subscriber } = subscription();
+    const mapping = args.transform.eventSourceMapping;
+    expect(mapping).toMatchObject({
+      functionResponseTypes: ["ReportBatchItemFailures"],
+      bisectBatchOnFunctionError: true,
+      startingPosition: "LATEST",
+    });
+    expect(mapping.batchSize).toBeGreaterThanOrEqual(100);
+    expect(mapping.maximumBatchingWindowInSeconds).toBeGreaterThan(0);
+    expect(mapping.maximumBatchingWindowInSeconds).toBeLessThanOrEqual(300);
+    expect(mapping.maximumRetryAttempts).toBeGreaterThan(0);
+    expect(seconds(subscriber.timeout)).toBeGreaterThanOrEqual(30);
   });
 });
 

@@ -26,10 +26,20 @@ export interface RecordedSubscription {
   args: any;
 }
 
+/** A subscriber of a table's DynamoDB stream (sst.aws.Dynamo.subscribe). */
+export interface RecordedStreamSubscription {
+  table: string;
+  name: string;
+  subscriber: any;
+  args: any;
+}
+
 export class Recording {
   readonly components: RecordedComponent[] = [];
   readonly routes: RecordedRoute[] = [];
+  /** Queue subscriptions. */
   readonly subscriptions: RecordedSubscription[] = [];
+  readonly streamSubscriptions: RecordedStreamSubscription[] = [];
 
   of(type: RecordedComponent["type"]): RecordedComponent[] {
     return this.components.filter((component) => component.type === type);
@@ -116,12 +126,30 @@ export function installRecordingSst(stage = "test"): Recording {
   }
 
   class Dynamo {
+    readonly componentName: string;
     readonly name: string;
     readonly arn: string;
+    readonly #stream: unknown;
     constructor(name: string, args: any) {
+      this.componentName = name;
       this.name = `<${name}.name>`;
       this.arn = `arn:aws:dynamodb:us-east-1:123456789012:table/${name}`;
+      this.#stream = args?.stream;
       register("Dynamo", name, args, this);
+    }
+    subscribe(name: string, subscriber: any, args: any = {}) {
+      // As in SST: a table's stream must be enabled to subscribe, and subscriber names are unique per table.
+      if (!this.#stream) throw new Error(`Cannot subscribe to "${this.componentName}" because stream is not enabled.`);
+      const handler = typeof subscriber === "string" ? subscriber : subscriber?.handler;
+      if (typeof name !== "string" || !handler) {
+        throw new Error(`subscribe(name, subscriber, args): a subscriber of ${this.componentName} needs a handler`);
+      }
+      if (!/^[A-Z][A-Za-z0-9]*$/.test(name))
+        throw new Error(`subscriber name '${name}' is not a PascalCase identifier`);
+      if (recording.streamSubscriptions.some((entry) => entry.table === this.componentName && entry.name === name)) {
+        throw new Error(`${this.componentName} already has a subscriber named '${name}'`);
+      }
+      recording.streamSubscriptions.push({ table: this.componentName, name, subscriber, args });
     }
   }
 

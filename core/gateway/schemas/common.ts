@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Shared request fields and ranges of spec 4.2, 4.3 and 8. */
 

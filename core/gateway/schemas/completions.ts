@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, user } from "./common.ts";
 
 /** POST /v1/completions (spec 4.3). */

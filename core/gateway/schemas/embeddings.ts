@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** POST /v1/embeddings (OpenAI's shape; `input_type` is accepted for providers that use it, e.g. Cohere). */
 export const embeddingRequest = z.looseObject({

@@ -1,7 +1,6 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
+import { DynamoClient } from "./dynamo-client.ts";
 import { DynamoCounters } from "./dynamo-counters.ts";
 import { DynamoRecords } from "./dynamo-records.ts";
 import { lazyPort } from "./lazy.ts";
@@ -21,7 +20,7 @@ export interface AwsStoresOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Path-style S3 URLs; defaults to true when an S3 endpoint is given (emulators have no bucket DNS). */
   forcePathStyle?: boolean;
-  /** SDK attempts per call (default 3); tests of unreachable services use 1. */
+  /** Attempts per call (default 3); tests of unreachable services use 1. */
   maxAttempts?: number;
 }
 
@@ -33,11 +32,10 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
     maxAttempts: options.maxAttempts,
   };
   const endpoints = options.endpoints ?? {};
-  const dynamo = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
-  // removeUndefinedValues: attributes set to undefined are dropped, as JSON (and the SQLite adapter) would.
-  const documents = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
-  // S3, SQS and KMS are loaded on first use: the data-plane functions only need DynamoDB on the hot path.
-  const clients: Array<{ destroy(): void }> = [documents, dynamo];
+  // DynamoDB, on every request path, goes through a small JSON client instead of the SDK (cold start); S3,
+  // SQS and KMS stay on the SDK and are loaded on first use: the data-plane functions rarely need them.
+  const dynamo = new DynamoClient({ ...common, endpoint: endpoints.dynamodb });
+  const clients: Array<{ destroy(): void }> = [dynamo];
   const blobs = lazyPort<Blobs>(async () => {
     const [{ S3Client }, { S3Blobs }] = await Promise.all([import("@aws-sdk/client-s3"), import("./s3-blobs.ts")]);
     const s3 = new S3Client({
@@ -66,8 +64,8 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
       }).port
     : masterKeySecrets(options.masterKey);
   return {
-    records: new DynamoRecords(documents, options.tableName),
-    counters: new DynamoCounters(documents, options.tableName),
+    records: new DynamoRecords(dynamo, options.tableName),
+    counters: new DynamoCounters(dynamo, options.tableName),
     blobs: blobs.port,
     queue: queue.port,
     secrets,

@@ -1,13 +1,6 @@
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
 import { type CounterAddOptions, type CounterResult, type Counters, StoreUnavailableError } from "../../store/ports.ts";
 import { isExpired, nowSeconds } from "../../store/record-rules.ts";
+import type { DynamoClient } from "./dynamo-client.ts";
 import { Expression } from "./dynamo-expressions.ts";
 import { aws, isConditionFailed } from "./errors.ts";
 
@@ -30,10 +23,10 @@ interface CounterItem {
  * A lost race in step 3 (or a counter that appeared after step 1) goes round again, so adds stay exact.
  */
 export class DynamoCounters implements Counters {
-  readonly #client: DynamoDBDocumentClient;
+  readonly #client: DynamoClient;
   readonly #table: string;
 
-  constructor(client: DynamoDBDocumentClient, tableName: string) {
+  constructor(client: DynamoClient, tableName: string) {
     this.#client = client;
     this.#table = tableName;
   }
@@ -70,9 +63,7 @@ export class DynamoCounters implements Counters {
         if (attempt >= MAX_ROUNDS) throw new StoreUnavailableError("counters.getMany: keys left unprocessed");
         const keysToRead: Record<string, any>[] = pending;
         const out = await aws("counters.getMany", () =>
-          this.#client.send(
-            new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: keysToRead, ConsistentRead: true } } }),
-          ),
+          this.#client.batchGetItem({ RequestItems: { [this.#table]: { Keys: keysToRead, ConsistentRead: true } } }),
         );
         const now = nowSeconds();
         for (const item of out.Responses?.[this.#table] ?? []) {
@@ -86,9 +77,7 @@ export class DynamoCounters implements Counters {
   }
 
   async delete(key: string): Promise<void> {
-    await aws("counters.delete", () =>
-      this.#client.send(new DeleteCommand({ TableName: this.#table, Key: counterKey(key) })),
-    );
+    await aws("counters.delete", () => this.#client.deleteItem({ TableName: this.#table, Key: counterKey(key) }));
   }
 
   /** The new value, or undefined when the counter is absent, expired or would pass the ceiling. */
@@ -99,16 +88,14 @@ export class DynamoCounters implements Counters {
     if (ceiling !== undefined) conditions.push(`${value} <= ${expression.value(ceiling - amount)}`);
     try {
       const out = await aws("counters.add", () =>
-        this.#client.send(
-          new UpdateCommand({
-            TableName: this.#table,
-            Key: counterKey(key),
-            UpdateExpression: `ADD ${value} ${expression.value(amount)}`,
-            ConditionExpression: conditions.join(" AND "),
-            ReturnValues: "UPDATED_NEW",
-            ...expression.attributes(),
-          }),
-        ),
+        this.#client.updateItem({
+          TableName: this.#table,
+          Key: counterKey(key),
+          UpdateExpression: `ADD ${value} ${expression.value(amount)}`,
+          ConditionExpression: conditions.join(" AND "),
+          ReturnValues: "UPDATED_NEW",
+          ...expression.attributes(),
+        }),
       );
       return out.Attributes?.value as number;
     } catch (error) {
@@ -123,14 +110,12 @@ export class DynamoCounters implements Counters {
     const condition = expression.absent(nowSeconds());
     try {
       await aws("counters.add", () =>
-        this.#client.send(
-          new PutCommand({
-            TableName: this.#table,
-            Item: { ...counterKey(key), value: amount, ...(expiresAt !== undefined ? { ttl: expiresAt } : {}) },
-            ConditionExpression: condition,
-            ...expression.attributes(),
-          }),
-        ),
+        this.#client.putItem({
+          TableName: this.#table,
+          Item: { ...counterKey(key), value: amount, ...(expiresAt !== undefined ? { ttl: expiresAt } : {}) },
+          ConditionExpression: condition,
+          ...expression.attributes(),
+        }),
       );
       return true;
     } catch (error) {
@@ -141,7 +126,7 @@ export class DynamoCounters implements Counters {
 
   async #readLive(key: string): Promise<CounterItem | undefined> {
     const out = await aws("counters.get", () =>
-      this.#client.send(new GetCommand({ TableName: this.#table, Key: counterKey(key), ConsistentRead: true })),
+      this.#client.getItem({ TableName: this.#table, Key: counterKey(key), ConsistentRead: true }),
     );
     const item = out.Item as CounterItem | undefined;
     return item && !isExpired(item.ttl, nowSeconds()) ? item : undefined;

@@ -1,11 +1,3 @@
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
 import { decodeCursor, encodeCursor } from "../../store/cursor.ts";
 import {
   ConditionFailedError,
@@ -25,6 +17,7 @@ import {
   nowSeconds,
   pageSize,
 } from "../../store/record-rules.ts";
+import type { DynamoClient } from "./dynamo-client.ts";
 import { Expression } from "./dynamo-expressions.ts";
 import { aws, isConditionFailed } from "./errors.ts";
 
@@ -35,17 +28,17 @@ export const GSI1 = "gsi1";
  * items only eventually (dynalite never), so every read, query and condition also checks `ttl` itself.
  */
 export class DynamoRecords implements Records {
-  readonly #client: DynamoDBDocumentClient;
+  readonly #client: DynamoClient;
   readonly #table: string;
 
-  constructor(client: DynamoDBDocumentClient, tableName: string) {
+  constructor(client: DynamoClient, tableName: string) {
     this.#client = client;
     this.#table = tableName;
   }
 
   async get(pk: string, sk: string): Promise<RecordItem | undefined> {
     const out = await aws("records.get", () =>
-      this.#client.send(new GetCommand({ TableName: this.#table, Key: { pk, sk }, ConsistentRead: true })),
+      this.#client.getItem({ TableName: this.#table, Key: { pk, sk }, ConsistentRead: true }),
     );
     const item = out.Item as RecordItem | undefined;
     return item && !isExpired(item.ttl, nowSeconds()) ? item : undefined;
@@ -56,14 +49,12 @@ export class DynamoRecords implements Records {
     const expression = new Expression();
     const conditionExpression = expression.condition(condition, nowSeconds());
     await this.#conditional("records.put", () =>
-      this.#client.send(
-        new PutCommand({
-          TableName: this.#table,
-          Item: item,
-          ConditionExpression: conditionExpression,
-          ...expression.attributes(),
-        }),
-      ),
+      this.#client.putItem({
+        TableName: this.#table,
+        Item: item,
+        ConditionExpression: conditionExpression,
+        ...expression.attributes(),
+      }),
     );
   }
 
@@ -94,16 +85,14 @@ export class DynamoRecords implements Records {
     if (remove.length > 0) clauses.push(`REMOVE ${remove.map((name) => expression.name(name)).join(", ")}`);
     const conditions = [expression.live(now), expression.condition(condition, now)].filter(Boolean);
     const out = await this.#conditional("records.update", () =>
-      this.#client.send(
-        new UpdateCommand({
-          TableName: this.#table,
-          Key: { pk, sk },
-          UpdateExpression: clauses.join(" "),
-          ConditionExpression: conditions.join(" AND "),
-          ReturnValues: "ALL_NEW",
-          ...expression.attributes(),
-        }),
-      ),
+      this.#client.updateItem({
+        TableName: this.#table,
+        Key: { pk, sk },
+        UpdateExpression: clauses.join(" "),
+        ConditionExpression: conditions.join(" AND "),
+        ReturnValues: "ALL_NEW",
+        ...expression.attributes(),
+      }),
     );
     return out.Attributes as RecordItem;
   }
@@ -112,14 +101,12 @@ export class DynamoRecords implements Records {
     const expression = new Expression();
     const conditionExpression = expression.condition(condition, nowSeconds());
     await this.#conditional("records.delete", () =>
-      this.#client.send(
-        new DeleteCommand({
-          TableName: this.#table,
-          Key: { pk, sk },
-          ConditionExpression: conditionExpression,
-          ...expression.attributes(),
-        }),
-      ),
+      this.#client.deleteItem({
+        TableName: this.#table,
+        Key: { pk, sk },
+        ConditionExpression: conditionExpression,
+        ...expression.attributes(),
+      }),
     );
   }
 
@@ -145,20 +132,18 @@ export class DynamoRecords implements Records {
     // Limit counts items before the ttl filter drops expired ones, so keep reading until the page is full.
     do {
       const out = await aws("records.query", () =>
-        this.#client.send(
-          new QueryCommand({
-            TableName: this.#table,
-            IndexName: onIndex ? GSI1 : undefined,
-            // Strongly consistent reads are not available on a global secondary index.
-            ConsistentRead: onIndex ? undefined : true,
-            KeyConditionExpression: keyCondition,
-            FilterExpression: filter,
-            ScanIndexForward: query.order !== "desc",
-            Limit: limit - items.length,
-            ExclusiveStartKey: startKey,
-            ...expression.attributes(),
-          }),
-        ),
+        this.#client.query({
+          TableName: this.#table,
+          IndexName: onIndex ? GSI1 : undefined,
+          // Strongly consistent reads are not available on a global secondary index.
+          ConsistentRead: onIndex ? undefined : true,
+          KeyConditionExpression: keyCondition,
+          FilterExpression: filter,
+          ScanIndexForward: query.order !== "desc",
+          Limit: limit - items.length,
+          ExclusiveStartKey: startKey,
+          ...expression.attributes(),
+        }),
       );
       items.push(...((out.Items ?? []) as RecordItem[]));
       startKey = out.LastEvaluatedKey;

@@ -1,6 +1,9 @@
 import { StoreUnavailableError } from "../../store/ports.ts";
 
-/** Error names the AWS SDK gives throttling and capacity faults, which are worth retrying later. */
+/**
+ * Error names AWS gives throttling and capacity faults, which are worth retrying later: the SDK clients' error
+ * names and DynamoDB's `__type` (dynamo-http.ts) are the same names.
+ */
 const RETRYABLE_NAMES = new Set([
   "ThrottlingException",
   "Throttling",
@@ -32,6 +35,7 @@ const NETWORK_CODES = new Set([
   "ENETUNREACH",
 ]);
 
+/** What an SDK service exception or a DynamoServiceError carries. */
 interface SdkError {
   name?: string;
   code?: string;
@@ -63,6 +67,6 @@ export async function aws<T>(what: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The SDK's name for a failed ConditionExpression, on DynamoDB's single-item writes. */
+/** DynamoDB's name for a failed ConditionExpression on its single-item writes. */
 export const isConditionFailed = (error: unknown) =>
   (error as SdkError | undefined)?.name === "ConditionalCheckFailedException";

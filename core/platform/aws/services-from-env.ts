@@ -6,7 +6,9 @@ import { createAwsStores } from "./aws-stores.ts";
  * The services of a Lambda container, from the environment infra/ gives every function: GATEWAY_TABLE,
  * GATEWAY_BUCKET, GATEWAY_QUEUE_URLS (JSON: logical queue name, DLQs included -> URL) and
  * GATEWAY_MASTER_KEY or GATEWAY_KMS_KEY_ID. Region, credentials (and endpoints, through the SDK's own
- * AWS_ENDPOINT_URL_* variables) come from the Lambda runtime as usual.
+ * AWS_ENDPOINT_URL_* variables) come from the Lambda runtime as usual. Analytics count request logs from the
+ * table's stream (core/platform/aws/analytics-stream-handler.ts), not as they are written; feedback is still
+ * counted where it is given.
  */
 export function servicesFromEnv(env: Record<string, string | undefined> = process.env): Services {
   const settings = loadSettings(env);
@@ -17,7 +19,11 @@ export function servicesFromEnv(env: Record<string, string | undefined> = proces
     masterKey: settings.GATEWAY_MASTER_KEY,
     kmsKeyId: settings.GATEWAY_KMS_KEY_ID,
   });
-  return createServices(settings, stores);
+  const services = createServices(settings, stores);
+  // Request logs reach analytics through the table's DynamoDB stream (the analytics stream worker, one
+  // write per distinct counter per batch), so the request path writes only the log record (and any limits).
+  services.analytics.countLogsFromStream();
+  return services;
 }
 
 function required(name: string, value: string | undefined): string {

@@ -53,7 +53,7 @@ export class WriteBatcher {
   /** Runs `work` in the open batch and returns its result before the commit (see the class comment). */
   runNow<T>(what: string, work: () => T): T {
     try {
-      if (!this.#db.open) throw new TypeError("The database connection is not open");
+      // A closed database throws from here (mapped to StoreUnavailableError below).
       if (!this.#db.inTransaction) this.#begin.run();
       this.#timer ??= setTimeout(() => this.flush(), COMMIT_DELAY_MS);
       return work();

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { importPKCS8, SignJWT } from "jose";
 import { type TransformContext, UpstreamError } from "../types.ts";
 import { type TrustedHosts, isTrustedHost } from "../../security/custom-host.ts";
 
@@ -143,6 +142,8 @@ function remember(cacheKey: string, entry: CachedToken): void {
 
 /** The signed JWT-bearer assertion for a key. */
 export async function buildAssertion(key: ServiceAccountKey, audience: string, nowSeconds: number): Promise<string> {
+  // jose is loaded by the first token exchange (cached for an hour), not at every cold start.
+  const { importPKCS8, SignJWT } = await import("jose");
   let privateKey: CryptoKey;
   try {
     privateKey = await importPKCS8(key.private_key, "RS256");

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
 import { assertWritable, boundWorkspace, isoTime, slugSchema } from "../../control/provider-credentials.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isAdmin } from "../../auth/principal.ts";
 import { workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listQuerySchema, listResponse } from "../../control/list-query.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { requireAdmin } from "../../auth/scopes.ts";
 import { writeAudit } from "../../control/audit.ts";
 import { listQuerySchema, listResponse } from "../../control/list-query.ts";

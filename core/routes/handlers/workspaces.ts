@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Principal } from "../../auth/principal.ts";
 import { isOrganisationAdmin, requireAdmin } from "../../auth/scopes.ts";
 import { writeAudit } from "../../control/audit.ts";

@@ -1,0 +1,23 @@
+import type { ChatUsage } from "../providers/types.ts";
+import type { CatalogModel } from "./catalog.ts";
+import type { Cost } from "./cost.ts";
+
+/**
+ * The model catalog for the request path, loaded on first use. The catalog (models.dev data, ~230 KB) is the
+ * largest module the data-plane functions import: reached only through these functions, it sits in its own
+ * chunk (code splitting) and is parsed by the first request that prices usage or lists models, not by every
+ * cold start. catalog.ts and cost.ts keep their synchronous API for code that has the catalog loaded already.
+ */
+
+let costModule: Promise<typeof import("./cost.ts")> | undefined;
+let catalogModule: Promise<typeof import("./catalog.ts")> | undefined;
+
+export async function priceUsage(provider: string, model: string, usage: ChatUsage): Promise<Cost> {
+  costModule ??= import("./cost.ts");
+  return (await costModule).costOf(provider, model, usage);
+}
+
+export async function catalogModels(): Promise<CatalogModel[]> {
+  catalogModule ??= import("./catalog.ts");
+  return (await catalogModule).listCatalogModels();
+}
