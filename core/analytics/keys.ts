@@ -34,10 +34,32 @@ export const METADATA_CAP = 500;
 /** Metadata pairs of one request that are counted (the rest are ignored by analytics). */
 export const METADATA_PAIRS_PER_REQUEST = 8;
 
-const part = (value: string) => encodeURIComponent(value);
+/**
+ * Key parts are encoded on every request for the same few organisations, workspaces, providers and models:
+ * the encodings are remembered (the map is emptied when it grows past a bound).
+ */
+const encodedParts = new Map<string, string>();
+function part(value: string): string {
+  let encoded = encodedParts.get(value);
+  if (encoded === undefined) {
+    if (encodedParts.size >= 10_000) encodedParts.clear();
+    encoded = encodeURIComponent(value);
+    encodedParts.set(value, encoded);
+  }
+  return encoded;
+}
 
-export const hourBucket = (timeMs: number) => `h${new Date(timeMs).toISOString().slice(0, 13)}`;
-export const dayBucket = (timeMs: number) => `d${new Date(timeMs).toISOString().slice(0, 10)}`;
+const HOUR_MS = 3_600_000;
+/** The ISO text of the last hour asked for (nearly every request of an hour asks for the same). */
+let lastHour = { start: Number.NaN, iso: "" };
+function hourIso(timeMs: number): string {
+  const start = Math.floor(timeMs / HOUR_MS) * HOUR_MS;
+  if (start !== lastHour.start) lastHour = { start, iso: new Date(start).toISOString() };
+  return lastHour.iso;
+}
+
+export const hourBucket = (timeMs: number) => `h${hourIso(timeMs).slice(0, 13)}`;
+export const dayBucket = (timeMs: number) => `d${hourIso(timeMs).slice(0, 10)}`;
 
 export interface Cell {
   workspace: string;

@@ -8,8 +8,16 @@ import type { HeaderSource } from "./request-headers.ts";
  * their client parameter names.
  */
 export function gatewayHeader(headers: HeaderSource, name: string): string | null {
-  return headers.get(`x-gateway-${name}`) ?? headers.get(`x-portkey-${name}`);
+  let names = HEADER_NAMES.get(name);
+  if (!names) {
+    names = [`x-gateway-${name}`, `x-portkey-${name}`];
+    HEADER_NAMES.set(name, names);
+  }
+  return headers.get(names[0]) ?? headers.get(names[1]);
 }
+
+/** Full header names by suffix, built once (they are read on every request). */
+const HEADER_NAMES = new Map<string, [string, string]>();
 
 export const TRACE_ID_HEADER = "x-gateway-trace-id";
 const TRACE_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;

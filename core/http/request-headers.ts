@@ -19,13 +19,14 @@ export class NodeHeaders implements HeaderSource {
   }
 
   get(name: string): string | null {
-    const value = this.#raw[name.toLowerCase()];
+    // The gateway asks in lower case; only other callers pay for the conversion.
+    const value = this.#raw[name] ?? this.#raw[name.toLowerCase()];
     if (value === undefined) return null;
     return Array.isArray(value) ? value.join(", ") : value;
   }
 
   has(name: string): boolean {
-    return this.#raw[name.toLowerCase()] !== undefined;
+    return (this.#raw[name] ?? this.#raw[name.toLowerCase()]) !== undefined;
   }
 
   *[Symbol.iterator](): Iterator<[string, string]> {

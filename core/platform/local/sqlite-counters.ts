@@ -3,23 +3,32 @@ import { isExpired, nowSeconds } from "../../store/record-rules.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 
-interface CounterRow {
+interface Counter {
   value: number;
-  expires_at: number | null;
+  expiresAt: number | null;
+  /** False for a counter that does not exist yet (or has expired): its first add sets the expiry. */
+  exists: boolean;
 }
 
+/** Counters kept in memory at most; the least recently used beyond this are read again from the table. */
+const MAX_CACHED = 100_000;
+
 /**
- * Counters in a SQLite table. better-sqlite3 is synchronous and each add runs inside the batch's IMMEDIATE
- * transaction, so the ceiling check and the write are exact even across processes sharing the file.
+ * Counters in a SQLite table, owned by this process (the local platform is one process): the values live in
+ * memory once read, every add is decided there (one thread, so the ceiling check and the add are exact), and
+ * the table receives each changed counter's latest value once per batch commit (write-batcher.ts) instead of
+ * a read and a write per add. A rate-limited request thus costs a map lookup, not two SQL statements.
+ * A crash loses at most the adds of the last batch window (milliseconds), like any write not yet committed.
  */
 export class SqliteCounters implements Counters {
   readonly #select;
   readonly #upsert;
   readonly #remove;
-  readonly #add: (key: string, amount: number, options: CounterAddOptions) => CounterResult;
-
-  /** Writes go through the database's shared batcher (one commit per event-loop turn). */
   readonly #writes: WriteBatcher;
+  /** Values read or written, most recently used last (Map order). Absent rows are cached as value 0. */
+  readonly #cache = new Map<string, Counter>();
+  /** Keys changed since the last commit. */
+  readonly #dirty = new Set<string>();
 
   constructor(db: SqliteDatabase, writes: WriteBatcher) {
     this.#writes = writes;
@@ -36,40 +45,74 @@ export class SqliteCounters implements Counters {
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
     );
     this.#remove = db.prepare("DELETE FROM counters WHERE key = ?");
-    // Runs inside the batch transaction (write-batcher.ts): the check and the write see no other writer between.
-    const add = (key: string, amount: number, options: CounterAddOptions): CounterResult => {
-      const row = this.#live(key);
-      // A live counter keeps its expiry; an absent or expired one starts again from 0 with the new expiry.
-      const current = row?.value ?? 0;
-      const expiresAt = row ? row.expires_at : (options.expiresAt ?? null);
-      const value = current + amount;
-      if (options.ceiling !== undefined && value > options.ceiling) return { admitted: false, value: current };
-      this.#upsert.run(key, value, expiresAt);
-      return { admitted: true, value };
-    };
-    this.#add = (key, amount, options) => add(key, amount, options);
+    writes.beforeCommit(() => this.#persist());
   }
 
   async add(key: string, amount: number, options: CounterAddOptions = {}): Promise<CounterResult> {
     if (!Number.isFinite(amount)) throw new RangeError("amount must be a finite number");
-    // The new value decides the request in flight: answer before the batch commits (write-batcher.ts).
-    return this.#writes.runNow("counters.add", () => this.#add(key, amount, options));
+    return this.#writes.runNow("counters.add", () => {
+      const counter = this.#live(key);
+      // A live counter keeps its expiry; an absent or expired one starts again from 0 with the new expiry.
+      const value = counter.value + amount;
+      if (options.ceiling !== undefined && value > options.ceiling) return { admitted: false, value: counter.value };
+      counter.value = value;
+      if (!counter.exists) {
+        counter.exists = true;
+        counter.expiresAt = options.expiresAt ?? null;
+      }
+      this.#dirty.add(key);
+      return { admitted: true, value };
+    });
   }
 
   async get(key: string): Promise<number> {
-    return sqlite("counters.get", () => this.#live(key)?.value ?? 0);
+    return sqlite("counters.get", () => this.#live(key).value);
   }
 
   async getMany(keys: string[]): Promise<Map<string, number>> {
-    return sqlite("counters.getMany", () => new Map(keys.map((key) => [key, this.#live(key)?.value ?? 0])));
+    return sqlite("counters.getMany", () => new Map(keys.map((key) => [key, this.#live(key).value])));
   }
 
   async delete(key: string): Promise<void> {
-    sqlite("counters.delete", () => this.#remove.run(key));
+    sqlite("counters.delete", () => {
+      this.#remove.run(key);
+      this.#cache.delete(key);
+      this.#dirty.delete(key);
+    });
   }
 
-  #live(key: string): CounterRow | undefined {
-    const row = this.#select.get(key) as CounterRow | undefined;
-    return row && !isExpired(row.expires_at, nowSeconds()) ? row : undefined;
+  /** The counter as it stands now (an expired or absent one reads as a fresh 0), marked recently used. */
+  #live(key: string): Counter {
+    const now = nowSeconds();
+    let counter = this.#cache.get(key);
+    if (counter) {
+      this.#cache.delete(key);
+    } else {
+      const row = this.#select.get(key) as { value: number; expires_at: number | null } | undefined;
+      counter = row
+        ? { value: row.value, expiresAt: row.expires_at, exists: true }
+        : { value: 0, expiresAt: null, exists: false };
+    }
+    if (isExpired(counter.expiresAt, now)) counter = { value: 0, expiresAt: null, exists: false };
+    this.#cache.set(key, counter);
+    if (this.#cache.size > MAX_CACHED) this.#evict();
+    return counter;
+  }
+
+  /** Drops the least recently used counters that have nothing left to write (the table has their value). */
+  #evict(): void {
+    for (const key of this.#cache.keys()) {
+      if (this.#cache.size <= MAX_CACHED * 0.9) break;
+      if (!this.#dirty.has(key)) this.#cache.delete(key);
+    }
+  }
+
+  /** Runs inside the batch transaction right before its commit: each changed counter's latest value. */
+  #persist(): void {
+    for (const key of this.#dirty) {
+      const counter = this.#cache.get(key);
+      if (counter?.exists) this.#upsert.run(key, counter.value, counter.expiresAt);
+    }
+    this.#dirty.clear();
   }
 }

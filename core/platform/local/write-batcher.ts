@@ -28,6 +28,7 @@ export class WriteBatcher {
   readonly #commit;
   readonly #rollback;
   #waiters: Waiter[] = [];
+  readonly #beforeCommit: Array<() => void> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(db: SqliteDatabase) {
@@ -35,6 +36,11 @@ export class WriteBatcher {
     this.#begin = db.prepare("BEGIN IMMEDIATE");
     this.#commit = db.prepare("COMMIT");
     this.#rollback = db.prepare("ROLLBACK");
+  }
+
+  /** `work` to run inside every batch right before it commits (write-behind caches flush here). */
+  beforeCommit(work: () => void): void {
+    this.#beforeCommit.push(work);
   }
 
   /** Runs `work` (synchronous statements) in the open batch and resolves with its result after the commit. */
@@ -54,8 +60,10 @@ export class WriteBatcher {
   runNow<T>(what: string, work: () => T): T {
     try {
       // A closed database throws from here (mapped to StoreUnavailableError below).
-      if (!this.#db.inTransaction) this.#begin.run();
-      this.#timer ??= setTimeout(() => this.flush(), COMMIT_DELAY_MS);
+      if (this.#timer === undefined) {
+        if (!this.#db.inTransaction) this.#begin.run();
+        this.#timer = setTimeout(() => this.flush(), COMMIT_DELAY_MS);
+      }
       return work();
     } catch (error) {
       throw toStoreError(error, what);
@@ -74,6 +82,7 @@ export class WriteBatcher {
         if (waiters.length > 0) throw new TypeError("The database connection is not open");
         return;
       }
+      for (const work of this.#beforeCommit) work();
       this.#commit.run();
     } catch (error) {
       if (this.#db.open && this.#db.inTransaction) this.#rollback.run();
