@@ -28,8 +28,7 @@ export interface TargetCall {
   trustedHosts?: TrustedHosts;
 }
 
-const encoder = new TextEncoder();
-const DONE = encoder.encode("data: [DONE]\n\n");
+const DONE = "data: [DONE]\n\n";
 
 /**
  * Calls one provider target and answers in OpenAI's shape. Resolves only once the upstream has succeeded:
@@ -87,6 +86,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
 
   if (!stream || !routeAdapter.stream) {
     const text = await upstream.text();
+    outcome.responseChars = text.length;
     let upstreamJson: unknown;
     try {
       upstreamJson = JSON.parse(text);
@@ -100,7 +100,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome.responseBody = body;
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
-    return new Response(JSON.stringify(body), {
+    // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
+    return new Response(body === upstreamJson ? text : JSON.stringify(body), {
       status: 200,
       headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
     });
@@ -118,7 +119,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   let usage: ChatUsage | undefined;
 
   /** Serialises a chunk for the client, noting usage and hiding the usage-only chunk nobody asked for. */
-  const emit = (chunk: object | string): Uint8Array | undefined => {
+  const emit = (chunk: object | string): string | undefined => {
     const parsed =
       typeof chunk === "string" ? (chunk.includes('"usage"') ? safeParse(chunk) : undefined) : (chunk as any);
     if (parsed?.usage) usage = parsed.usage;
@@ -126,10 +127,11 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     seen.push(chunk);
     if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0)
       return undefined;
-    return typeof chunk === "string" ? encoder.encode(`data: ${chunk}\n\n`) : encodeEvent(chunk);
+    return `data: ${typeof chunk === "string" ? chunk : JSON.stringify(chunk)}\n\n`;
   };
 
-  const pending: Uint8Array[] = [];
+  /** SSE text ready for the client, written (and encoded) once per upstream read. */
+  const pending: string[] = [];
   /** Every event of one upstream read, transformed: they go to the client in one write. */
   const transformBatch = (batch: UpstreamEvent[]) => {
     for (const event of batch) for (const chunk of transformer.push(event)) pushDefined(pending, emit(chunk));
@@ -176,7 +178,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
         }
         if (upstreamDone) pending.push(DONE);
         // One chunk per upstream read: each enqueued chunk becomes a socket write.
-        streamController.enqueue(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
+        streamController.enqueue(Buffer.from(pending.length === 1 ? pending[0]! : pending.join("")));
         pending.length = 0;
         if (upstreamDone) {
           streamController.close();
@@ -246,7 +248,7 @@ function beforeFirstChunk(error: unknown): UpstreamError {
   });
 }
 
-function pushDefined(list: Uint8Array[], value: Uint8Array | undefined): void {
+function pushDefined(list: string[], value: string | undefined): void {
   if (value) list.push(value);
 }
 

@@ -51,6 +51,8 @@ export async function handleInference<T extends z.ZodType>(
   }
   const outcome = newOutcome(route, String(body.model), body.stream === true);
   outcome.requestBody = body;
+  const declaredLength = Number(headersOf(request, ctx).get("content-length"));
+  if (Number.isFinite(declaredLength)) outcome.requestChars = declaredLength;
   ctx.outcome = outcome;
   return routeInference(
     route,

@@ -44,6 +44,9 @@ export interface InferenceOutcome {
   /** The (validated) request body and the answer, for the request log. Streams keep their chunks. */
   requestBody?: unknown;
   responseBody?: unknown;
+  /** Sizes of the request body as received and of a JSON answer as sent (characters), when known. */
+  requestChars?: number;
+  responseChars?: number;
   /** Resolves when the answer is complete (at once for JSON; at end of stream for SSE). */
   done: Promise<void>;
 }

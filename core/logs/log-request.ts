@@ -75,7 +75,12 @@ export async function logRequest(
         .logRetentionDays(principal.organisationId, principal.workspaceId)
         .catch(() => undefined)
     : undefined;
-  await services.logger.write(log, retentionDays);
+  // Sizes known from the wire spare the logger a serialisation just to measure the bodies.
+  const bodiesSize =
+    outcome?.requestChars !== undefined && outcome.responseChars !== undefined
+      ? outcome.requestChars + outcome.responseChars
+      : undefined;
+  await services.logger.write(log, retentionDays, bodiesSize);
 }
 
 function numberOrUndefined(value: string | null): number | undefined {

@@ -63,8 +63,12 @@ export class RequestLogger {
   }
 
   /** Never throws: failures are counted by the breaker. `retentionDays` overrides the default (per workspace). */
-  async write(log: RequestLog, retentionDays = this.retentionDays): Promise<boolean> {
-    const stored = await this.breaker.run(() => this.store(log, retentionDays));
+  /**
+   * `bodiesSize`: the bodies' size as sent on the wire (characters), when the caller knows it: small bodies
+   * are then stored inline without serialising them first to measure.
+   */
+  async write(log: RequestLog, retentionDays = this.retentionDays, bodiesSize?: number): Promise<boolean> {
+    const stored = await this.breaker.run(() => this.store(log, retentionDays, bodiesSize));
     if (this.observers.length > 0) {
       await Promise.all(
         this.observers.map(async (observer) => {
@@ -79,12 +83,14 @@ export class RequestLogger {
     return stored;
   }
 
-  private async store(log: RequestLog, retentionDays: number): Promise<void> {
+  private async store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
     const { requestBody, responseBody, ...fields } = log;
-    // Serialised once to measure; cut (per body) only when the two together pass the per-body limit.
     let bodies = { request: requestBody, response: responseBody };
-    let bodiesJson = JSON.stringify(bodies);
-    if (bodiesJson.length > MAX_BODY_BYTES) {
+    // Serialised once to measure (unless the wire sizes say they are small); cut per body only when the two
+    // together pass the per-body limit.
+    let bodiesJson =
+      bodiesSize !== undefined && bodiesSize < INLINE_BODY_BYTES / 2 ? undefined : JSON.stringify(bodies);
+    if (bodiesJson !== undefined && bodiesJson.length > MAX_BODY_BYTES) {
       bodies = { request: truncate(requestBody), response: truncate(responseBody) };
       bodiesJson = JSON.stringify(bodies);
     }
@@ -97,7 +103,7 @@ export class RequestLogger {
       gsi1sk: `${log.createdAt}#${log.id}`,
       ttl: Math.floor(created / 1000) + retentionDays * 86_400,
     };
-    if (bodiesJson.length > INLINE_BODY_BYTES) {
+    if (bodiesJson !== undefined && bodiesJson.length > INLINE_BODY_BYTES) {
       const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
       await this.blobs.put(key, bodiesJson, { contentType: "application/json" });
       item.bodiesKey = key;
