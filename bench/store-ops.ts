@@ -104,9 +104,8 @@ async function measurePath(
     await gateway.gateway.worker.stop();
     configure(gateway.gateway.services);
     const stores = gateway.gateway.services.stores;
-    const counter = instrumentAll(stores);
-    // Request logs, wherever the platform keeps them (locally a separate store; on AWS the table).
-    const logStore = stores.logRecords ?? stores.records;
+    const counter = instrumentStores(stores);
+    const logStore = stores.records;
     let logs: RecordItem[] = [];
     const put = logStore.put;
     logStore.put = function (this: unknown, item, condition) {
@@ -146,33 +145,6 @@ async function measurePath(
 }
 
 /**
- * Counts the ports of `stores` and, where the platform keeps request logs apart (`logRecords`), that store's
- * calls too, as `records.*`: on AWS a request log is a DynamoDB write like any other record.
- */
-function instrumentAll(stores: Stores): StoreCounter {
-  const counters = [instrumentStores(stores)];
-  if (stores.logRecords) counters.push(instrumentStores({ records: stores.logRecords } as unknown as Stores));
-  return {
-    counts() {
-      const total: StoreOpCounts = { byMethod: {}, reads: 0, writes: 0, other: 0, writeUnits: 0, recordBytes: 0 };
-      for (const counts of counters.map((counter) => counter.counts())) {
-        for (const [name, calls] of Object.entries(counts.byMethod))
-          total.byMethod[name] = (total.byMethod[name] ?? 0) + calls;
-        total.reads += counts.reads;
-        total.writes += counts.writes;
-        total.other += counts.other;
-        total.writeUnits += counts.writeUnits;
-        total.recordBytes += counts.recordBytes;
-      }
-      return total;
-    },
-    reset() {
-      for (const counter of counters) counter.reset();
-    },
-  };
-}
-
-/**
  * The analytics stream worker's operations per log: the logs as stream INSERT records (NewImage as DynamoDB
  * would hold the item), in batches of `batchSize`, through the worker's handler, on fresh local stores. The
  * warm-up logs go first, uncounted, so the day's index records exist (as on a warm day).
@@ -209,7 +181,7 @@ async function measureStreamWorker(
       return batches;
     };
     await run(logs.warmup);
-    const counter = instrumentAll(stores);
+    const counter = instrumentStores(stores);
     const batches = await run(logs.measured);
     const logCount = Math.max(1, logs.measured.length);
     return { ...perRequest(counter.counts(), logCount), batchSize, logs: logs.measured.length, batches };

@@ -179,11 +179,6 @@ export interface Secrets {
 
 export interface Stores {
   records: Records;
-  /**
-   * Where request logs are kept, when the platform keeps them apart (local: the storage thread's own
-   * database); else in `records`.
-   */
-  logRecords?: Records;
   counters: Counters;
   blobs: Blobs;
   queue: Queue;

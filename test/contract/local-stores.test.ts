@@ -66,7 +66,6 @@ afterAll(async () => {
 
 describe("local stores", () => {
   recordsContract(() => stores.records);
-  describe("request-log records (storage thread)", () => recordsContract(() => stores.logRecords));
   countersContract(() => stores.counters);
   blobsContract(() => stores.blobs);
   queueContract(async () => ({ queue: stores.queue, name: `queue-${randomUUID()}` }));

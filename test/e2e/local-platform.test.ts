@@ -62,7 +62,7 @@ describe("local platform", () => {
       );
     });
     const dataDir = mkdtempSync(join(tmpdir(), "gateway-start-"));
-    // What `npm start` runs: the bundle scripts/build.ts makes (storage thread included), built here first.
+    // What `npm start` runs: the bundle scripts/build.ts makes (checkpoint thread included), built here first.
     const dist = scratchBuildDir("gateway-start-test");
     await buildLocal(dist);
     const child = spawn(join(root, "node_modules/.bin/node"), [join(dist, "main.mjs")], {

@@ -8,7 +8,7 @@ import { openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
-import { ThreadedRecords } from "./threaded-records.ts";
+import { WalCheckpointer } from "./wal-checkpointer.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 
 export interface LocalStoresOptions {
@@ -20,34 +20,27 @@ export interface LocalStoresOptions {
 
 export interface LocalStores extends Stores {
   blobs: FolderBlobs;
-  logRecords: ThreadedRecords;
 }
 
-/**
- * Every store of the local platform: one SQLite file for records, counters and queues, another for request
- * logs (written by the storage thread, which also checkpoints the first), a folder for blobs.
- */
+/** Every store of the local platform: one SQLite file for records, counters and queues, a folder for blobs. */
 export function createLocalStores(options: LocalStoresOptions): LocalStores {
   mkdirSync(options.dataDir, { recursive: true });
   const file = join(options.dataDir, "gateway.db");
   const db = openDatabase(file);
   const writes = new WriteBatcher(db);
-  // Checkpoints happen on the storage thread (storage-worker.ts), never inside a request's commit.
-  db.pragma("wal_autocheckpoint = 0");
-  const logRecords = new ThreadedRecords({ logsFile: join(options.dataDir, "logs.db"), checkpointFile: file });
+  const checkpointer = new WalCheckpointer(db);
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();
   return {
     records: new SqliteRecords(db, writes),
-    logRecords,
     counters: new SqliteCounters(db, writes),
     queue: new SqliteQueue(db),
     blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
     secrets: new KeyFileSecrets(keyFile),
     async close() {
       writes.flush();
-      await logRecords.close();
+      await checkpointer.close();
       db.close();
     },
   };

@@ -1,0 +1,29 @@
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+
+/**
+ * Runs in a worker thread (wal-checkpointer.ts): copies the WAL back into the database file every
+ * `intervalMs` with its own connection. A passive checkpoint never blocks the gateway's writer, and its file
+ * syncs happen here instead of inside some request's commit.
+ */
+const { file, intervalMs } = workerData as { file: string; intervalMs: number };
+const db = new Database(file, { timeout: 5_000 });
+
+const checkpoint = () => {
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (error) {
+    // Busy or closed: the next tick tries again (the main connection still has the data in the WAL).
+    if (!db.open) clearInterval(timer);
+    else if ((error as { code?: string }).code !== "SQLITE_BUSY") console.error("WAL checkpoint failed", error);
+  }
+};
+const timer = setInterval(checkpoint, intervalMs);
+
+parentPort?.on("message", (message) => {
+  if (message !== "close") return;
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort?.postMessage("closed");
+});
