@@ -275,6 +275,32 @@ export async function countLogs(
   return plan;
 }
 
+/**
+ * A copy of a log with only what counting reads (no bodies, headers or attempts): what a batch keeps in
+ * memory until it is counted.
+ */
+export function countedFields(log: RequestLog): RequestLog {
+  return {
+    id: log.id,
+    createdAt: log.createdAt,
+    source: log.source,
+    route: log.route,
+    organisationId: log.organisationId,
+    workspaceId: log.workspaceId,
+    userId: log.userId,
+    metadata: log.metadata,
+    provider: log.provider,
+    requestedModel: log.requestedModel,
+    answeredModel: log.answeredModel,
+    status: log.status,
+    error: log.error,
+    cacheStatus: log.cacheStatus,
+    latencyMs: log.latencyMs,
+    usage: log.usage,
+    cost: log.cost,
+  } as RequestLog;
+}
+
 /** The fields of one log that analytics need, or undefined when analytics do not count it. */
 function prepare(log: RequestLog): Prepared | undefined {
   if (log.source === "gateway" && !DATA_PLANE_ROUTES.has(log.route)) return undefined;

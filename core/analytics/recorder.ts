@@ -1,6 +1,6 @@
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Counters, Records } from "../store/ports.ts";
-import { countLogs, CountingError } from "./counting.ts";
+import { countedFields, countLogs, CountingError } from "./counting.ts";
 import { PendingCounters } from "./pending-counters.ts";
 import {
   DAILY_RETENTION_DAYS,
@@ -16,10 +16,11 @@ import {
 /**
  * Keeps the analytics aggregates (core/analytics/counting.ts does the counting) up to date.
  *
- * Request logs: locally each written log is counted as it is written (RequestLogger observer, after the
- * response): the daily counts that tell whether a value is new today are added at once (1 add, plus 2 per
- * user and 1 per metadata pair), everything else is summed in memory (PendingCounters) and written once per
- * counter each second. On AWS a Lambda container may freeze at any time, so nothing can wait in memory: logs
+ * Request logs: locally each written log (RequestLogger observer, after the response) waits in memory, only
+ * the fields counted, and the logs of each second are counted together as one batch (the same code the AWS
+ * stream worker runs): the daily counts that tell whether a value is new today are added once per distinct
+ * key, everything else is summed in memory (PendingCounters) and written once per counter each second.
+ * Readers flush first, so an analytics read includes every log written before it. On AWS a Lambda container may freeze at any time, so nothing can wait in memory: logs
  * are counted from the table's DynamoDB stream instead, a batch at a time, by the analytics stream worker
  * (core/platform/aws/analytics-stream-handler.ts), and `countLogsFromStream()` turns `record` off, so the
  * request path writes no analytics at all. (With an interval of 0 and no stream, `record` writes everything
@@ -35,11 +36,16 @@ export class AnalyticsRecorder {
   /** Latency index entries already written by this process (the write is idempotent; this only saves repeats). */
   private readonly indexed = new Set<string>();
   private fromStream = false;
+  private readonly intervalMs: number;
+  /** Logs written since the last count (local platform), and the timer that counts them. */
+  private waiting: RequestLog[] = [];
+  private countTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(counters: Counters, records: Records, options: { flushIntervalMs: number } = { flushIntervalMs: 0 }) {
     this.counters = counters;
     this.records = records;
     this.totals = new PendingCounters(counters, options.flushIntervalMs);
+    this.intervalMs = options.flushIntervalMs;
   }
 
   /**
@@ -54,16 +60,38 @@ export class AnalyticsRecorder {
     return this.fromStream;
   }
 
-  /** Writes the pending aggregate deltas (readers call it first; the local server on shutdown). */
-  flush(): Promise<void> {
-    return this.totals.flush();
+  /** Counts the waiting logs and writes the pending deltas (readers call it first; the server on shutdown). */
+  async flush(): Promise<void> {
+    await this.countWaiting();
+    await this.totals.flush();
   }
 
   async record(log: RequestLog): Promise<void> {
     if (this.fromStream) return;
+    if (this.totals.immediate) return this.count([log]);
+    // One process, many requests: logs wait (only the fields counted) and are counted together once per
+    // interval, like a batch of the AWS stream, so the per-request cost is a push.
+    this.waiting.push(countedFields(log));
+    this.countTimer ??= setTimeout(() => {
+      this.countTimer = undefined;
+      this.countWaiting().catch((error) => console.error("analytics counting failed", error));
+    }, this.intervalMs);
+    this.countTimer.unref?.();
+  }
+
+  private async countWaiting(): Promise<void> {
+    clearTimeout(this.countTimer);
+    this.countTimer = undefined;
+    const logs = this.waiting;
+    if (logs.length === 0) return;
+    this.waiting = [];
+    await this.count(logs);
+  }
+
+  private async count(logs: RequestLog[]): Promise<void> {
     let plan: Awaited<ReturnType<typeof countLogs>>;
     try {
-      plan = await countLogs({ counters: this.counters, records: this.records }, [log], this.indexed);
+      plan = await countLogs({ counters: this.counters, records: this.records }, logs, this.indexed);
     } catch (error) {
       throw error instanceof CountingError ? error.cause : error;
     }

@@ -45,25 +45,24 @@ const tracer = trace.getTracer("ai-gateway");
 function generationSpan(log: RequestLog): void {
   if (log.source !== "gateway" || (!log.provider && !log.requestedModel)) return;
   const start = Date.parse(log.createdAt);
-  const span = tracer.startSpan("gateway.generation", {
-    kind: SpanKind.SERVER,
-    startTime: start,
-    attributes: {
-      "gateway.organisation_id": log.organisationId,
-      "gateway.workspace_id": log.workspaceId ?? "",
-      "gateway.environment": log.metadata?._environment ?? "",
-      "gateway.trace_id": log.traceId,
-      "gateway.log_id": log.id,
-      "http.route": log.route,
-      "http.response.status_code": log.status,
-      "gen_ai.system": log.provider ?? "",
-      "gen_ai.request.model": log.requestedModel ?? "",
-      "gen_ai.response.model": log.answeredModel ?? "",
-      "gen_ai.usage.input_tokens": log.usage?.promptTokens ?? 0,
-      "gen_ai.usage.output_tokens": log.usage?.completionTokens ?? 0,
-      "gateway.cost_usd": log.cost ?? 0,
-      "gateway.cache_status": log.cacheStatus ?? "",
-    },
+  const span = tracer.startSpan("gateway.generation", { kind: SpanKind.SERVER, startTime: start });
+  // Without a registered OpenTelemetry SDK the span records nothing: skip building its attributes.
+  if (!span.isRecording()) return;
+  span.setAttributes({
+    "gateway.organisation_id": log.organisationId,
+    "gateway.workspace_id": log.workspaceId ?? "",
+    "gateway.environment": log.metadata?._environment ?? "",
+    "gateway.trace_id": log.traceId,
+    "gateway.log_id": log.id,
+    "http.route": log.route,
+    "http.response.status_code": log.status,
+    "gen_ai.system": log.provider ?? "",
+    "gen_ai.request.model": log.requestedModel ?? "",
+    "gen_ai.response.model": log.answeredModel ?? "",
+    "gen_ai.usage.input_tokens": log.usage?.promptTokens ?? 0,
+    "gen_ai.usage.output_tokens": log.usage?.completionTokens ?? 0,
+    "gateway.cost_usd": log.cost ?? 0,
+    "gateway.cache_status": log.cacheStatus ?? "",
   });
   if (log.error || log.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR, message: log.error?.message });
   span.end(start + log.latencyMs);
