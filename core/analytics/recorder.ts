@@ -17,7 +17,7 @@ import {
  * Keeps the analytics aggregates (core/analytics/counting.ts does the counting) up to date.
  *
  * Request logs: locally each written log (RequestLogger observer, after the response) waits in memory, only
- * the fields counted, and the logs of each second are counted together as one batch (the same code the AWS
+ * the fields counted, and the logs of each 100 ms are counted together as one batch (the same code the AWS
  * stream worker runs): the daily counts that tell whether a value is new today are added once per distinct
  * key, everything else is summed in memory (PendingCounters) and written once per counter each second.
  * Readers flush first, so an analytics read includes every log written before it. On AWS a Lambda container may freeze at any time, so nothing can wait in memory: logs
@@ -28,6 +28,9 @@ import {
  *
  * Feedback is rare and counted where it is given, on both platforms (`recordFeedback`).
  */
+/** Waiting logs are counted this often: small batches keep each count's pause of the event loop short. */
+const COUNT_EVERY_MS = 100;
+
 export class AnalyticsRecorder {
   private readonly counters: Counters;
   private readonly records: Records;
@@ -75,7 +78,7 @@ export class AnalyticsRecorder {
     this.countTimer ??= setTimeout(() => {
       this.countTimer = undefined;
       this.countWaiting().catch((error) => console.error("analytics counting failed", error));
-    }, this.intervalMs);
+    }, Math.min(this.intervalMs, COUNT_EVERY_MS));
     this.countTimer.unref?.();
   }
 
