@@ -6,9 +6,9 @@ import { createAnalyticsStreamHandler } from "../core/platform/aws/analytics-str
 import { toImage } from "../core/platform/aws/stream-image.ts";
 import { createLocalStores } from "../core/platform/local/local-stores.ts";
 import type { Services } from "../core/services.ts";
-import type { RecordItem, Stores } from "../core/store/ports.ts";
+import type { RecordItem } from "../core/store/ports.ts";
 import { parseFlags } from "./lib/cli.ts";
-import { instrumentStores, type StoreCounter, type StoreOpCounts } from "./lib/store-counter.ts";
+import { instrumentStores, type StoreOpCounts } from "./lib/store-counter.ts";
 import { startMockUpstream } from "./mock-upstream.ts";
 import { benchRequest, startBenchGateway } from "./gateway-server.ts";
 

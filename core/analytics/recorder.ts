@@ -75,10 +75,13 @@ export class AnalyticsRecorder {
     // One process, many requests: logs wait (only the fields counted) and are counted together once per
     // interval, like a batch of the AWS stream, so the per-request cost is a push.
     this.waiting.push(countedFields(log));
-    this.countTimer ??= setTimeout(() => {
-      this.countTimer = undefined;
-      this.countWaiting().catch((error) => console.error("analytics counting failed", error));
-    }, Math.min(this.intervalMs, COUNT_EVERY_MS));
+    this.countTimer ??= setTimeout(
+      () => {
+        this.countTimer = undefined;
+        this.countWaiting().catch((error) => console.error("analytics counting failed", error));
+      },
+      Math.min(this.intervalMs, COUNT_EVERY_MS),
+    );
     this.countTimer.unref?.();
   }
 
