@@ -28,6 +28,8 @@ export interface InferenceOutcome {
   retries?: number;
   /** Path of that target (x-gateway-last-used-option-index). */
   lastUsedOptionIndex?: string;
+  /** x-gateway-cache-status, once a cache answers or stores (none yet). */
+  cacheStatus?: string;
   /** The model the client asked for, and the one the provider says answered. */
   requestedModel: string;
   answeredModel?: string;

@@ -283,8 +283,20 @@ function lowerCaseSet(names: string[] | undefined): Set<string> | undefined {
   return names && names.length > 0 ? new Set(names.map((name) => name.toLowerCase())) : undefined;
 }
 
+/** Whether a header name carries a credential; remembered per name (requests repeat the same few names). */
+const credentialNames = new Map<string, boolean>();
+
 function isCredentialHeader(name: string): boolean {
-  if (CREDENTIAL_HEADERS.has(name)) return true;
+  let credential = credentialNames.get(name);
+  if (credential === undefined) {
+    credential = CREDENTIAL_HEADERS.has(name) || isCredentialGatewayHeader(name);
+    if (credentialNames.size >= 1_000) credentialNames.clear();
+    credentialNames.set(name, credential);
+  }
+  return credential;
+}
+
+function isCredentialGatewayHeader(name: string): boolean {
   if (!name.startsWith("x-gateway-") && !name.startsWith("x-portkey-")) return false;
   const suffix = name.slice(10);
   return CREDENTIAL_SUFFIXES.some((credential) => suffix === credential || suffix.endsWith(`-${credential}`));

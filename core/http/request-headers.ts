@@ -29,11 +29,14 @@ export class NodeHeaders implements HeaderSource {
     return (this.#raw[name] ?? this.#raw[name.toLowerCase()]) !== undefined;
   }
 
-  *[Symbol.iterator](): Iterator<[string, string]> {
+  [Symbol.iterator](): Iterator<[string, string]> {
+    // An array's iterator: cheaper than a generator, and the headers are read whole at most twice a request.
+    const entries: Array<[string, string]> = [];
     for (const name in this.#raw) {
       const value = this.#raw[name];
-      if (value !== undefined) yield [name, Array.isArray(value) ? value.join(", ") : value];
+      if (value !== undefined) entries.push([name, Array.isArray(value) ? value.join(", ") : value]);
     }
+    return entries[Symbol.iterator]();
   }
 }
 

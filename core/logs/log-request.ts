@@ -43,9 +43,12 @@ export async function logRequest(
     requestedModel: outcome?.requestedModel || undefined,
     answeredModel: outcome?.answeredModel,
     stream: outcome?.stream,
-    targetPath: response.headers.get("x-gateway-last-used-option-index") ?? undefined,
-    retryCount: numberOrUndefined(response.headers.get("x-gateway-retry-attempt-count")),
-    cacheStatus: response.headers.get("x-gateway-cache-status") ?? undefined,
+    // Inference routes keep these on the outcome; other routes' answers may carry them as headers.
+    targetPath: outcome
+      ? outcome.lastUsedOptionIndex
+      : (response.headers.get("x-gateway-last-used-option-index") ?? undefined),
+    retryCount: outcome ? outcome.retries : numberOrUndefined(response.headers.get("x-gateway-retry-attempt-count")),
+    cacheStatus: outcome ? outcome.cacheStatus : (response.headers.get("x-gateway-cache-status") ?? undefined),
     latencyMs: Math.round((outcome?.totalMs ?? performance.now() - ctx.startedAt) * 10) / 10,
     upstreamLatencyMs: outcome?.upstreamFirstByteMs,
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,
