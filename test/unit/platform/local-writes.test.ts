@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
+import { openDatabase } from "../../../core/platform/local/sqlite.ts";
+import { WriteBatcher } from "../../../core/platform/local/write-batcher.ts";
+import { StoreUnavailableError } from "../../../core/store/ports.ts";
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-writes-"));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A second connection sees only committed data: what another process (or a crash) would find. */
+const committed = (file: string, sql: string) => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    return reader.prepare(sql).all();
+  } finally {
+    reader.close();
+  }
+};
+
+describe("local write batching", () => {
+  it("runs writes at once, commits them together within milliseconds and resolves after the commit", async () => {
+    const file = join(tempDir(), "batch.db");
+    const db = openDatabase(file);
+    db.exec("CREATE TABLE t (v INTEGER)");
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const writes = [1, 2, 3].map((v) => batcher.run("t.insert", () => insert.run(v).changes));
+    // Visible to this connection at once, not yet to another one.
+    expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 3 });
+    expect(committed(file, "SELECT count(*) AS n FROM t")).toEqual([{ n: 0 }]);
+    expect(await Promise.all(writes)).toEqual([1, 1, 1]);
+    expect(committed(file, "SELECT count(*) AS n FROM t")).toEqual([{ n: 3 }]);
+    db.close();
+  });
+
+  it("fails one write alone (its error is its own) and keeps the others of the batch", async () => {
+    const file = join(tempDir(), "batch.db");
+    const db = openDatabase(file);
+    db.exec("CREATE TABLE t (v INTEGER UNIQUE)");
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const first = batcher.run("t.insert", () => insert.run(1));
+    const duplicate = batcher.run("t.insert", () => insert.run(1));
+    const second = batcher.run("t.insert", () => insert.run(2));
+    await expect(duplicate).rejects.toThrow(/UNIQUE/);
+    await Promise.all([first, second]);
+    expect(committed(file, "SELECT v FROM t ORDER BY v")).toEqual([{ v: 1 }, { v: 2 }]);
+    db.close();
+  });
+
+  it("answers 503 (StoreUnavailableError) for writes to a closed database", async () => {
+    const db = openDatabase(join(tempDir(), "closed.db"));
+    const batcher = new WriteBatcher(db);
+    db.close();
+    await expect(batcher.run("t.insert", () => 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe("local stores under load", () => {
+  let stores: LocalStores | undefined;
+  afterEach(async () => {
+    await stores?.close();
+    stores = undefined;
+  });
+
+  it("writes counters through to the table once per commit, with their latest value and expiry", async () => {
+    const dir = tempDir();
+    stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
+    const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => stores!.counters.add("hot", 1, { ceiling: 40, expiresAt })),
+    );
+    expect(results.filter((result) => result.admitted)).toHaveLength(40);
+    await stores.records.put({ pk: "sync", sk: "sync" }); // resolves after the next commit
+    expect(committed(join(dir, "gateway.db"), "SELECT value, expires_at FROM counters WHERE key = 'hot'")).toEqual([
+      { value: 40, expires_at: expiresAt },
+    ]);
+  });
+
+  it("checkpoints the WAL from its own thread (the main connection never does)", async () => {
+    const dir = tempDir();
+    stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) => stores!.records.put({ pk: `p${i}`, sk: "s", text: "x".repeat(2000) })),
+    );
+    const file = join(dir, "gateway.db");
+    // Pages reach the database file only through checkpoints; nobody else runs one here.
+    await expect.poll(() => statSync(file).size, { timeout: 5000 }).toBeGreaterThan(600_000);
+    expect(committed(file, "SELECT count(*) AS n FROM records WHERE pk LIKE 'p%'")).toEqual([{ n: 300 }]);
+  });
+});
