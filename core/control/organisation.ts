@@ -1,12 +1,14 @@
-import * as z from "zod";
 import { conflict, notFound } from "../http/errors.ts";
 import { ConditionFailedError, type Records } from "../store/ports.ts";
+import type { GuardrailRefInput } from "./organisation-schemas.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 
 /**
  * The organisation record: pk `ORG#<id>`, sk `ORG`, written by bootstrap and changed with single-item
  * conditional writes on its `version` (absent on records bootstrap wrote before versions: read as 0).
  * It holds the organisation settings, its default guardrails and the workspaces exempt from them.
+ * The admin API's request schemas live in organisation-schemas.ts: the data plane reads this record on every
+ * cold start path and must not build them.
  */
 
 export interface GuardrailRef {
@@ -99,34 +101,6 @@ export function presentSettings(organisation: OrganisationRecord, forcedByEnv: b
   };
 }
 
-/** `weekly` -> 7, `monthly` -> 30, integers 1..365 as they are; `null` clears the setting. */
-export const rotationPeriodSchema = z.union([
-  z.literal("weekly").transform(() => 7),
-  z.literal("monthly").transform(() => 30),
-  z.number().int().min(1).max(365),
-  z.null(),
-]);
-
-export const settingsUpdateSchema = z.strictObject({
-  user_api_key_rotation_period: rotationPeriodSchema.optional(),
-  user_api_key_auto_create: z.boolean().optional(),
-  default_workspace_user_api_key_auto_create: z.boolean().optional(),
-  /** `null` returns to the default (the date rule). */
-  block_inline_config: z.boolean().nullable().optional(),
-});
-
-/** Guardrail ids or slugs: letters, digits, `_`, `-`, `.`; 1..128 characters. Objects `{id}` / `{slug}` too. */
-const guardrailRefInput = z.union([
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, "expected a guardrail id or slug"),
-  z.strictObject({ id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/) }),
-  z.strictObject({ slug: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/) }),
-]);
-
-export const defaultsUpdateSchema = z.strictObject({
-  input_guardrails: z.array(guardrailRefInput).max(50).optional(),
-  output_guardrails: z.array(guardrailRefInput).max(50).optional(),
-});
-
 /** Guardrails are stored as kind GUARDRAIL, prefix `gr` (the guardrail work may add them). */
 export const GUARDRAIL_KIND = "GUARDRAIL";
 export const GUARDRAIL_ID_PREFIX = "gr";
@@ -138,7 +112,7 @@ export const GUARDRAIL_ID_PREFIX = "gr";
 export async function resolveGuardrailRefs(
   records: Records,
   organisationId: string,
-  refs: z.infer<typeof guardrailRefInput>[],
+  refs: GuardrailRefInput[],
 ): Promise<GuardrailRef[]> {
   const store = new ResourceStore<Resource>(records, GUARDRAIL_KIND, GUARDRAIL_ID_PREFIX);
   const out: GuardrailRef[] = [];
@@ -167,18 +141,6 @@ export function presentDefaults(organisation: OrganisationRecord) {
     output_guardrails: organisation.defaults?.output_guardrails ?? [],
   };
 }
-
-export const exclusionsUpdateSchema = z
-  .strictObject({
-    workspace_ids: z.array(z.string().min(1).max(200)).max(1000).optional(),
-    /** Alias accepted for clients that send `workspaces`. */
-    workspaces: z.array(z.string().min(1).max(200)).max(1000).optional(),
-    override_existing: z.boolean().default(false),
-  })
-  .refine((body) => body.workspace_ids !== undefined || body.workspaces !== undefined, {
-    message: "'workspace_ids' is required",
-    path: ["workspace_ids"],
-  });
 
 /**
  * The organisation's default guardrails that apply to a workspace (spec 4.8): the defaults minus the phase's

@@ -1,10 +1,10 @@
-import * as z from "zod";
 import type { Principal } from "../auth/principal.ts";
 import { badRequest, forbidden } from "../http/errors.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import type { Secrets } from "../store/ports.ts";
+import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 
 /**
  * Provider credentials of saved providers (integrations and legacy virtual keys share this module):
@@ -13,34 +13,9 @@ import type { Secrets } from "../store/ports.ts";
  * - how it is stored: the non-secret settings in clear, every secret field in ONE blob encrypted through the
  *   Secrets port (`sealedCredentials`), never returned (GET shows masked hints), never audited or logged;
  * - how it becomes a ProviderTarget when a request names the saved provider.
+ * The request schemas of the saved-resource routes live in provider-credentials-schemas.ts: the data plane
+ * imports this module (targetOf, openCredentials) and must not build them.
  */
-
-const text = z.string().trim().min(1);
-
-/** Provider-specific settings. Portkey's names and our config's names are both accepted. */
-export const configurationsSchema = z
-  .looseObject({
-    custom_host: text.max(2048).optional(),
-    resource_name: text.optional(),
-    azure_resource_name: text.optional(),
-    deployment_id: text.optional(),
-    deployment_name: text.optional(),
-    azure_deployment_id: text.optional(),
-    azure_deployment_name: text.optional(),
-    api_version: text.optional(),
-    azure_api_version: text.optional(),
-    azure_model_name: text.optional(),
-    vertex_project_id: text.optional(),
-    vertex_region: text.optional(),
-    vertex_service_account_json: z.union([text, z.record(z.string(), z.unknown())]).optional(),
-    aws_access_key_id: text.optional(),
-    aws_secret_access_key: text.optional(),
-    aws_session_token: text.optional(),
-    aws_region: text.optional(),
-  })
-  .refine((value) => value !== null, "configurations must be an object");
-
-export type ConfigurationsInput = z.infer<typeof configurationsSchema>;
 
 /** Non-secret settings, stored in clear and shown on GET. */
 export interface ProviderSettings {
@@ -225,15 +200,6 @@ export function boundWorkspace(principal: Principal): string | undefined {
   if (principal.keyType === "organisation") return undefined;
   return principal.workspaceId;
 }
-
-/** Slugs: letters, digits, `-` and `.` (never `_`, so a slug can never look like a prefixed id). */
-export const slugSchema = z
-  .string()
-  .trim()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$/,
-    "a slug is 1 to 64 letters, digits, '-' or '.', starting with a letter or digit",
-  );
 
 /** A slug made from a name plus random characters (virtual keys and configs created without one). */
 export function slugFrom(name: string): string {

@@ -1,4 +1,3 @@
-import * as z from "zod";
 import type { OrganisationRole, WorkspaceRole } from "../auth/principal.ts";
 import { newSecret, sha256Hex } from "../ids.ts";
 import type { Records } from "../store/ports.ts";
@@ -11,6 +10,7 @@ import { type Resource, ResourceStore } from "./resource-store.ts";
  * - A pending invite holds its email as slug (one pending invite per email); accepting, revoking or finding
  *   it expired releases the slug. Invite tokens are secrets: only their sha256 is stored, on the invite and in
  *   a lookup record pk `INVITETOKEN#<sha256>` (sk `INVITETOKEN`) that points at the invite.
+ * The admin API's request schemas live in users-schemas.ts (the data plane imports this module for lookups).
  */
 
 export interface User extends Resource {
@@ -47,37 +47,6 @@ export const userStore = (records: Records) => new ResourceStore<User>(records, 
 export const inviteStore = (records: Records) => new ResourceStore<Invite>(records, "INVITE", "inv");
 
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
-
-export const emailSchema = z.email().max(320).transform(normaliseEmail);
-export const organisationRoleSchema = z.enum(["owner", "admin", "member"]);
-export const workspaceRoleSchema = z.enum(["manager", "member"]);
-
-export const userUpdateSchema = z.strictObject({
-  role: organisationRoleSchema.optional(),
-  name: z.string().trim().min(1).max(200).nullable().optional(),
-  first_name: z.string().trim().max(100).nullable().optional(),
-  last_name: z.string().trim().max(100).nullable().optional(),
-});
-
-export const inviteCreateSchema = z.strictObject({
-  email: emailSchema,
-  role: organisationRoleSchema.default("member"),
-  workspaces: z
-    .array(z.strictObject({ id: z.string().min(1).max(200), role: workspaceRoleSchema.default("member") }))
-    .max(100)
-    .default([]),
-  /** Portkey's field: a workspace user key made for each workspace on acceptance (`name`, `scopes`). */
-  workspace_api_key_details: z
-    .looseObject({ name: z.string().max(200).optional(), scopes: z.array(z.string()).max(200).optional() })
-    .optional(),
-});
-
-export const inviteAcceptSchema = z.strictObject({
-  token: z.string().min(10).max(200).optional(),
-  name: z.string().trim().min(1).max(200).optional(),
-  first_name: z.string().trim().max(100).optional(),
-  last_name: z.string().trim().max(100).optional(),
-});
 
 export const inviteTokenKey = (hash: string) => ({ pk: `INVITETOKEN#${hash}`, sk: "INVITETOKEN" });
 

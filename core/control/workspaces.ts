@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
-import * as z from "zod";
 import { badRequest, conflict } from "../http/errors.ts";
 import type { Records } from "../store/ports.ts";
 import { type OrganisationRecord, getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
+import type { WorkspaceDefaultsInput } from "./workspaces-schemas.ts";
 
 /**
  * Workspaces: ResourceStore kind WORKSPACE, ids `ws_...`, unique slugs per organisation. The bootstrap
  * workspace (slug `default`, `isDefault: true`) cannot be deleted. Configs named by the defaults are written
  * by the configs work (kind CONFIG, ids `pc_...`); they are stored here by id and shown by slug.
+ * The admin API's request schemas live in workspaces-schemas.ts (the data plane imports this module for lookups).
  */
 
 export interface WorkspaceDefaults {
@@ -43,41 +44,6 @@ export const workspaceStore = (records: Records) =>
   new ResourceStore<Workspace>(records, WORKSPACE_KIND, WORKSPACE_ID_PREFIX);
 export const configStore = (records: Records) => new ResourceStore<Resource>(records, CONFIG_KIND, CONFIG_ID_PREFIX);
 
-/** Lower-case letters, digits and `-` (never `_`, so a slug is never mistaken for an id). */
-export const slugSchema = z
-  .string()
-  .regex(
-    /^[a-z0-9][a-z0-9-]{0,62}$/,
-    "expected 1-63 lower-case letters, digits or '-', starting with a letter or digit",
-  );
-
-const metadataSchema = z
-  .record(z.string().max(128), z.string().max(512))
-  .refine((value) => Object.keys(value).length <= 64, "at most 64 metadata keys");
-
-const configRef = z.string().min(1).max(200).nullable();
-
-const defaultsSchema = z.strictObject({
-  config_id: configRef.optional(),
-  user_api_key_config: configRef.optional(),
-  metadata: metadataSchema.optional(),
-});
-
-const workspaceFields = {
-  name: z.string().trim().min(1).max(200),
-  slug: slugSchema.optional(),
-  description: z.string().max(2000).nullable().optional(),
-  defaults: defaultsSchema.optional(),
-  security_settings: z.strictObject({ block_inline_config: z.boolean().nullable().optional() }).optional(),
-  /** Display template: `{name}` and `{slug}` are replaced (e.g. `{name} ({slug})`). */
-  name_format: z.string().max(200).nullable().optional(),
-  user_api_key_auto_create: z.boolean().nullable().optional(),
-  log_retention_days: z.number().int().min(1).max(3650).nullable().optional(),
-};
-
-export const workspaceCreateSchema = z.strictObject(workspaceFields);
-export const workspaceUpdateSchema = z.strictObject({ ...workspaceFields, name: workspaceFields.name.optional() });
-
 /** A config by id or slug, in the organisation; 400 naming `param` when there is none. Returns its id. */
 export async function resolveConfigRef(
   records: Records,
@@ -97,7 +63,7 @@ export async function normaliseDefaults(
   records: Records,
   organisationId: string,
   current: WorkspaceDefaults,
-  input: z.infer<typeof defaultsSchema> | undefined,
+  input: WorkspaceDefaultsInput | undefined,
 ): Promise<WorkspaceDefaults> {
   const next: WorkspaceDefaults = { ...current };
   if (!input) return next;

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { validate } from "../http/json.ts";
-import { type PolicyFamily, type PolicyResource, checkAlert, checkTimezone, policyStore } from "./model.ts";
+import { type PolicyFamily, type PolicyResource, policyStore } from "./model.ts";
+import { checkAlert, checkTimezone } from "./requests.ts";
 
 /**
  * Budgets and rate limits set on an API key (`usage_limits`, `rate_limits` on key create and update) are

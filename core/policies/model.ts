@@ -1,6 +1,4 @@
-import * as z from "zod";
 import { type Resource, ResourceStore } from "../control/resource-store.ts";
-import { badRequest } from "../http/errors.ts";
 import type { Records } from "../store/ports.ts";
 import { type Window, calendarWindow, fixedWindow } from "./windows.ts";
 
@@ -8,7 +6,8 @@ import { type Window, calendarWindow, fixedWindow } from "./windows.ts";
  * Usage-limit and rate-limit policies (spec 2.11, 3, 8; Portkey's `/policies/usage-limits` and
  * `/policies/rate-limits` JSON): which requests a policy covers (`conditions`), how it buckets them
  * (`group_by`), and what it caps. Stored with the ResourceStore (one kind per family); enforced by
- * core/policies/enforcer.ts from an in-memory cache.
+ * core/policies/enforcer.ts from an in-memory cache. Request bodies are parsed in requests.ts: the enforcer
+ * (data plane) imports this module and must not build the admin API's zod schemas.
  */
 
 export type PolicyFamily = "usage_limits" | "rate_limits";
@@ -55,163 +54,6 @@ export const ratePolicyStore = (records: Records) =>
   new ResourceStore<PolicyResource>(records, "RATE_LIMIT_POLICY", "prl");
 export const policyStore = (records: Records, family: PolicyFamily) =>
   family === "usage_limits" ? usagePolicyStore(records) : ratePolicyStore(records);
-
-// ---------------------------------------------------------------------------------------------------------
-// Request bodies
-
-const FIXED_KEYS = new Set(["api_key", "workspace_id", "user_id", "provider", "model"]);
-const KEY_ALIASES: Record<string, string> = {
-  api_key_id: "api_key",
-  workspace: "workspace_id",
-  user: "user_id",
-};
-
-/** A condition or group_by key in canonical form, or a 400. */
-export function canonicalKey(raw: string, param: string): string {
-  const key = KEY_ALIASES[raw.trim()] ?? raw.trim();
-  if (FIXED_KEYS.has(key)) return key;
-  if (/^metadata\.[^.\s].{0,63}$/.test(key)) return key;
-  throw badRequest(
-    `Unknown key '${raw}': use api_key, workspace_id, user_id, provider, model or metadata.<key>.`,
-    param,
-    "invalid_policy_key",
-  );
-}
-
-const text = z.string().min(1).max(512);
-const values = z.union([text, z.array(text).min(1).max(100)]);
-const conditionSchema = z.object({
-  key: z.string().min(1).max(100),
-  value: values,
-  excludes: values.optional(),
-});
-const conditionsSchema = z.array(conditionSchema).max(20);
-const groupBySchema = z.union([
-  z.literal("none"),
-  z.string().min(1).max(100),
-  z.array(z.union([z.string().min(1).max(100), z.object({ key: z.string().min(1).max(100) })])).max(5),
-]);
-
-const asList = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
-
-export function parseConditions(raw: z.infer<typeof conditionsSchema>): PolicyCondition[] {
-  return raw.map((condition, index) => ({
-    key: canonicalKey(condition.key, `conditions[${index}].key`),
-    value: asList(condition.value),
-    ...(condition.excludes !== undefined ? { excludes: asList(condition.excludes) } : {}),
-  }));
-}
-
-export function parseGroupBy(raw: z.infer<typeof groupBySchema>): string[] {
-  const list = Array.isArray(raw) ? raw : [raw];
-  const keys = list
-    .map((entry) => (typeof entry === "string" ? entry : entry.key))
-    .filter((key) => key !== "none")
-    .map((key, index) => canonicalKey(key, `group_by[${index}]`));
-  return [...new Set(keys)];
-}
-
-const common = {
-  name: z.string().trim().min(1).max(255).optional(),
-  description: z.string().max(2000).nullable().optional(),
-  conditions: conditionsSchema.optional(),
-  group_by: groupBySchema.optional(),
-};
-
-const resetSchema = z.enum(["none", "daily", "weekly", "monthly"]).nullable();
-const unitSchema = z.enum(["rps", "rpm", "rph", "rpd"]);
-
-export const usageCreateSchema = z.object({
-  ...common,
-  workspace_id: z.string().min(1).optional(),
-  organisation_id: z.string().optional(),
-  type: z.enum(["cost", "tokens", "requests"]),
-  credit_limit: z.number().min(0),
-  alert_threshold: z.number().min(0).nullable().optional(),
-  periodic_reset: resetSchema.optional(),
-  timezone: z.string().min(1).max(64).nullable().optional(),
-});
-
-export const usageUpdateSchema = z.object({
-  ...common,
-  type: z.enum(["cost", "tokens", "requests"]).optional(),
-  credit_limit: z.number().min(0).optional(),
-  alert_threshold: z.number().min(0).nullable().optional(),
-  periodic_reset: resetSchema.optional(),
-  timezone: z.string().min(1).max(64).nullable().optional(),
-});
-
-export const rateCreateSchema = z.object({
-  ...common,
-  workspace_id: z.string().min(1).optional(),
-  organisation_id: z.string().optional(),
-  type: z.enum(["requests", "tokens"]).default("requests"),
-  unit: unitSchema,
-  value: z.number().int().min(0),
-});
-
-export const rateUpdateSchema = z.object({
-  ...common,
-  type: z.enum(["requests", "tokens"]).optional(),
-  unit: unitSchema.optional(),
-  value: z.number().int().min(0).optional(),
-});
-
-export type UsageCreate = z.infer<typeof usageCreateSchema>;
-export type UsageUpdate = z.infer<typeof usageUpdateSchema>;
-export type RateCreate = z.infer<typeof rateCreateSchema>;
-export type RateUpdate = z.infer<typeof rateUpdateSchema>;
-
-export function checkTimezone(timezone: string | undefined): string | undefined {
-  if (timezone === undefined || timezone === "UTC") return undefined;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-    return timezone;
-  } catch {
-    throw badRequest(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Paris).`, "timezone");
-  }
-}
-
-export function checkAlert(policy: Pick<PolicyResource, "alertThreshold" | "creditLimit">): void {
-  if (policy.alertThreshold !== undefined && policy.alertThreshold > (policy.creditLimit ?? 0))
-    throw badRequest("'alert_threshold' must not exceed 'credit_limit'.", "alert_threshold", "invalid_value");
-}
-
-/** Fields both policy kinds share; `type` may be set on create but never changed. */
-function commonFields(
-  body: UsageCreate | UsageUpdate | RateCreate | RateUpdate,
-  current?: PolicyResource,
-): Partial<PolicyResource> {
-  const fields: Partial<PolicyResource> = {};
-  if (body.type !== undefined) {
-    if (current && current.type !== body.type)
-      throw badRequest("A policy's 'type' cannot change; create a new policy.", "type", "immutable_field");
-    fields.type = body.type;
-  }
-  if (body.name !== undefined) fields.name = body.name;
-  if (body.description !== undefined) fields.description = body.description ?? undefined;
-  if (body.conditions !== undefined) fields.conditions = parseConditions(body.conditions);
-  if (body.group_by !== undefined) fields.groupBy = parseGroupBy(body.group_by);
-  return fields;
-}
-
-/** Usage-limit fields of a create (or of an update over `current`). */
-export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyResource): Partial<PolicyResource> {
-  const fields = commonFields(body, current);
-  if (body.credit_limit !== undefined) fields.creditLimit = body.credit_limit;
-  if (body.alert_threshold !== undefined) fields.alertThreshold = body.alert_threshold ?? undefined;
-  if (body.periodic_reset !== undefined) fields.periodicReset = body.periodic_reset ?? "none";
-  if (body.timezone !== undefined) fields.timezone = checkTimezone(body.timezone ?? undefined);
-  checkAlert({ ...current, ...fields });
-  return fields;
-}
-
-export function rateFields(body: RateCreate | RateUpdate, current?: PolicyResource): Partial<PolicyResource> {
-  const fields = commonFields(body, current);
-  if (body.unit !== undefined) fields.unit = body.unit;
-  if (body.value !== undefined) fields.value = body.value;
-  return fields;
-}
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 

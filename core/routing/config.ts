@@ -7,9 +7,9 @@ import type { ParamRules } from "./params.ts";
 import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
 
 /**
- * Routing configs (spec 2.11 / 5.2; Portkey's config format): the zod schema, and `compileConfig`, which
- * validates what zod cannot (limits, names, queries, providers, custom hosts) and resolves inheritance once,
- * so a cached compiled config costs nothing per request.
+ * Routing configs (spec 2.11 / 5.2; Portkey's config format): the zod schema (built on first use), and
+ * `compileConfig`, which validates what zod cannot (limits, names, queries, providers, custom hosts) and
+ * resolves inheritance once, so a cached compiled config costs nothing per request.
  *
  * A node is either a leaf target (`provider` and/or `virtual_key`, optional `api_key`, `custom_host`, cloud
  * fields) or a strategy (`strategy.mode` + `targets[]`, each a leaf or a nested strategy). Every node may carry
@@ -34,37 +34,14 @@ export const CONFIG_LIMITS = {
 /** Status codes retried when `retry.on_status_codes` is not given. */
 export const DEFAULT_RETRY_STATUS_CODES = [429, 500, 502, 503, 504] as const;
 
-const statusCode = z.number().int().min(100).max(599);
-
-const retrySchema = z.strictObject({
-  attempts: z.number().int().min(0).max(CONFIG_LIMITS.retryAttempts),
-  on_status_codes: z.array(statusCode).optional(),
-  use_retry_after_header: z.boolean().optional(),
-});
-
-const cacheSchema = z.looseObject({
-  mode: z.enum(["simple", "semantic"]),
-  max_age: z.number().int().positive().optional(),
-});
-
-const conditionSchema = z.strictObject({
-  query: z.record(z.string(), z.unknown()),
-  // biome-ignore lint/suspicious/noThenProperty: `then` is the config format's name for the chosen target.
-  then: z.string().min(1),
-});
-
-const strategySchema = z.strictObject({
-  mode: z.enum(STRATEGY_MODES),
-  on_status_codes: z.array(statusCode).optional(),
-  conditions: z.array(conditionSchema).optional(),
-  default: z.string().min(1).optional(),
-});
-
-const paramsObject = z.record(z.string(), z.unknown());
-const nonEmpty = z.string().trim().min(1);
-
+/** A config node as the schema below outputs it (written out: the schema itself is only built on first use). */
 export interface RawConfigNode {
-  strategy?: z.infer<typeof strategySchema>;
+  strategy?: {
+    mode: StrategyMode;
+    on_status_codes?: number[];
+    conditions?: Array<{ query: Record<string, unknown>; then: string }>;
+    default?: string;
+  };
   targets?: RawConfigNode[];
   name?: string;
   provider?: string;
@@ -77,8 +54,8 @@ export interface RawConfigNode {
   drop_params?: string[];
   forward_headers?: string[];
   request_timeout?: number;
-  retry?: z.infer<typeof retrySchema>;
-  cache?: z.infer<typeof cacheSchema>;
+  retry?: { attempts: number; on_status_codes?: number[]; use_retry_after_header?: boolean };
+  cache?: { mode: "simple" | "semantic"; max_age?: number; [extra: string]: unknown };
   resource_name?: string;
   deployment_id?: string;
   api_version?: string;
@@ -93,37 +70,74 @@ export interface RawConfigNode {
   [extra: string]: unknown;
 }
 
-/** The config JSON shape. Loose objects: fields of later features (guardrails, hooks) pass untouched. */
-export const configNodeSchema: z.ZodType<RawConfigNode> = z.lazy(() =>
-  z.looseObject({
-    strategy: strategySchema.optional(),
-    targets: z.array(configNodeSchema).min(1).optional(),
-    name: nonEmpty.max(128).optional(),
-    provider: nonEmpty.optional(),
-    api_key: z.string().optional(),
-    virtual_key: nonEmpty.optional(),
-    custom_host: nonEmpty.optional(),
-    weight: z.number().min(0).optional(),
-    override_params: paramsObject.optional(),
-    default_params: paramsObject.optional(),
-    drop_params: z.array(nonEmpty).optional(),
-    forward_headers: z.array(nonEmpty).optional(),
-    request_timeout: z.number().int().positive().optional(),
-    retry: retrySchema.optional(),
-    cache: cacheSchema.optional(),
-    resource_name: nonEmpty.optional(),
-    deployment_id: nonEmpty.optional(),
-    api_version: nonEmpty.optional(),
-    azure_model_name: nonEmpty.optional(),
-    vertex_project_id: nonEmpty.optional(),
-    vertex_region: nonEmpty.optional(),
-    vertex_service_account_json: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
-    aws_access_key_id: nonEmpty.optional(),
-    aws_secret_access_key: nonEmpty.optional(),
-    aws_session_token: nonEmpty.optional(),
-    aws_region: nonEmpty.optional(),
-  }),
-);
+/**
+ * The config JSON shape, built on first use: zod builds schemas eagerly, most requests carry no config, and
+ * building it at import would add to every data-plane function's cold start. Loose objects: fields of later
+ * features (guardrails, hooks) pass untouched. Typed as ZodType<RawConfigNode>: tsc checks its output.
+ */
+let builtSchema: z.ZodType<RawConfigNode> | undefined;
+
+function configSchema(): z.ZodType<RawConfigNode> {
+  builtSchema ??= buildConfigSchema();
+  return builtSchema;
+}
+
+function buildConfigSchema(): z.ZodType<RawConfigNode> {
+  const statusCode = z.number().int().min(100).max(599);
+  const retrySchema = z.strictObject({
+    attempts: z.number().int().min(0).max(CONFIG_LIMITS.retryAttempts),
+    on_status_codes: z.array(statusCode).optional(),
+    use_retry_after_header: z.boolean().optional(),
+  });
+  const cacheSchema = z.looseObject({
+    mode: z.enum(["simple", "semantic"]),
+    max_age: z.number().int().positive().optional(),
+  });
+  const conditionSchema = z.strictObject({
+    query: z.record(z.string(), z.unknown()),
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the config format's name for the chosen target.
+    then: z.string().min(1),
+  });
+  const strategySchema = z.strictObject({
+    mode: z.enum(STRATEGY_MODES),
+    on_status_codes: z.array(statusCode).optional(),
+    conditions: z.array(conditionSchema).optional(),
+    default: z.string().min(1).optional(),
+  });
+  const paramsObject = z.record(z.string(), z.unknown());
+  const nonEmpty = z.string().trim().min(1);
+  const node: z.ZodType<RawConfigNode> = z.lazy(() =>
+    z.looseObject({
+      strategy: strategySchema.optional(),
+      targets: z.array(node).min(1).optional(),
+      name: nonEmpty.max(128).optional(),
+      provider: nonEmpty.optional(),
+      api_key: z.string().optional(),
+      virtual_key: nonEmpty.optional(),
+      custom_host: nonEmpty.optional(),
+      weight: z.number().min(0).optional(),
+      override_params: paramsObject.optional(),
+      default_params: paramsObject.optional(),
+      drop_params: z.array(nonEmpty).optional(),
+      forward_headers: z.array(nonEmpty).optional(),
+      request_timeout: z.number().int().positive().optional(),
+      retry: retrySchema.optional(),
+      cache: cacheSchema.optional(),
+      resource_name: nonEmpty.optional(),
+      deployment_id: nonEmpty.optional(),
+      api_version: nonEmpty.optional(),
+      azure_model_name: nonEmpty.optional(),
+      vertex_project_id: nonEmpty.optional(),
+      vertex_region: nonEmpty.optional(),
+      vertex_service_account_json: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+      aws_access_key_id: nonEmpty.optional(),
+      aws_secret_access_key: nonEmpty.optional(),
+      aws_session_token: nonEmpty.optional(),
+      aws_region: nonEmpty.optional(),
+    }),
+  );
+  return node;
+}
 
 export interface RetryPolicy {
   /** Retries after the first call (0 to 5). */
@@ -190,7 +204,7 @@ export type ConfigNode = LeafNode | StrategyNode;
 export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-gateway-config"): ConfigNode {
   if (!isPlainObject(raw))
     throw badRequest(`Invalid value for '${param}': a config must be a JSON object.`, param, "invalid_config");
-  const parsed = validate(configNodeSchema, snakeCaseConfig(raw), param) as RawConfigNode;
+  const parsed = validate(configSchema(), snakeCaseConfig(raw), param) as RawConfigNode;
   const root = compileNode(parsed, { path: "config", param, trusted, depth: 0, inherited: {} });
   checkLimits(root, param);
   return root;

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
-import { assertWritable, boundWorkspace, isoTime, slugSchema } from "../../control/provider-credentials.ts";
+import { assertWritable, boundWorkspace, isoTime } from "../../control/provider-credentials.ts";
+import { slugSchema } from "../../control/provider-credentials-schemas.ts";
 import {
   type ConfigResource,
   configStore,

@@ -5,15 +5,14 @@ import { listPage, listQuerySchema, listResponse } from "../../control/list-quer
 import {
   assertWritable,
   boundWorkspace,
-  configurationsSchema,
   isoTime,
   parseCredentialInput,
   presentCredentials,
   providerId,
   sealCredentials,
-  slugSchema,
   updateCredentials,
 } from "../../control/provider-credentials.ts";
+import { configurationsSchema, slugSchema } from "../../control/provider-credentials-schemas.ts";
 import {
   type IntegrationResource,
   type ModelEntry,

@@ -5,15 +5,17 @@ import { listQuerySchema, listResponse } from "../../control/list-query.ts";
 import {
   type GuardrailPhase,
   type OrganisationRecord,
-  defaultsUpdateSchema,
-  exclusionsUpdateSchema,
   getOrganisation,
   presentDefaults,
   presentSettings,
   resolveGuardrailRefs,
-  settingsUpdateSchema,
   updateOrganisation,
 } from "../../control/organisation.ts";
+import {
+  defaultsUpdateSchema,
+  exclusionsUpdateSchema,
+  settingsUpdateSchema,
+} from "../../control/organisation-schemas.ts";
 import { workspaceStore } from "../../control/workspaces.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, notFound } from "../../http/errors.ts";

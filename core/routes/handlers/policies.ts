@@ -12,13 +12,15 @@ import {
   groupIndexPk,
   policyStore,
   presentPolicy,
+} from "../../policies/model.ts";
+import {
   rateCreateSchema,
   rateFields,
   rateUpdateSchema,
   usageCreateSchema,
   usageFields,
   usageUpdateSchema,
-} from "../../policies/model.ts";
+} from "../../policies/requests.ts";
 
 /**
  * Usage-limit and rate-limit policies (`/v2/policies/{usage-limits,rate-limits}`, also under /v1): CRUD and

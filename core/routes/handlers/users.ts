@@ -12,8 +12,6 @@ import {
   type User,
   deleteInviteToken,
   findInviteByToken,
-  inviteAcceptSchema,
-  inviteCreateSchema,
   inviteStatus,
   inviteStore,
   issueInviteToken,
@@ -21,8 +19,8 @@ import {
   presentInvite,
   presentUser,
   userStore,
-  userUpdateSchema,
 } from "../../control/users.ts";
+import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../../control/users-schemas.ts";
 import { workspaceStore } from "../../control/workspaces.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { HttpError, badRequest, conflict, notFound } from "../../http/errors.ts";

@@ -2,19 +2,21 @@ import * as z from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
 import {
-  type ConfigurationsInput,
   assertWritable,
   boundWorkspace,
-  configurationsSchema,
   isoTime,
   parseCredentialInput,
   presentCredentials,
   providerId,
   sealCredentials,
   slugFrom,
-  slugSchema,
   updateCredentials,
 } from "../../control/provider-credentials.ts";
+import {
+  type ConfigurationsInput,
+  configurationsSchema,
+  slugSchema,
+} from "../../control/provider-credentials-schemas.ts";
 import {
   type VirtualKeyResource,
   canUseProvider,

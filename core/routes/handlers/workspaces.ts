@@ -13,17 +13,17 @@ import {
   updateMembershipRole,
 } from "../../control/members.ts";
 import { getOrganisation } from "../../control/organisation.ts";
-import { userStore, workspaceRoleSchema } from "../../control/users.ts";
+import { userStore } from "../../control/users.ts";
+import { workspaceRoleSchema } from "../../control/users-schemas.ts";
 import {
   type Workspace,
   assertDeletable,
   normaliseDefaults,
   presentWorkspace,
   slugFromName,
-  workspaceCreateSchema,
   workspaceStore,
-  workspaceUpdateSchema,
 } from "../../control/workspaces.ts";
+import { workspaceCreateSchema, workspaceUpdateSchema } from "../../control/workspaces-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { HttpError, badRequest, forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
