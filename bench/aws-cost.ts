@@ -128,7 +128,11 @@ export const STORE_WRITE_MS = 5;
  * rate-limit counter the targets assume (+1 write), and with bodies over the inline limit going to S3.
  */
 export function standardScenarios(
-  measured: { overheadMs: number; ops: StoreOpsPerRequest },
+  measured: {
+    overheadMs: number;
+    ops: StoreOpsPerRequest /** The measured requests already wrote a rate-limit counter. */;
+    counterMeasured?: boolean;
+  },
   options: CostOptions = DEFAULT_COST_OPTIONS,
 ): CostScenario[] {
   const writesMs = (ops: StoreOpsPerRequest) => (ops.dynamoWrites + ops.s3Puts > 0 ? STORE_WRITE_MS : 0); // written in parallel
@@ -140,10 +144,24 @@ export function standardScenarios(
     dynamoWriteUnits: ops.dynamoWriteUnits + 1,
   };
   const withS3: StoreOpsPerRequest = { ...withCounter, s3Puts: withCounter.s3Puts + 1 };
-  return [
+  const measuredRows: CostScenario[] = [
     { name: "measured: gateway time only (mock upstream)", billedMs: own + writesMs(ops), ops },
     { name: "measured + 1 s model latency", billedMs: own + writesMs(ops) + 1000, ops },
     { name: "measured + 10 s model latency", billedMs: own + writesMs(ops) + 10_000, ops },
+  ];
+  if (measured.counterMeasured) {
+    const bodiesToS3: StoreOpsPerRequest = { ...ops, s3Puts: ops.s3Puts + 1 };
+    return [
+      ...measuredRows,
+      {
+        name: "+ log bodies > 16 KB to S3 (projected), 1 s latency",
+        billedMs: own + writesMs(bodiesToS3) + 1000,
+        ops: bodiesToS3,
+      },
+    ];
+  }
+  return [
+    ...measuredRows,
     {
       name: "+ rate-limit counter (projected), 1 s model latency",
       billedMs: own + writesMs(withCounter) + 1000,

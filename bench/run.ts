@@ -639,7 +639,10 @@ function printCost(): void {
   const options = { ...DEFAULT_COST_OPTIONS, initMs: chat?.initMs ?? DEFAULT_COST_OPTIONS.initMs };
   sources.push(chat ? `init: chat bundle import ${chat.initMs.toFixed(0)} ms` : `init: ${options.initMs} ms assumed`);
   const ops = awsRequestsOf(warm?.byMethod ?? {}, warm?.writeUnits);
-  const lines = standardScenarios({ overheadMs, ops }, options).map((scenario) => costPerMillion(scenario, options));
+  const counterMeasured = (warm?.byMethod["counters.add"] ?? 0) >= 1;
+  const lines = standardScenarios({ overheadMs, ops, counterMeasured }, options).map((scenario) =>
+    costPerMillion(scenario, options),
+  );
   results.cost = { sources, options, lines };
   console.log(`\n${formatCost(lines, options)}`);
   console.log(`  inputs: ${sources.join("; ")}`);
