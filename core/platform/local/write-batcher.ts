@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "./sqlite.ts";
 import { toStoreError } from "./sqlite.ts";
+import { StoreUnavailableError } from "../../store/ports.ts";
 
 interface Waiter {
   what: string;
@@ -59,15 +60,27 @@ export class WriteBatcher {
   /** Runs `work` in the open batch and returns its result before the commit (see the class comment). */
   runNow<T>(what: string, work: () => T): T {
     try {
+      // SQLite rolls a transaction back by itself on some faults (I/O, full disk): the batch's writes are gone,
+      // and so are the promises of the writes waiting for it.
+      if (this.#timer !== undefined && !this.#db.inTransaction) this.#abandon();
       // A closed database throws from here (mapped to StoreUnavailableError below).
       if (this.#timer === undefined) {
-        if (!this.#db.inTransaction) this.#begin.run();
+        this.#begin.run();
         this.#timer = setTimeout(() => this.flush(), COMMIT_DELAY_MS);
       }
       return work();
     } catch (error) {
       throw toStoreError(error, what);
     }
+  }
+
+  #abandon(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    const error = new StoreUnavailableError("the database rolled the write batch back");
+    for (const waiter of waiters) waiter.reject(error);
   }
 
   /** Commits the open batch now (also what the timer does); call before closing the database. */
@@ -78,8 +91,12 @@ export class WriteBatcher {
     this.#waiters = [];
     try {
       // SQLite rolls a transaction back by itself on some faults (I/O, full disk): its writes are gone.
-      if (!this.#db.open || !this.#db.inTransaction) {
+      if (!this.#db.open) {
         if (waiters.length > 0) throw new TypeError("The database connection is not open");
+        return;
+      }
+      if (!this.#db.inTransaction) {
+        if (waiters.length > 0) throw new StoreUnavailableError("the database rolled the write batch back");
         return;
       }
       for (const work of this.#beforeCommit) work();

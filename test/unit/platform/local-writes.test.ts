@@ -59,6 +59,22 @@ describe("local write batching", () => {
     db.close();
   });
 
+  it("rejects the writes of a batch SQLite rolled back by itself, and starts a new batch for the next ones", async () => {
+    const file = join(tempDir(), "rollback.db");
+    const db = openDatabase(file);
+    db.exec("CREATE TABLE t (v INTEGER)");
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const lost = batcher.run("t.insert", () => insert.run(1));
+    // Stands in for an I/O fault: the transaction is gone under the batcher's feet.
+    db.exec("ROLLBACK");
+    const kept = batcher.run("t.insert", () => insert.run(2));
+    await expect(lost).rejects.toBeInstanceOf(StoreUnavailableError);
+    await kept;
+    expect(committed(file, "SELECT v FROM t")).toEqual([{ v: 2 }]);
+    db.close();
+  });
+
   it("answers 503 (StoreUnavailableError) for writes to a closed database", async () => {
     const db = openDatabase(join(tempDir(), "closed.db"));
     const batcher = new WriteBatcher(db);
