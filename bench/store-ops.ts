@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoStreamRecord } from "../core/platform/aws/analytics-stream-handler.ts";
 import { createAnalyticsStreamHandler } from "../core/platform/aws/analytics-stream-handler.ts";
-import { toImage } from "../core/platform/aws/stream-image.ts";
+import { marshallItem } from "../core/platform/aws/dynamo-values.ts";
 import { createLocalStores } from "../core/platform/local/local-stores.ts";
 import type { Services } from "../core/services.ts";
 import type { RecordItem } from "../core/store/ports.ts";
@@ -168,8 +168,8 @@ async function measureStreamWorker(
             eventName: "INSERT",
             eventSource: "aws:dynamodb",
             dynamodb: {
-              Keys: toImage({ pk: item.pk, sk: item.sk }),
-              NewImage: toImage(item),
+              Keys: marshallItem({ pk: item.pk, sk: item.sk }),
+              NewImage: marshallItem(item),
               SequenceNumber: String(sequence),
               StreamViewType: "NEW_IMAGE",
             },

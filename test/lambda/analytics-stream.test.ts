@@ -15,7 +15,7 @@ import {
   requestLogOf,
 } from "../../core/platform/aws/analytics-stream-handler.ts";
 import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
-import type { StreamImage } from "../../core/platform/aws/stream-image.ts";
+import type { AttributeMap } from "../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import { type Counters, StoreUnavailableError, type Stores } from "../../core/store/ports.ts";
 import { createTable, TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
@@ -114,7 +114,7 @@ async function countLocally(logs: RequestLog[]): Promise<void> {
 }
 
 /** The item as DynamoDB holds it (typed attribute values): a raw GetItem, as a stream's NewImage shows it. */
-async function rawItem(pk: string, sk: string, table = emulators.tableName): Promise<StreamImage> {
+async function rawItem(pk: string, sk: string, table = emulators.tableName): Promise<AttributeMap> {
   const response = await fetch(emulators.dynamodb, {
     method: "POST",
     headers: {
@@ -126,7 +126,7 @@ async function rawItem(pk: string, sk: string, table = emulators.tableName): Pro
     },
     body: JSON.stringify({ TableName: table, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
   });
-  const body = (await response.json()) as { Item?: StreamImage };
+  const body = (await response.json()) as { Item?: AttributeMap };
   if (!body.Item) throw new Error(`no item ${pk} ${sk}`);
   return body.Item;
 }
@@ -134,7 +134,7 @@ async function rawItem(pk: string, sk: string, table = emulators.tableName): Pro
 let sequence = 10n ** 20n * 4421584500n;
 
 /** A stream record as Lambda delivers it (documented shape: eventName, dynamodb.Keys/NewImage/SequenceNumber). */
-function streamRecord(eventName: "INSERT" | "MODIFY" | "REMOVE", image: StreamImage): DynamoStreamRecord {
+function streamRecord(eventName: "INSERT" | "MODIFY" | "REMOVE", image: AttributeMap): DynamoStreamRecord {
   sequence += 1000n + BigInt(Math.floor(Math.random() * 1000));
   return {
     eventID: randomUUID().replaceAll("-", ""),

@@ -2,7 +2,7 @@ import { AnalyticsBatchCounter, type LogBatchEntry } from "../../analytics/log-b
 import type { RequestLog } from "../../logs/log-record.ts";
 import type { Counters, Records } from "../../store/ports.ts";
 import { createAwsStores } from "./aws-stores.ts";
-import { fromImage, type StreamImage } from "./stream-image.ts";
+import { type AttributeMap, unmarshallItem } from "./dynamo-values.ts";
 
 /**
  * The analytics stream worker (functions/workers/analytics-stream.ts, subscribed in infra/workers.ts): on AWS
@@ -24,9 +24,9 @@ export interface DynamoStreamRecord {
   eventName?: "INSERT" | "MODIFY" | "REMOVE";
   eventSource?: string;
   dynamodb?: {
-    Keys?: StreamImage;
-    NewImage?: StreamImage;
-    OldImage?: StreamImage;
+    Keys?: AttributeMap;
+    NewImage?: AttributeMap;
+    OldImage?: AttributeMap;
     SequenceNumber?: string;
     SizeBytes?: number;
     StreamViewType?: string;
@@ -106,7 +106,7 @@ export function requestLogOf(record: DynamoStreamRecord): RequestLog | undefined
   if (!image || !pk?.startsWith("LOG#") || sk !== "LOG") return undefined;
   let item: Record<string, unknown>;
   try {
-    item = fromImage(image);
+    item = unmarshallItem(image);
   } catch (error) {
     console.error(`analytics stream: log ${pk} could not be read; it is not counted`, error);
     return undefined;

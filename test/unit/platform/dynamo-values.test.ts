@@ -55,6 +55,14 @@ describe("DynamoDB attribute values", () => {
     });
   });
 
+  it("reads stream images too, and rejects an unknown attribute type", () => {
+    expect(unmarshallItem({ n: { N: "-12.5" }, map: { M: { inner: { L: [{ N: "1" }, { S: "two" }] } } } })).toEqual({
+      n: -12.5,
+      map: { inner: [1, "two"] },
+    });
+    expect(() => unmarshallItem({ odd: { X: "1" } as never })).toThrow(/unknown DynamoDB attribute type X/);
+  });
+
   it("round-trips a record", () => {
     const item = { pk: "p", sk: "s", ttl: 1_700_000_000, data: { tags: ["x"], limits: { rpm: 10, on: false } } };
     expect(unmarshallItem(marshallItem(item))).toEqual(item);
