@@ -1,44 +1,73 @@
-import * as z from "zod";
-
 /**
  * Process-wide settings from the environment, validated once at start. Every variable is documented in the
  * README; unknown values fail start-up with a clear message instead of misbehaving later.
+ *
+ * Plain parsers rather than a zod schema: every Lambda cold start reads the settings, and building a schema
+ * (zod's first one pays for zod's own set-up) cost the data-plane functions about 10 ms of their init.
  */
-const booleanFlag = z
-  .string()
-  .optional()
-  .transform((value) => value !== undefined && /^(1|true|yes|on)$/i.test(value.trim()));
 
-const positiveInt = (fallback: number, min = 1) =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === "") return fallback;
-      const parsed = Number(value);
-      if (!Number.isInteger(parsed) || parsed < min) {
-        ctx.addIssue({ code: "custom", message: `expected an integer >= ${min}, got '${value}'` });
-        return z.NEVER;
-      }
-      return parsed;
-    });
+/** Turns one variable's raw value into its setting, or throws a SettingError saying what was expected. */
+type Parser<T> = (raw: string | undefined) => T;
 
-const commaList = z
-  .string()
-  .optional()
-  .transform((value) =>
-    (value ?? "")
-      .split(",")
-      .map((part) => part.trim())
-      .filter(Boolean),
-  );
+class SettingError extends Error {}
 
-const settingsSchema = z.object({
-  GATEWAY_PLATFORM: z.enum(["local", "aws"]).default("local"),
+const optionalString: Parser<string | undefined> = (raw) => raw;
+
+const stringWithDefault =
+  (fallback: string): Parser<string> =>
+  (raw) =>
+    raw ?? fallback;
+
+const booleanFlag: Parser<boolean> = (raw) => raw !== undefined && /^(1|true|yes|on)$/i.test(raw.trim());
+
+const positiveInt =
+  (fallback: number, min = 1): Parser<number> =>
+  (raw) => {
+    if (raw === undefined || raw.trim() === "") return fallback;
+    const parsed = Number(raw);
+    if (!Number.isInteger(parsed) || parsed < min)
+      throw new SettingError(`expected an integer >= ${min}, got '${raw}'`);
+    return parsed;
+  };
+
+const commaList: Parser<string[]> = (raw) =>
+  (raw ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+const oneOf =
+  <const T extends string>(values: readonly T[], fallback: T): Parser<T> =>
+  (raw) => {
+    if (raw === undefined) return fallback;
+    if ((values as readonly string[]).includes(raw)) return raw as T;
+    throw new SettingError(`expected one of ${values.join(", ")}, got '${raw}'`);
+  };
+
+const optionalUrl: Parser<string | undefined> = (raw) => {
+  if (raw === undefined) return undefined;
+  if (!URL.canParse(raw)) throw new SettingError(`expected an absolute URL, got '${raw}'`);
+  return raw;
+};
+
+const optionalJwks: Parser<string | undefined> = (raw) => {
+  if (raw === undefined) return undefined;
+  let keys: unknown;
+  try {
+    keys = JSON.parse(raw)?.keys;
+  } catch {
+    // reported below
+  }
+  if (!Array.isArray(keys)) throw new SettingError('expected a JSON Web Key Set ({"keys": [...]})');
+  return raw;
+};
+
+const SETTINGS = {
+  GATEWAY_PLATFORM: oneOf(["local", "aws"], "local"),
   PORT: positiveInt(8787, 0), // 0 picks a free port (tests)
-  HOST: z.string().default("0.0.0.0"),
-  GATEWAY_DATA_DIR: z.string().default(".gateway"),
-  GATEWAY_PUBLIC_URL: z.string().optional(),
+  HOST: stringWithDefault("0.0.0.0"),
+  GATEWAY_DATA_DIR: stringWithDefault(".gateway"),
+  GATEWAY_PUBLIC_URL: optionalString,
   GATEWAY_MAX_JSON_BODY_BYTES: positiveInt(25 * 1024 * 1024),
   GATEWAY_MAX_UPLOAD_BYTES: positiveInt(512 * 1024 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
@@ -49,48 +78,42 @@ const settingsSchema = z.object({
   ENABLE_PROMETHEUS: booleanFlag,
   GATEWAY_WORKER_POLL_MS: positiveInt(1000),
   GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
-  GATEWAY_LOG_BODIES: z
-    .string()
-    .optional()
-    .transform((value) => value === undefined || !/^(0|false|no|off)$/i.test(value.trim())),
+  GATEWAY_LOG_BODIES: ((raw) => raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
   // JWT authentication (spec 5.4; core/auth/jwt.ts)
-  GATEWAY_JWT_JWKS_URL: z.string().url().optional(),
-  GATEWAY_JWT_JWKS: z
-    .string()
-    .optional()
-    .refine((value) => value === undefined || isJwks(value), 'expected a JSON Web Key Set ({"keys": [...]})'),
-  GATEWAY_JWT_ISSUER: z.string().optional(),
-  GATEWAY_JWT_AUDIENCE: z.string().optional(),
+  GATEWAY_JWT_JWKS_URL: optionalUrl,
+  GATEWAY_JWT_JWKS: optionalJwks,
+  GATEWAY_JWT_ISSUER: optionalString,
+  GATEWAY_JWT_AUDIENCE: optionalString,
   GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS: positiveInt(30, 0),
   // AWS platform
-  GATEWAY_TABLE: z.string().optional(),
-  GATEWAY_BUCKET: z.string().optional(),
-  GATEWAY_QUEUE_URLS: z.string().optional(),
-  GATEWAY_MASTER_KEY: z.string().optional(),
-  GATEWAY_KMS_KEY_ID: z.string().optional(),
-  GATEWAY_BOOTSTRAP_ADMIN_KEY: z.string().optional(),
-});
+  GATEWAY_TABLE: optionalString,
+  GATEWAY_BUCKET: optionalString,
+  GATEWAY_QUEUE_URLS: optionalString,
+  GATEWAY_MASTER_KEY: optionalString,
+  GATEWAY_KMS_KEY_ID: optionalString,
+  GATEWAY_BOOTSTRAP_ADMIN_KEY: optionalString,
+} satisfies Record<string, Parser<unknown>>;
 
-export type Settings = z.infer<typeof settingsSchema>;
-
-function isJwks(value: string): boolean {
-  try {
-    return Array.isArray(JSON.parse(value)?.keys);
-  } catch {
-    return false;
-  }
-}
+export type Settings = { [Name in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[Name]> };
 
 /** Every environment variable the gateway reads (the README documents each). */
-export const SETTING_NAMES = Object.keys(settingsSchema.shape);
+export const SETTING_NAMES = Object.keys(SETTINGS);
 
 export function loadSettings(env: Record<string, string | undefined> = process.env): Settings {
-  const result = settingsSchema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-  throw new Error(`Invalid gateway settings: ${problems}`);
+  const settings: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, parse] of Object.entries(SETTINGS) as Array<[string, Parser<unknown>]>) {
+    try {
+      settings[name] = parse(env[name]);
+    } catch (error) {
+      if (!(error instanceof SettingError)) throw error;
+      problems.push(`${name}: ${error.message}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`Invalid gateway settings: ${problems.join("; ")}`);
+  return settings as Settings;
 }
