@@ -88,9 +88,9 @@ export class AnalyticsBatchCounter {
       return { done: false, counted: 0, skipped: 0 };
     }
     const through = journal?.through;
-    const todo =
+    const uncounted =
       through === undefined ? entries : entries.filter((entry) => compareSequence(entry.sequence, through) > 0);
-    const skipped = entries.length - todo.length;
+    const skipped = entries.length - uncounted.length;
     const notDone = { done: false, counted: 0, skipped };
 
     // First the writes an earlier attempt could not make (its undo must land before round 1 runs again).
@@ -106,7 +106,7 @@ export class AnalyticsBatchCounter {
     try {
       plan = await countLogs(
         { counters: this.counters, records: this.records },
-        todo.map((entry) => entry.log),
+        uncounted.map((entry) => entry.log),
         this.indexed,
       );
     } catch (error) {
@@ -126,13 +126,13 @@ export class AnalyticsBatchCounter {
     const left = await this.write(plan, deadline, delays);
     if (isEmpty(left)) {
       if (journal) await this.deleteJournal(batchId);
-      return { done: true, counted: todo.length, skipped };
+      return { done: true, counted: uncounted.length, skipped };
     }
     console.error(
       `analytics batch ${batchId}: ${left.adds.size + left.puts.size} writes failed; kept for the batch's retry`,
     );
-    await this.saveJournal(batchId, { through: todo.at(-1)?.sequence ?? through, plan: left });
-    return { done: false, counted: todo.length, skipped };
+    await this.saveJournal(batchId, { through: uncounted.at(-1)?.sequence ?? through, plan: left });
+    return { done: false, counted: uncounted.length, skipped };
   }
 
   /** Writes a plan, retrying what fails until the delays run out or the deadline comes; returns what is left. */
