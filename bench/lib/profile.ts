@@ -150,8 +150,9 @@ export function summariseProfile(file: string, top = 25): ProfileSummary {
     }
   }
   const share = (us: number) => (busyUs > 0 ? us / busyUs : 0);
-  return {
-    inclusive: [...inclusive.values()]
+  /** The `top` entries with the most time, as the summary lists them. */
+  const topFunctions = (entries: Map<string, { name: string; where: string; area: string; us: number }>) =>
+    [...entries.values()]
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
       .map((entry) => ({
@@ -160,20 +161,13 @@ export function summariseProfile(file: string, top = 25): ProfileSummary {
         area: entry.area,
         selfMs: entry.us / 1000,
         share: share(entry.us),
-      })),
+      }));
+  return {
+    inclusive: topFunctions(inclusive),
     file,
     busyMs: busyUs / 1000,
     idleMs: idleUs / 1000,
-    functions: [...functions.values()]
-      .sort((a, b) => b.us - a.us)
-      .slice(0, top)
-      .map((entry) => ({
-        name: entry.name,
-        where: entry.where,
-        area: entry.area,
-        selfMs: entry.us / 1000,
-        share: share(entry.us),
-      })),
+    functions: topFunctions(functions),
     areas: [...areas.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
