@@ -2,7 +2,7 @@ import type * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { badRequest } from "../http/errors.ts";
 import { headersOf } from "../http/request-headers.ts";
-import { readJson, validate } from "../http/json.ts";
+import { readJson, type Schema, validate } from "../http/json.ts";
 import type { RouteKind } from "../providers/types.ts";
 import type { ConfigNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
@@ -28,12 +28,12 @@ export { upstreamToHttp } from "./plan.ts";
  * provider headers or workspace default), run the strategy engine over it, answer in OpenAI's shape with the
  * routing headers. The outcome (usage, cost, timings, attempts) is left on ctx.outcome.
  */
-export async function handleInference<T extends z.ZodType>(
+export async function handleInference<T extends Schema>(
   route: RouteKind,
   request: Request,
   ctx: RequestContext,
   schema: T,
-  normalise: (body: z.infer<T>) => Record<string, any> = (body) => body as Record<string, any>,
+  normalise: (body: z.core.output<T>) => Record<string, any> = (body) => body as Record<string, any>,
 ): Promise<Response> {
   const body = normalise(
     validate(

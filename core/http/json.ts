@@ -76,10 +76,18 @@ export async function readJson(
   }
 }
 
+/**
+ * Any zod 4 schema, classic (`zod`, the control plane) or `zod/mini` (the data-plane request schemas): both
+ * carry a `safeParse` method, so validating costs no runtime import of either.
+ */
+export type Schema<Output = unknown> = z.core.$ZodType<Output> & {
+  safeParse(value: unknown): z.core.util.SafeParseResult<Output>;
+};
+
 /** Validates a value with a zod schema; the first issue becomes a 400 naming the offending param path. */
-export function validate<T extends z.ZodType>(schema: T, value: unknown, paramPrefix = ""): z.infer<T> {
+export function validate<T extends Schema>(schema: T, value: unknown, paramPrefix = ""): z.core.output<T> {
   const result = schema.safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) return result.data as z.core.output<T>;
   const issue = result.error.issues[0]!;
   const path = issue.path
     .map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
@@ -90,6 +98,10 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, paramPr
 }
 
 /** Reads and validates a JSON body in one step. */
-export async function readBody<T extends z.ZodType>(request: Request, schema: T, limit?: number): Promise<z.infer<T>> {
+export async function readBody<T extends Schema>(
+  request: Request,
+  schema: T,
+  limit?: number,
+): Promise<z.core.output<T>> {
   return validate(schema, await readJson(request, limit));
 }

@@ -1,6 +1,7 @@
-import * as z from "zod";
+import * as z from "zod/mini";
 import { badRequest } from "../http/errors.ts";
 import { validate } from "../http/json.ts";
+import "../http/zod-locale.ts";
 import { findProvider } from "../providers/registry.ts";
 import { checkCustomHostSyntax, type TrustedHosts } from "../security/custom-host.ts";
 import type { ParamRules } from "./params.ts";
@@ -72,68 +73,71 @@ export interface RawConfigNode {
 
 /**
  * The config JSON shape, built on first use: zod builds schemas eagerly, most requests carry no config, and
- * building it at import would add to every data-plane function's cold start. Loose objects: fields of later
- * features (guardrails, hooks) pass untouched. Typed as ZodType<RawConfigNode>: tsc checks its output.
+ * building it at import would add to every data-plane function's cold start (as would classic zod: this is
+ * `zod/mini`, see core/gateway/schemas/common.ts). Loose objects: fields of later features (guardrails,
+ * hooks) pass untouched. Typed as ZodMiniType<RawConfigNode>: tsc checks its output.
  */
-let builtSchema: z.ZodType<RawConfigNode> | undefined;
+let builtSchema: z.ZodMiniType<RawConfigNode> | undefined;
 
-function configSchema(): z.ZodType<RawConfigNode> {
+function configSchema(): z.ZodMiniType<RawConfigNode> {
   builtSchema ??= buildConfigSchema();
   return builtSchema;
 }
 
-function buildConfigSchema(): z.ZodType<RawConfigNode> {
-  const statusCode = z.number().int().min(100).max(599);
+function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
+  /** Classic zod's `z.number().int()`, then `checks`. */
+  const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
+  const statusCode = int(z.minimum(100), z.maximum(599));
   const retrySchema = z.strictObject({
-    attempts: z.number().int().min(0).max(CONFIG_LIMITS.retryAttempts),
-    on_status_codes: z.array(statusCode).optional(),
-    use_retry_after_header: z.boolean().optional(),
+    attempts: int(z.minimum(0), z.maximum(CONFIG_LIMITS.retryAttempts)),
+    on_status_codes: z.optional(z.array(statusCode)),
+    use_retry_after_header: z.optional(z.boolean()),
   });
   const cacheSchema = z.looseObject({
     mode: z.enum(["simple", "semantic"]),
-    max_age: z.number().int().positive().optional(),
+    max_age: z.optional(int(z.positive())),
   });
   const conditionSchema = z.strictObject({
     query: z.record(z.string(), z.unknown()),
     // biome-ignore lint/suspicious/noThenProperty: `then` is the config format's name for the chosen target.
-    then: z.string().min(1),
+    then: z.string().check(z.minLength(1)),
   });
   const strategySchema = z.strictObject({
     mode: z.enum(STRATEGY_MODES),
-    on_status_codes: z.array(statusCode).optional(),
-    conditions: z.array(conditionSchema).optional(),
-    default: z.string().min(1).optional(),
+    on_status_codes: z.optional(z.array(statusCode)),
+    conditions: z.optional(z.array(conditionSchema)),
+    default: z.optional(z.string().check(z.minLength(1))),
   });
   const paramsObject = z.record(z.string(), z.unknown());
-  const nonEmpty = z.string().trim().min(1);
-  const node: z.ZodType<RawConfigNode> = z.lazy(() =>
+  const nonEmpty = z.string().check(z.trim(), z.minLength(1));
+  const node: z.ZodMiniType<RawConfigNode> = z.lazy(() =>
     z.looseObject({
-      strategy: strategySchema.optional(),
-      targets: z.array(node).min(1).optional(),
-      name: nonEmpty.max(128).optional(),
-      provider: nonEmpty.optional(),
-      api_key: z.string().optional(),
-      virtual_key: nonEmpty.optional(),
-      custom_host: nonEmpty.optional(),
-      weight: z.number().min(0).optional(),
-      override_params: paramsObject.optional(),
-      default_params: paramsObject.optional(),
-      drop_params: z.array(nonEmpty).optional(),
-      forward_headers: z.array(nonEmpty).optional(),
-      request_timeout: z.number().int().positive().optional(),
-      retry: retrySchema.optional(),
-      cache: cacheSchema.optional(),
-      resource_name: nonEmpty.optional(),
-      deployment_id: nonEmpty.optional(),
-      api_version: nonEmpty.optional(),
-      azure_model_name: nonEmpty.optional(),
-      vertex_project_id: nonEmpty.optional(),
-      vertex_region: nonEmpty.optional(),
-      vertex_service_account_json: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
-      aws_access_key_id: nonEmpty.optional(),
-      aws_secret_access_key: nonEmpty.optional(),
-      aws_session_token: nonEmpty.optional(),
-      aws_region: nonEmpty.optional(),
+      strategy: z.optional(strategySchema),
+      targets: z.optional(z.array(node).check(z.minLength(1))),
+      name: z.optional(nonEmpty.check(z.maxLength(128))),
+      provider: z.optional(nonEmpty),
+      api_key: z.optional(z.string()),
+      virtual_key: z.optional(nonEmpty),
+      custom_host: z.optional(nonEmpty),
+      weight: z.optional(z.number().check(z.minimum(0))),
+      override_params: z.optional(paramsObject),
+      default_params: z.optional(paramsObject),
+      drop_params: z.optional(z.array(nonEmpty)),
+      forward_headers: z.optional(z.array(nonEmpty)),
+      request_timeout: z.optional(int(z.positive())),
+      retry: z.optional(retrySchema),
+      cache: z.optional(cacheSchema),
+      resource_name: z.optional(nonEmpty),
+      deployment_id: z.optional(nonEmpty),
+      api_version: z.optional(nonEmpty),
+      azure_model_name: z.optional(nonEmpty),
+      vertex_project_id: z.optional(nonEmpty),
+      vertex_region: z.optional(nonEmpty),
+      vertex_service_account_json: z.optional(z.union([z.string(), z.record(z.string(), z.unknown())])),
+      aws_access_key_id: z.optional(nonEmpty),
+      aws_secret_access_key: z.optional(nonEmpty),
+      aws_session_token: z.optional(nonEmpty),
+      aws_region: z.optional(nonEmpty),
     }),
   );
   return node;

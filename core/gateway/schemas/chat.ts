@@ -1,38 +1,40 @@
-import * as z from "zod";
-import { logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, user } from "./common.ts";
+import * as z from "zod/mini";
+import "../../http/zod-locale.ts";
+import { int, logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, user } from "./common.ts";
 
 /**
  * POST /v1/chat/completions (spec 4.2). Unknown fields are kept (loose objects) so they reach
  * OpenAI-compatible providers; message contents are checked for shape, not for every provider's extensions.
+ * `z.nullish(x)` is classic zod's `x.nullable().optional()`.
  */
 
 const contentPart = z.looseObject({ type: z.string() });
-const content = z.union([z.string(), z.array(contentPart)]).nullable();
+const content = z.nullable(z.union([z.string(), z.array(contentPart)]));
 
 const toolCall = z.looseObject({
   id: z.string(),
-  type: z.literal("function").optional(),
+  type: z.optional(z.literal("function")),
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
 const message = z.discriminatedUnion("role", [
-  z.looseObject({ role: z.literal("system"), content, name: z.string().optional() }),
-  z.looseObject({ role: z.literal("developer"), content, name: z.string().optional() }),
-  z.looseObject({ role: z.literal("user"), content, name: z.string().optional() }),
+  z.looseObject({ role: z.literal("system"), content, name: z.optional(z.string()) }),
+  z.looseObject({ role: z.literal("developer"), content, name: z.optional(z.string()) }),
+  z.looseObject({ role: z.literal("user"), content, name: z.optional(z.string()) }),
   z.looseObject({
     role: z.literal("assistant"),
-    content: content.optional(),
-    tool_calls: z.array(toolCall).optional(),
-    function_call: z.looseObject({ name: z.string(), arguments: z.string() }).nullable().optional(),
+    content: z.optional(content),
+    tool_calls: z.optional(z.array(toolCall)),
+    function_call: z.nullish(z.looseObject({ name: z.string(), arguments: z.string() })),
   }),
   z.looseObject({ role: z.literal("tool"), content, tool_call_id: z.string() }),
   z.looseObject({ role: z.literal("function"), content, name: z.string() }),
 ]);
 
 const functionDefinition = z.looseObject({
-  name: z.string().min(1),
-  description: z.string().optional(),
-  parameters: z.record(z.string(), z.unknown()).optional(),
+  name: z.string().check(z.minLength(1)),
+  description: z.optional(z.string()),
+  parameters: z.optional(z.record(z.string(), z.unknown())),
 });
 
 const tool = z.looseObject({ type: z.literal("function"), function: functionDefinition });
@@ -44,45 +46,47 @@ const toolChoice = z.union([
 
 export const chatCompletionRequest = z
   .looseObject({
-    messages: z.array(message).min(1, "messages must contain at least one message"),
-    model: z.string().min(1),
-    frequency_penalty: penalty.nullable().optional(),
-    presence_penalty: penalty.nullable().optional(),
-    logit_bias: logitBias.nullable().optional(),
-    logprobs: z.boolean().nullable().optional(),
-    top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
-    max_tokens: z.number().int().min(1).nullable().optional(),
-    max_completion_tokens: z.number().int().min(1).nullable().optional(),
-    n: n.nullable().optional(),
-    response_format: z.looseObject({ type: z.enum(["text", "json_object", "json_schema"]) }).optional(),
-    seed: seed.nullable().optional(),
-    stop: stop.optional(),
-    stream: z.boolean().nullable().optional(),
-    stream_options: streamOptions.optional(),
-    thinking: z
-      .looseObject({ type: z.enum(["enabled", "disabled"]), budget_tokens: z.number().int().min(0).optional() })
-      .optional(),
-    temperature: temperature.nullable().optional(),
-    top_p: topP.nullable().optional(),
-    tools: z.array(tool).max(128, "at most 128 tools").optional(),
-    tool_choice: toolChoice.optional(),
-    parallel_tool_calls: z.boolean().optional(),
-    user: user.optional(),
-    function_call: z.union([z.enum(["none", "auto"]), z.looseObject({ name: z.string() })]).optional(),
-    functions: z.array(functionDefinition).min(1).max(128, "at most 128 functions").optional(),
+    messages: z.array(message).check(z.minLength(1, "messages must contain at least one message")),
+    model: z.string().check(z.minLength(1)),
+    frequency_penalty: z.nullish(penalty),
+    presence_penalty: z.nullish(penalty),
+    logit_bias: z.nullish(logitBias),
+    logprobs: z.nullish(z.boolean()),
+    top_logprobs: z.nullish(int(z.minimum(0), z.maximum(20))),
+    max_tokens: z.nullish(int(z.minimum(1))),
+    max_completion_tokens: z.nullish(int(z.minimum(1))),
+    n: z.nullish(n),
+    response_format: z.optional(z.looseObject({ type: z.enum(["text", "json_object", "json_schema"]) })),
+    seed: z.nullish(seed),
+    stop: z.optional(stop),
+    stream: z.nullish(z.boolean()),
+    stream_options: z.optional(streamOptions),
+    thinking: z.optional(
+      z.looseObject({ type: z.enum(["enabled", "disabled"]), budget_tokens: z.optional(int(z.minimum(0))) }),
+    ),
+    temperature: z.nullish(temperature),
+    top_p: z.nullish(topP),
+    tools: z.optional(z.array(tool).check(z.maxLength(128, "at most 128 tools"))),
+    tool_choice: z.optional(toolChoice),
+    parallel_tool_calls: z.optional(z.boolean()),
+    user: z.optional(user),
+    function_call: z.optional(z.union([z.enum(["none", "auto"]), z.looseObject({ name: z.string() })])),
+    functions: z.optional(z.array(functionDefinition).check(z.minLength(1), z.maxLength(128, "at most 128 functions"))),
   })
-  .superRefine((body, ctx) => {
-    if (body.top_logprobs != null && body.logprobs !== true) {
-      ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "top_logprobs requires logprobs to be true" });
-    }
-    if (body.stream_options && body.stream !== true) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["stream_options"],
-        message: "stream_options is only allowed when stream is true",
-      });
-    }
-  });
+  .check(
+    z.superRefine((body, ctx) => {
+      if (body.top_logprobs != null && body.logprobs !== true) {
+        ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "top_logprobs requires logprobs to be true" });
+      }
+      if (body.stream_options && body.stream !== true) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["stream_options"],
+          message: "stream_options is only allowed when stream is true",
+        });
+      }
+    }),
+  );
 
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 

@@ -1,17 +1,26 @@
-import * as z from "zod";
+import * as z from "zod/mini";
+import "../../http/zod-locale.ts";
 
-/** Shared request fields and ranges of spec 4.2, 4.3 and 8. */
+/**
+ * Shared request fields and ranges of spec 4.2, 4.3 and 8. The request schemas use `zod/mini` (functional
+ * checks: `z.number().check(z.int(), z.minimum(1))` is classic zod's `z.number().int().min(1)`): data-plane
+ * functions load them at init, and classic zod's bundle and import time weigh on the cold start.
+ */
 
-export const penalty = z.number().min(-2).max(2);
-export const temperature = z.number().min(0).max(2);
-export const topP = z.number().min(0).max(1);
-export const n = z.number().int().min(1).max(128);
-export const seed = z
-  .number()
-  .int()
-  .min(-(2 ** 63))
-  .max(2 ** 63);
-export const logitBias = z.record(z.string().regex(/^\d+$/, "keys must be token ids"), z.number().min(-100).max(100));
-export const stop = z.union([z.string(), z.array(z.string()).max(4, "at most 4 stop sequences")]).nullable();
-export const streamOptions = z.looseObject({ include_usage: z.boolean().optional() }).nullable();
-export const user = z.string().max(512);
+/** Classic zod's `z.number().int()`: a finite number that is a safe integer (checks follow). */
+export const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
+
+export const penalty = z.number().check(z.minimum(-2), z.maximum(2));
+export const temperature = z.number().check(z.minimum(0), z.maximum(2));
+export const topP = z.number().check(z.minimum(0), z.maximum(1));
+export const n = int(z.minimum(1), z.maximum(128));
+export const seed = int(z.minimum(-(2 ** 63)), z.maximum(2 ** 63));
+export const logitBias = z.record(
+  z.string().check(z.regex(/^\d+$/, "keys must be token ids")),
+  z.number().check(z.minimum(-100), z.maximum(100)),
+);
+export const stop = z.nullable(
+  z.union([z.string(), z.array(z.string()).check(z.maxLength(4, "at most 4 stop sequences"))]),
+);
+export const streamOptions = z.nullable(z.looseObject({ include_usage: z.optional(z.boolean()) }));
+export const user = z.string().check(z.maxLength(512));

@@ -1,18 +1,22 @@
-import * as z from "zod";
+import * as z from "zod/mini";
+import "../../http/zod-locale.ts";
+
+/** Classic zod's `z.number().int()` (see common.ts; not imported from there, to keep its schemas out of this bundle). */
+const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
 
 /** POST /v1/embeddings (OpenAI's shape; `input_type` is accepted for providers that use it, e.g. Cohere). */
 export const embeddingRequest = z.looseObject({
-  model: z.string().min(1),
+  model: z.string().check(z.minLength(1)),
   input: z.union([
     z.string(),
-    z.array(z.string()).min(1).max(2048),
-    z.array(z.number().int()).min(1),
-    z.array(z.array(z.number().int()).min(1)).min(1).max(2048),
+    z.array(z.string()).check(z.minLength(1), z.maxLength(2048)),
+    z.array(int()).check(z.minLength(1)),
+    z.array(z.array(int()).check(z.minLength(1))).check(z.minLength(1), z.maxLength(2048)),
   ]),
-  encoding_format: z.enum(["float", "base64"]).optional(),
-  dimensions: z.number().int().min(1).optional(),
-  user: z.string().optional(),
-  input_type: z.string().optional(),
+  encoding_format: z.optional(z.enum(["float", "base64"])),
+  dimensions: z.optional(int(z.minimum(1))),
+  user: z.optional(z.string()),
+  input_type: z.optional(z.string()),
 });
 
 export type EmbeddingRequest = z.infer<typeof embeddingRequest>;

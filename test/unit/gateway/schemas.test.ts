@@ -19,6 +19,15 @@ function paramOf(schema: Parameters<typeof validate>[0], body: unknown): string 
   }
 }
 
+function messageOf(schema: Parameters<typeof validate>[0], body: unknown): string | undefined {
+  try {
+    validate(schema, body);
+    return undefined;
+  } catch (error) {
+    return (error as HttpError).message;
+  }
+}
+
 describe("chat completion request (spec 4.2, 8)", () => {
   it.each([
     [{ messages: [] }, "messages"],
@@ -72,6 +81,21 @@ describe("chat completion request (spec 4.2, 8)", () => {
       vendor_extension: { keep: true },
     });
     expect(validate(chatCompletionRequest, body)).toMatchObject({ vendor_extension: { keep: true }, top_logprobs: 20 });
+  });
+
+  it("answers with zod's English messages and ours (zod/mini loads no locale: core/http/zod-locale.ts does)", () => {
+    expect(messageOf(chatCompletionRequest, chat({ n: 0 }))).toBe(
+      "Invalid value for 'n': Too small: expected number to be >=1",
+    );
+    expect(messageOf(chatCompletionRequest, chat({ seed: 1.5 }))).toBe(
+      "Invalid value for 'seed': Invalid input: expected int, received number",
+    );
+    expect(messageOf(chatCompletionRequest, chat({ model: 3 }))).toBe(
+      "Invalid value for 'model': Invalid input: expected string, received number",
+    );
+    expect(messageOf(chatCompletionRequest, chat({ messages: [] }))).toBe(
+      "Invalid value for 'messages': messages must contain at least one message",
+    );
   });
 
   it("maps deprecated functions/function_call to tools/tool_choice", () => {

@@ -1,0 +1,90 @@
+import { resolve } from "node:path";
+import { build, type Metafile } from "esbuild";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
+
+/**
+ * What a data-plane Lambda loads at init (its cold start, spec 8: < 60 ms): the entry chunk and the chunks it
+ * imports statically, bundled as deployed (esbuild with code splitting, as bench/bundle-size.ts and infra/ do;
+ * minifying is left out, it changes no module graph). Modules loaded on first use (dynamic imports) are fine.
+ * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
+ * plane's schemas (`core/**\/*-schemas.ts`) and the policy request schemas (core/policies/requests.ts).
+ */
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+
+const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
+  { what: "classic zod", test: (input) => /node_modules\/zod\/(v4\/classic|v3)\//.test(input) },
+  { what: "control-plane schemas", test: (input) => /^core\/.*-schemas\.ts$/.test(input) },
+  { what: "policy request schemas", test: (input) => input === "core/policies/requests.ts" },
+];
+
+const DATA_PLANE = ROUTE_FAMILIES.filter((family) => family.dataPlane).map((family) => family.name);
+
+/**
+ * The inputs (repo-relative paths) of the chunks each entry loads at init. One build for all entries (ten times
+ * faster than one each): esbuild puts a module in a chunk by the set of entries that reach it statically, so
+ * the chunks an entry imports statically hold exactly its static import graph, as in a build of its own.
+ */
+async function initInputs(entries: string[]): Promise<Map<string, string[]>> {
+  const { metafile } = await build({
+    absWorkingDir: ROOT,
+    entryPoints: entries,
+    bundle: true,
+    write: false,
+    metafile: true,
+    splitting: true,
+    outdir: "out",
+    outExtension: { ".js": ".mjs" },
+    format: "esm",
+    platform: "node",
+    target: "node24",
+    mainFields: ["module", "main"],
+    external: ["sharp", "pg-native"],
+    logLevel: "silent",
+  });
+  const outputs: Metafile["outputs"] = metafile.outputs;
+  const result = new Map<string, string[]>();
+  for (const entry of entries) {
+    const entryOutput = Object.keys(outputs).find((output) => outputs[output]!.entryPoint === entry);
+    if (!entryOutput) throw new Error(`no output chunk for ${entry}`);
+    const loaded = new Set<string>();
+    const visit = (output: string) => {
+      if (loaded.has(output) || !outputs[output]) return;
+      loaded.add(output);
+      for (const imported of outputs[output]!.imports)
+        if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
+    };
+    visit(entryOutput);
+    result.set(entry, [...new Set([...loaded].flatMap((output) => Object.keys(outputs[output]!.inputs)))]);
+  }
+  return result;
+}
+
+describe("data-plane functions: what init loads", () => {
+  let inputs = new Map<string, string[]>();
+  beforeAll(async () => {
+    inputs = await initInputs(DATA_PLANE.map((name) => `functions/${name}.ts`));
+  });
+
+  it("covers the inference, models and passthrough functions", () => {
+    expect(DATA_PLANE).toEqual(expect.arrayContaining(["chat", "completions", "embeddings", "models", "passthrough"]));
+  });
+
+  for (const name of DATA_PLANE) {
+    it(`functions/${name}.ts loads neither classic zod nor control-plane or policy schemas at init`, () => {
+      const loaded = inputs.get(`functions/${name}.ts`)!;
+      // The walk found the function's own code (a wrong entry chunk would find nothing and pass vacuously).
+      expect(loaded).toContain(`functions/${name}.ts`);
+      expect(loaded).toContain(`core/routes/handlers/${name}.ts`);
+      for (const { what, test } of FORBIDDEN) expect(loaded.filter(test), what).toEqual([]);
+    });
+  }
+
+  it("the inference functions validate with zod/mini", () => {
+    for (const name of ["chat", "completions", "embeddings"])
+      expect(inputs.get(`functions/${name}.ts`)!.some((input) => input.includes("node_modules/zod/v4/mini/"))).toBe(
+        true,
+      );
+  });
+});
