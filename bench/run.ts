@@ -21,6 +21,7 @@ import {
 } from "./lib/proc.ts";
 import { formatProfile, latestProfile, type ProfileSummary, summariseProfile } from "./lib/profile.ts";
 import type { StoreOpCounts } from "./lib/store-counter.ts";
+import { npmStartCommand } from "./lib/start-command.ts";
 import { measureTtfb, type TtfbResult } from "./lib/ttfb.ts";
 import { runWrk, type WrkResult, WRK_INSTALL_HINT, wrkAvailable } from "./lib/wrk.ts";
 import { portkeyInstalled, portkeyVersion, startPortkey } from "./portkey.ts";
@@ -41,7 +42,8 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  *   --rate-limit=false       no rate-limit policy (by default one is created for the benchmark key, as the
  *                            targets are stated with one)
  *   --gateway-env=A=1,B=2    extra environment for the gateway process
- *   --gateway-node-args="--max-semi-space-size=4"   extra Node flags for the gateway process (space-separated)
+ *   --gateway-node-args="--max-semi-space-size=8"   Node flags for the gateway process instead of npm start's
+ *                            (space-separated; npm start's environment, e.g. MALLOC_ARENA_MAX, still applies)
  *   --max-wait=120           seconds the run may wait, in all, for other processes to go quiet before a cell
  *   --no-save                do not write bench/results/<time>.json
  */
@@ -71,8 +73,9 @@ const config = {
   profile: flagOn(flags, "profile"),
   rateLimit: flags["rate-limit"] !== "false",
   gatewayEnv: flags["gateway-env"] ?? "",
-  // The gateway runs with the flags of `npm start` (a small young generation keeps RSS down at equal throughput).
-  gatewayNodeArgs: (flags["gateway-node-args"] ?? "--max-semi-space-size=4").split(/\s+/).filter(Boolean),
+  // The gateway runs with the environment and Node flags of `npm start` (package.json), unless told otherwise.
+  gatewayStart: npmStartCommand(),
+  gatewayNodeArgs: flags["gateway-node-args"]?.split(/\s+/).filter(Boolean),
   ttfb: quick ? { c1: 100, c10: 300, pacedC1: 20, pacedC10: 100 } : { c1: 200, c10: 600, pacedC1: 50, pacedC10: 200 },
   importRuns: quick ? 3 : 7,
   save: !flagOn(flags, "no-save"),
@@ -176,6 +179,13 @@ const hono = results.machine.honoNodeServer as { ours?: string; portkeys?: strin
 console.log(
   `@hono/node-server: ours ${hono.ours} (must be 2.x), Portkey's ${hono.portkeys ?? "(shared)"} (needs 1.14.1, issue #1389)`,
 );
+console.log(
+  `gateway started as npm start starts it: ${[
+    ...Object.entries(config.gatewayStart.env).map(([name, value]) => `${name}=${value}`),
+    "node",
+    ...(config.gatewayNodeArgs ?? config.gatewayStart.nodeArgs),
+  ].join(" ")}${config.gatewayNodeArgs ? " (--gateway-node-args)" : ""}`,
+);
 if (!hono.ours?.startsWith("2.")) results.notes.push(`our @hono/node-server is ${hono.ours}, expected 2.x`);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -229,7 +239,11 @@ async function startTarget(
   await buildLocal(buildDir, { name: "gateway-server", source: "bench/gateway-server.ts" });
   process.once("exit", () => rmSync(buildDir, { recursive: true, force: true }));
   return spawnServer("gateway", join(buildDir, "gateway-server.mjs"), args, {
-    nodeArgs: [...config.gatewayNodeArgs, ...(config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])],
+    env: config.gatewayStart.env,
+    nodeArgs: [
+      ...(config.gatewayNodeArgs ?? config.gatewayStart.nodeArgs),
+      ...(config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+    ],
   });
 }
 

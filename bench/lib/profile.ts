@@ -63,6 +63,8 @@ export function latestProfile(dir: string): string | undefined {
   return files.length > 0 ? join(dir, files[files.length - 1]!) : undefined;
 }
 
+const BUNDLE_AREA = "gateway (bundle)";
+
 function areaOf(url: string, name: string): string {
   if (name === "(garbage collector)") return "GC";
   if (name === "(program)") return "(program: native, not attributed)";
@@ -73,6 +75,8 @@ function areaOf(url: string, name: string): string {
     return `node:${top === "deps" ? module.split("/").slice(0, 2).join("/") : top}`;
   }
   const path = url.startsWith("file://") ? decodeURIComponent(new URL(url).pathname) : url;
+  // The benchmark's gateway is one esbuild bundle in node_modules/.cache (scripts/build.ts): the gateway's code.
+  if (path.includes("node_modules/.cache/")) return BUNDLE_AREA;
   const nm = path.lastIndexOf("node_modules/");
   if (nm !== -1) {
     const rest = path.slice(nm + "node_modules/".length).split("/");
@@ -138,7 +142,7 @@ export function summariseProfile(file: string, top = 25): ProfileSummary {
       const { callFrame } = byId.get(id)!;
       const name = callFrame.functionName || "(anonymous)";
       const area = areaOf(callFrame.url, name);
-      const own = area.startsWith("core/") || area.startsWith("functions");
+      const own = area === BUNDLE_AREA || area.startsWith("core/") || area.startsWith("functions");
       if (!own && !INCLUSIVE_LIBRARY_FRAMES.has(`${name}@${area}`)) continue;
       const where = shortWhere(callFrame.url, callFrame.lineNumber);
       const key = `${name}@${where}`;

@@ -8,7 +8,7 @@ import { openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
-import { WalCheckpointer } from "./wal-checkpointer.ts";
+import { type WalCheckpointOptions, WalCheckpointer } from "./wal-checkpointer.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 
 export interface LocalStoresOptions {
@@ -16,6 +16,8 @@ export interface LocalStoresOptions {
   dataDir: string;
   /** Base URL of the local server, used in signed blob URLs. */
   publicBaseUrl: string | (() => string);
+  /** WAL checkpoint cadence and restart length (tests shorten them). */
+  wal?: WalCheckpointOptions;
 }
 
 export interface LocalStores extends Stores {
@@ -28,7 +30,8 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
   const file = join(options.dataDir, "gateway.db");
   const db = openDatabase(file);
   const writes = new WriteBatcher(db);
-  const checkpointer = new WalCheckpointer(db);
+  const checkpointer = new WalCheckpointer(db, options.wal);
+  writes.afterCommit(() => checkpointer.afterCommit());
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();

@@ -4,6 +4,10 @@ import { StoreUnavailableError } from "../../store/ports.ts";
 export type SqliteDatabase = Database.Database;
 export type SqliteStatement = Database.Statement<unknown[], unknown>;
 
+/** Page cache of a connection, KiB. */
+export const PAGE_CACHE_KIB = 4096;
+const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
+
 /**
  * Opens the gateway database. WAL lets readers run beside the one writer; busy_timeout makes a second
  * process (an admin script) wait for the write lock instead of failing at once.
@@ -12,6 +16,11 @@ export function openDatabase(file: string): SqliteDatabase {
   const db = new Database(file, { timeout: 5_000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
+  // better-sqlite3 builds SQLite with a 16 MB page cache per connection. Writes append to the ends of the
+  // B-trees and reads are keyed, so a few MB of hot pages serve as well and keep the resident memory down.
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+  // When the WAL starts over (wal-checkpointer.ts), a file grown past this is cut back to it.
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   return db;
 }
 

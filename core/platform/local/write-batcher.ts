@@ -30,6 +30,7 @@ export class WriteBatcher {
   readonly #rollback;
   #waiters: Waiter[] = [];
   readonly #beforeCommit: Array<() => void> = [];
+  readonly #afterCommit: Array<() => void> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(db: SqliteDatabase) {
@@ -42,6 +43,11 @@ export class WriteBatcher {
   /** `work` to run inside every batch right before it commits (write-behind caches flush here). */
   beforeCommit(work: () => void): void {
     this.#beforeCommit.push(work);
+  }
+
+  /** `work` to run right after a commit, outside any transaction (WAL housekeeping); it must not throw. */
+  afterCommit(work: () => void): void {
+    this.#afterCommit.push(work);
   }
 
   /** Runs `work` (synchronous statements) in the open batch and resolves with its result after the commit. */
@@ -107,5 +113,6 @@ export class WriteBatcher {
       return;
     }
     for (const waiter of waiters) waiter.resolve(waiter.value);
+    for (const work of this.#afterCommit) work();
   }
 }

@@ -104,7 +104,7 @@ describe("local stores under load", () => {
     ]);
   });
 
-  it("checkpoints the WAL from its own thread (the main connection never does)", async () => {
+  it("checkpoints the WAL from its own thread (a short WAL is never checkpointed by the main connection)", async () => {
     const dir = tempDir();
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
     await Promise.all(
@@ -114,5 +114,33 @@ describe("local stores under load", () => {
     // Pages reach the database file only through checkpoints; nobody else runs one here.
     await expect.poll(() => statSync(file).size, { timeout: 5000 }).toBeGreaterThan(600_000);
     expect(committed(file, "SELECT count(*) AS n FROM records WHERE pk LIKE 'p%'")).toEqual([{ n: 300 }]);
+  });
+
+  it("keeps the WAL short under writes that never pause (the main connection lets it start over)", async () => {
+    const dir = tempDir();
+    stores = createLocalStores({
+      dataDir: dir,
+      publicBaseUrl: "http://localhost",
+      wal: { intervalMs: 20, restartPages: 200 },
+    });
+    const wal = join(dir, "gateway.db-wal");
+    let largest = 0;
+    let written = 0;
+    const pending: Array<Promise<void>> = [];
+    // A write every millisecond or two for two seconds: a batch transaction is open nearly all the time.
+    const until = Date.now() + 2000;
+    while (Date.now() < until) {
+      for (let i = 0; i < 4; i++)
+        pending.push(stores.records.put({ pk: `w${written++}`, sk: "s", text: "x".repeat(2000) }));
+      largest = Math.max(largest, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(pending);
+    // Without the restart the WAL would hold every page written: several MB here.
+    expect(written * 2000).toBeGreaterThan(4_000_000);
+    expect(largest).toBeLessThan(2_500_000);
+    expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM records WHERE pk LIKE 'w%'")).toEqual([
+      { n: written },
+    ]);
   });
 });
