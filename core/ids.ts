@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -52,4 +52,5 @@ export function newSecret(prefix: string): string {
   return `${prefix}-${randomBytes(32).toString("base64url")}`;
 }
 
-export const sha256Hex = (value: string) => createHash("sha256").update(value).digest("hex");
+// One-shot hash: no Hash object per call (runs on every authenticated request).
+export const sha256Hex = (value: string) => hash("sha256", value, "hex");

@@ -113,7 +113,7 @@ export class LeafResolver {
     if (leaf.vertex) target.vertex = { ...target.vertex, ...definedOnly(leaf.vertex) };
     if (leaf.aws) target.aws = { ...target.aws, ...definedOnly(leaf.aws) };
     if (!credentialsFromConfig && sameProvider) {
-      const fromHeaders = headerCredentials(headersOf(this.request, ctx));
+      const fromHeaders = headerCredentials(headersOf(this.request, ctx), gateway);
       if (this.ctx.principal?.kind !== "jwt") target.apiKey ??= fromHeaders.apiKey;
       if (fromHeaders.azure) target.azure = { ...fromHeaders.azure, ...target.azure };
       if (fromHeaders.vertex) target.vertex = { ...fromHeaders.vertex, ...target.vertex };

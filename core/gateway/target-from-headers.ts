@@ -1,5 +1,5 @@
 import { badRequest } from "../http/errors.ts";
-import { type GatewayRequestHeaders, gatewayHeader, parseGatewayHeaders } from "../http/gateway-headers.ts";
+import { type GatewayRequestHeaders, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import type { HeaderSource } from "../http/request-headers.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
@@ -28,7 +28,7 @@ export async function targetFromHeaders(
       "invalid_provider",
     );
   }
-  const target: ProviderTarget = { provider: id, ...headerCredentials(headers) };
+  const target: ProviderTarget = { provider: id, ...headerCredentials(headers, gateway) };
   if (gateway.customHost) target.customHost = await checkedCustomHostBase(gateway.customHost, trusted);
   const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
   if (forwardHeaders) target.forwardHeaders = forwardHeaders;
@@ -36,31 +36,36 @@ export async function targetFromHeaders(
 }
 
 /** `Authorization` (as the provider key) and the cloud header families of spec 5.2. */
-export function headerCredentials(headers: HeaderSource): Omit<ProviderTarget, "provider"> {
+export function headerCredentials(
+  headers: HeaderSource,
+  gateway: GatewayRequestHeaders,
+): Omit<ProviderTarget, "provider"> {
   const target: Omit<ProviderTarget, "provider"> = {};
   const authorization = headers.get("authorization");
   if (authorization) target.apiKey = authorization.replace(/^Bearer\s+/i, "").trim() || undefined;
+  // The cloud headers come from the gateway headers parsed once per request (no header lookups per name).
+  const gatewayHeader = (name: string) => gateway.values.get(name);
 
   const azure = {
-    resourceName: gatewayHeader(headers, "azure-resource-name") ?? undefined,
-    deploymentId: gatewayHeader(headers, "azure-deployment-id") ?? undefined,
-    apiVersion: gatewayHeader(headers, "azure-api-version") ?? undefined,
-    modelName: gatewayHeader(headers, "azure-model-name") ?? undefined,
+    resourceName: gatewayHeader("azure-resource-name"),
+    deploymentId: gatewayHeader("azure-deployment-id"),
+    apiVersion: gatewayHeader("azure-api-version"),
+    modelName: gatewayHeader("azure-model-name"),
   };
   if (Object.values(azure).some(Boolean)) target.azure = azure;
 
   const vertex = {
-    projectId: gatewayHeader(headers, "vertex-project-id") ?? undefined,
-    region: gatewayHeader(headers, "vertex-region") ?? undefined,
-    serviceAccountJson: gatewayHeader(headers, "vertex-service-account-json") ?? undefined,
+    projectId: gatewayHeader("vertex-project-id"),
+    region: gatewayHeader("vertex-region"),
+    serviceAccountJson: gatewayHeader("vertex-service-account-json"),
   };
   if (Object.values(vertex).some(Boolean)) target.vertex = vertex;
 
   const aws = {
-    accessKeyId: gatewayHeader(headers, "aws-access-key-id") ?? undefined,
-    secretAccessKey: gatewayHeader(headers, "aws-secret-access-key") ?? undefined,
-    sessionToken: gatewayHeader(headers, "aws-session-token") ?? undefined,
-    region: gatewayHeader(headers, "aws-region") ?? undefined,
+    accessKeyId: gatewayHeader("aws-access-key-id"),
+    secretAccessKey: gatewayHeader("aws-secret-access-key"),
+    sessionToken: gatewayHeader("aws-session-token"),
+    region: gatewayHeader("aws-region"),
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
   return target;

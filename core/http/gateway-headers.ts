@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../ids.ts";
 import { badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 
@@ -49,6 +49,8 @@ export const SPECIAL_METADATA_KEYS = ["_user", "_prompt", "_organisation", "_env
  */
 export interface GatewayRequestHeaders {
   traceId: string;
+  /** Every gateway header by its name after `x-gateway-` (an `x-portkey-` alias filling in): read without lookups. */
+  values: ReadonlyMap<string, string>;
   /** `x-gateway-metadata`: string-to-string map, at most 16 pairs (keys <= 64, values <= 512 characters). */
   metadata?: Record<string, string>;
   /** `x-gateway-config`: inline JSON (or base64 JSON), or a saved config id / slug; raw, parsed by routing. */
@@ -94,6 +96,7 @@ export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(h
   for (const [key, value] of aliases) if (!raw.has(key)) raw.set(key, value);
   const parsed: GatewayRequestHeaders = {
     traceId,
+    values: raw,
     forwardHeaders: [],
     sensitiveHeaders: [],
     beta: [],
@@ -271,7 +274,7 @@ export function headersForLog(
   const masked = lowerCaseSet(options.organisationHeadersToMask);
   const out: Record<string, string> = {};
   for (const [name, value] of headers) {
-    if (sensitive?.has(name)) out[name] = `sha256:${createHash("sha256").update(value).digest("hex").slice(0, 16)}`;
+    if (sensitive?.has(name)) out[name] = `sha256:${sha256Hex(value).slice(0, 16)}`;
     else if (masked?.has(name) || isCredentialHeader(name)) out[name] = MASKED;
     else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskConfigSecrets(value);
     else out[name] = value;

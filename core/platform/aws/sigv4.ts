@@ -1,4 +1,5 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { sha256Hex } from "../../ids.ts";
 
 /**
  * AWS Signature Version 4 for the requests our own AWS clients send: a body of text, no query string
@@ -67,8 +68,6 @@ function canonicalPath(path: string): string {
     )
     .join("/");
 }
-
-const sha256Hex = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** The derived key changes once a day per secret, region and service: keep the last one. */
 let cachedKey: { id: string; key: Buffer } | undefined;
