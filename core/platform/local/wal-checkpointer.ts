@@ -76,6 +76,8 @@ export class WalCheckpointer {
       this.#worker.on("message", (message) => message === "closed" && resolve());
       this.#worker.once("exit", () => resolve());
     });
+    // Closing waits for the worker's answer (unref'd, it would not keep the process alive until then).
+    this.#worker.ref();
     this.#worker.postMessage("close");
     await closed;
     await this.#worker.terminate();

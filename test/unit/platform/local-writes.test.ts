@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,5 +143,19 @@ describe("local stores under load", () => {
     expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM records WHERE pk LIKE 'w%'")).toEqual([
       { n: written },
     ]);
+  });
+
+  it("closes in a process with nothing else to wait for (the checkpoint worker's answer is awaited)", () => {
+    const dir = tempDir();
+    const module = new URL("../../../core/platform/local/local-stores.ts", import.meta.url).href;
+    const script = `
+      import { createLocalStores } from ${JSON.stringify(module)};
+      const stores = createLocalStores({ dataDir: ${JSON.stringify(dir)}, publicBaseUrl: "http://localhost" });
+      await stores.records.put({ pk: "a", sk: "b" });
+      await stores.close();
+      console.log("closed");`;
+    // An await the event loop cannot finish exits with code 13 (and no "closed").
+    const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(output.trim()).toBe("closed");
   });
 });
