@@ -117,6 +117,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const iterator = events[Symbol.asyncIterator]();
   const seen: Array<object | string> = [];
   let usage: ChatUsage | undefined;
+  /** Characters of every chunk: a bound on the answer assembled from them for the log (which repeats less). */
+  let chunkChars = 0;
 
   /** Serialises a chunk for the client, noting usage and hiding the usage-only chunk nobody asked for. */
   const emit = (chunk: object | string): string | undefined => {
@@ -125,9 +127,11 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     if (parsed?.usage) usage = parsed.usage;
     if (parsed?.model) outcome.answeredModel = parsed.model;
     seen.push(chunk);
+    const text = typeof chunk === "string" ? chunk : JSON.stringify(chunk);
+    chunkChars += text.length;
     if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0)
       return undefined;
-    return `data: ${typeof chunk === "string" ? chunk : JSON.stringify(chunk)}\n\n`;
+    return `data: ${text}\n\n`;
   };
 
   /** SSE text ready for the client, written (and encoded) once per upstream read. */
@@ -159,6 +163,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const finishStream = async () => {
     upstream.release();
     outcome.responseBody = assembleStream(seen);
+    outcome.responseChars = chunkChars;
     await recordUsage(outcome, call, usage, undefined, seen);
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();

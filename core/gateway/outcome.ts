@@ -46,7 +46,10 @@ export interface InferenceOutcome {
   /** The (validated) request body and the answer, for the request log. Streams keep their chunks. */
   requestBody?: unknown;
   responseBody?: unknown;
-  /** Sizes of the request body as received and of a JSON answer as sent (characters), when known. */
+  /**
+   * Sizes of the request body as received and of a JSON answer as sent (characters), when known; for a stream,
+   * the characters of all its chunks, at least the size of the answer assembled from them.
+   */
   requestChars?: number;
   responseChars?: number;
   /** Resolves when the answer is complete (at once for JSON; at end of stream for SSE). */

@@ -72,4 +72,38 @@ describe("stream assembly for logs", () => {
       choices: [{ index: 0, text: "Hello world", finish_reason: "stop" }],
     });
   });
+
+  it("reads content-only chunks from their text exactly as parsing them whole would", () => {
+    // OpenAI's field order: the content-only shortcut applies to these; other shapes fall back to JSON.parse.
+    const openai = (choice: object, extra: object = {}) =>
+      JSON.stringify({
+        id: "chatcmpl-2",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "gpt-4o-mini",
+        system_fingerprint: "fp_1",
+        choices: [choice],
+        ...extra,
+      });
+    const content = (text: string, index = 0) => ({
+      index,
+      delta: { content: text },
+      logprobs: null,
+      finish_reason: null,
+    });
+    const texts = ['say "hi"', "back\\slash", "line\nbreak", "tab\t", "é ✓ 😀", "\u0000 nul", '"}]}', ""];
+    const chunks = [
+      openai({ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }),
+      ...texts.map((text) => openai(content(text))),
+      openai(content("other choice", 1)),
+      openai(content("with a field after choices"), { obfuscation: "abc" }),
+      openai({ index: 0, delta: { content: "and a finish" }, logprobs: null, finish_reason: "stop" }),
+      openai({ index: 0, delta: { content: "x", extra: 1 }, logprobs: null, finish_reason: null }),
+    ];
+    const parsedWhole = chunks.map((text) => JSON.parse(text) as object);
+    expect(assembleStream(chunks)).toEqual(assembleStream(parsedWhole));
+    expect((assembleStream(chunks).choices as Array<{ message: { content: string } }>)[0]!.message.content).toBe(
+      `${texts.join("")}with a field after choicesand a finishx`,
+    );
+  });
 });
