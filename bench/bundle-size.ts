@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import * as esbuild from "esbuild";
 import { ROUTE_FAMILIES } from "../core/routes/table.ts";
 import { flagOn, parseFlags } from "./lib/cli.ts";
+import { initChunks } from "./lib/init-chunks.ts";
 import { benchNode, REPO_DIR } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 
@@ -182,16 +183,7 @@ export async function bundleEntry(entry: string, outDir: string): Promise<Functi
   const outputs = metafile.outputs;
   // Dynamically imported modules get an entryPoint too: the function's own chunk is the one for `entry`.
   const entryOutput = Object.keys(outputs).find((output) => outputs[output]!.entryPoint === entry)!;
-  // What init loads: the entry chunk and every chunk it imports statically, transitively.
-  const loaded = new Set<string>();
-  const visit = (output: string) => {
-    if (loaded.has(output) || !outputs[output]) return;
-    loaded.add(output);
-    for (const imported of outputs[output]!.imports)
-      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
-  };
-  visit(entryOutput);
-  return { file: join(REPO_DIR, entryOutput), metafile, initOutputs: [...loaded] };
+  return { file: join(REPO_DIR, entryOutput), metafile, initOutputs: initChunks(outputs, entryOutput) };
 }
 
 /** The `awslambda` global the Lambda Node.js runtime provides (middy's streamify mode calls it at import). */

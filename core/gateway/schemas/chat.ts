@@ -1,6 +1,18 @@
 import * as z from "zod/mini";
 import "../../http/zod-locale.ts";
-import { int, logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, user } from "./common.ts";
+import {
+  checkStreamOptions,
+  int,
+  logitBias,
+  n,
+  penalty,
+  seed,
+  stop,
+  streamOptions,
+  temperature,
+  topP,
+  user,
+} from "./common.ts";
 
 /**
  * POST /v1/chat/completions (spec 4.2). Unknown fields are kept (loose objects) so they reach
@@ -78,13 +90,7 @@ export const chatCompletionRequest = z
       if (body.top_logprobs != null && body.logprobs !== true) {
         ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "top_logprobs requires logprobs to be true" });
       }
-      if (body.stream_options && body.stream !== true) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["stream_options"],
-          message: "stream_options is only allowed when stream is true",
-        });
-      }
+      checkStreamOptions(body, ctx);
     }),
   );
 

@@ -24,3 +24,17 @@ export const stop = z.nullable(
 );
 export const streamOptions = z.nullable(z.looseObject({ include_usage: z.optional(z.boolean()) }));
 export const user = z.string().check(z.maxLength(512));
+
+/** `stream_options` means something only on a stream: refused otherwise, as OpenAI does. */
+export function checkStreamOptions(
+  body: { stream?: boolean | null; stream_options?: unknown },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if (body.stream_options && body.stream !== true) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["stream_options"],
+      message: "stream_options is only allowed when stream is true",
+    });
+  }
+}

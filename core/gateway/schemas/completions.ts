@@ -1,6 +1,18 @@
 import * as z from "zod/mini";
 import "../../http/zod-locale.ts";
-import { int, logitBias, n, penalty, seed, stop, streamOptions, temperature, topP, user } from "./common.ts";
+import {
+  checkStreamOptions,
+  int,
+  logitBias,
+  n,
+  penalty,
+  seed,
+  stop,
+  streamOptions,
+  temperature,
+  topP,
+  user,
+} from "./common.ts";
 
 /** POST /v1/completions (spec 4.3). */
 export const completionRequest = z
@@ -35,13 +47,7 @@ export const completionRequest = z
         if (body.stream)
           ctx.addIssue({ code: "custom", path: ["best_of"], message: "best_of cannot be used with stream" });
       }
-      if (body.stream_options && body.stream !== true) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["stream_options"],
-          message: "stream_options is only allowed when stream is true",
-        });
-      }
+      checkStreamOptions(body, ctx);
     }),
   );
 

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { build, type Metafile } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
+import { initChunks } from "../../../bench/lib/init-chunks.ts";
 import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
 
 /**
@@ -48,15 +49,8 @@ async function initInputs(entries: string[]): Promise<Map<string, string[]>> {
   for (const entry of entries) {
     const entryOutput = Object.keys(outputs).find((output) => outputs[output]!.entryPoint === entry);
     if (!entryOutput) throw new Error(`no output chunk for ${entry}`);
-    const loaded = new Set<string>();
-    const visit = (output: string) => {
-      if (loaded.has(output) || !outputs[output]) return;
-      loaded.add(output);
-      for (const imported of outputs[output]!.imports)
-        if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
-    };
-    visit(entryOutput);
-    result.set(entry, [...new Set([...loaded].flatMap((output) => Object.keys(outputs[output]!.inputs)))]);
+    const loaded = initChunks(outputs, entryOutput);
+    result.set(entry, [...new Set(loaded.flatMap((output) => Object.keys(outputs[output]!.inputs)))]);
   }
   return result;
 }
