@@ -59,23 +59,31 @@ export class SseDecoder implements EventDecoder {
 
   #lines(final: boolean, events: UpstreamEvent[]): UpstreamEvent[] {
     const buffer = this.#buffer;
+    // Providers end lines with LF alone: then lines are found by the native indexOf. A CR anywhere in the
+    // buffer takes the character scan, which knows CRLF and lone CR.
+    const lfOnly = !buffer.includes("\r");
     let start = 0;
     for (;;) {
       let end = -1;
       let next = -1;
-      for (let i = start; i < buffer.length; i++) {
-        const char = buffer.charCodeAt(i);
-        if (char === 10) {
-          end = i;
-          next = i + 1;
-          break;
-        }
-        if (char === 13) {
-          // A CR at the very end may be the first half of CRLF: wait for more unless this is the end.
-          if (i + 1 === buffer.length && !final) break;
-          end = i;
-          next = buffer.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
-          break;
+      if (lfOnly) {
+        end = buffer.indexOf("\n", start);
+        next = end + 1;
+      } else {
+        for (let i = start; i < buffer.length; i++) {
+          const char = buffer.charCodeAt(i);
+          if (char === 10) {
+            end = i;
+            next = i + 1;
+            break;
+          }
+          if (char === 13) {
+            // A CR at the very end may be the first half of CRLF: wait for more unless this is the end.
+            if (i + 1 === buffer.length && !final) break;
+            end = i;
+            next = buffer.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
+            break;
+          }
         }
       }
       if (end === -1) break;

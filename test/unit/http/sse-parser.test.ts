@@ -23,6 +23,22 @@ describe("SSE decoder", () => {
     ]);
   });
 
+  it("reads LF-only chunks and chunks with CR the same way, a line end split between chunks included", async () => {
+    const events = await collect(
+      decodeSse(
+        chunks("data: 1\n", "\ndata: 2\n\nevent: e\r\ndata: 3\r", "\n\r\ndata: 4\n", "\n", "data: 5\r\rdata: 6\n\n"),
+      ),
+    );
+    expect(events).toEqual([
+      { event: undefined, data: "1" },
+      { event: undefined, data: "2" },
+      { event: "e", data: "3" },
+      { event: undefined, data: "4" },
+      { event: undefined, data: "5" },
+      { event: undefined, data: "6" },
+    ]);
+  });
+
   it("decodes multi-byte characters split between chunks", async () => {
     const bytes = new TextEncoder().encode("data: héllo\n\n");
     async function* split() {
