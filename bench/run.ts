@@ -21,7 +21,7 @@ import {
 } from "./lib/proc.ts";
 import { formatProfile, latestProfile, type ProfileSummary, summariseProfile } from "./lib/profile.ts";
 import type { StoreOpCounts } from "./lib/store-counter.ts";
-import { npmStartCommand } from "./lib/start-command.ts";
+import { npmStartCommand } from "../scripts/start-command.ts";
 import { measureTtfb, type TtfbResult } from "./lib/ttfb.ts";
 import { runWrk, type WrkResult, WRK_INSTALL_HINT, wrkAvailable } from "./lib/wrk.ts";
 import { portkeyInstalled, portkeyVersion, startPortkey } from "./portkey.ts";

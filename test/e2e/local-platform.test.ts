@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ALL_HANDLERS } from "../../core/routes/handlers/index.ts";
 import { buildLocal, scratchBuildDir } from "../../scripts/build.ts";
+import { npmStartCommand } from "../../scripts/start-command.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { startTestGateway } from "../helpers/gateway.ts";
 import { startMockServer } from "../helpers/mock-server.ts";
@@ -65,10 +66,13 @@ describe("local platform", () => {
     // What `npm start` runs: the bundle scripts/build.ts makes (checkpoint thread included), built here first.
     const dist = scratchBuildDir("gateway-start-test");
     await buildLocal(dist);
-    const child = spawn(join(root, "node_modules/.bin/node"), [join(dist, "main.mjs")], {
+    // With npm start's environment and Node flags (package.json), so a flag Node refuses fails here.
+    const start = npmStartCommand();
+    const child = spawn(join(root, "node_modules/.bin/node"), [...start.nodeArgs, join(dist, "main.mjs")], {
       cwd: root,
       env: {
         ...process.env,
+        ...start.env,
         PORT: "0",
         HOST: "127.0.0.1",
         GATEWAY_DATA_DIR: dataDir,

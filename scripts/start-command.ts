@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { REPO_DIR } from "./proc.ts";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * How `npm start` runs the built gateway: the environment and Node flags of the last command of package.json's
  * `start` script (`... && NAME=value node --flag dist/main.mjs`). The benchmark starts its gateway the same way,
- * so the memory and speed it reports are those of `npm start`, from one source of truth.
+ * so the memory and speed it reports are those of `npm start`, from one source of truth; the start-up test runs the
+ * built gateway the same way.
  */
 export interface StartCommand {
   env: Record<string, string>;
@@ -27,6 +28,7 @@ export function parseStartCommand(script: string): StartCommand {
 }
 
 export function npmStartCommand(): StartCommand {
-  const pkg = JSON.parse(readFileSync(join(REPO_DIR, "package.json"), "utf8")) as { scripts: { start: string } };
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: { start: string } };
   return parseStartCommand(pkg.scripts.start);
 }
