@@ -137,9 +137,10 @@ describe("local stores under load", () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
     await Promise.all(pending);
-    // Without the restart the WAL would hold every page written: several MB here.
-    expect(written * 2000).toBeGreaterThan(4_000_000);
-    expect(largest).toBeLessThan(2_500_000);
+    // Without the restart the WAL holds every page written: at least a 4 KiB page per 2 KB record. With it, the
+    // WAL stays near the restart length (200 pages) whatever the write rate: a quarter of the first is lenient.
+    expect(written * 2000).toBeGreaterThan(2_000_000);
+    expect(largest).toBeLessThan(written * 1024);
     expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM records WHERE pk LIKE 'w%'")).toEqual([
       { n: written },
     ]);
