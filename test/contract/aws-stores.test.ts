@@ -1,3 +1,4 @@
+import { emulatorStores } from "../helpers/aws-stores.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 import { type DecryptCommand, EncryptCommand } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -19,15 +20,7 @@ let stores: Stores;
 let sqs: SQSClient;
 
 beforeAll(() => {
-  stores = createAwsStores({
-    tableName: emulators.tableName,
-    bucketName: emulators.bucketName,
-    queueUrls: emulators.queueUrls,
-    masterKey: randomBytes(32),
-    endpoints: { dynamodb: emulators.dynamodb, s3: emulators.fauxqs, sqs: emulators.fauxqs },
-    region: TEST_REGION,
-    credentials: TEST_CREDENTIALS,
-  });
+  stores = emulatorStores(emulators);
   sqs = new SQSClient({ endpoint: emulators.fauxqs, region: TEST_REGION, credentials: TEST_CREDENTIALS });
 });
 

@@ -1,8 +1,6 @@
-import { randomBytes } from "node:crypto";
+import { emulatorStores } from "../helpers/aws-stores.ts";
 import { afterAll, beforeAll, describe, inject } from "vitest";
-import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
 import type { Stores } from "../../core/store/ports.ts";
-import { TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
 import { controlContract } from "./control.contract.ts";
 import { policiesContract } from "./policies.contract.ts";
 
@@ -10,15 +8,7 @@ const emulators = inject("emulators");
 let stores: Stores;
 
 beforeAll(() => {
-  stores = createAwsStores({
-    tableName: emulators.tableName,
-    bucketName: emulators.bucketName,
-    queueUrls: emulators.queueUrls,
-    masterKey: randomBytes(32),
-    endpoints: { dynamodb: emulators.dynamodb, s3: emulators.fauxqs, sqs: emulators.fauxqs },
-    region: TEST_REGION,
-    credentials: TEST_CREDENTIALS,
-  });
+  stores = emulatorStores(emulators);
 });
 
 afterAll(async () => {

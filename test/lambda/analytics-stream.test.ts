@@ -1,3 +1,4 @@
+import { emulatorStores } from "../helpers/aws-stores.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +15,6 @@ import {
   type DynamoStreamRecord,
   requestLogOf,
 } from "../../core/platform/aws/analytics-stream-handler.ts";
-import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
 import type { AttributeMap } from "../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import { type Counters, StoreUnavailableError, type Stores } from "../../core/store/ports.ts";
@@ -35,15 +35,7 @@ let dataDir: string;
 let logger: RequestLogger;
 
 beforeAll(() => {
-  aws = createAwsStores({
-    tableName: emulators.tableName,
-    bucketName: emulators.bucketName,
-    queueUrls: emulators.queueUrls,
-    masterKey: randomBytes(32),
-    endpoints: { dynamodb: emulators.dynamodb, s3: emulators.fauxqs, sqs: emulators.fauxqs },
-    region: TEST_REGION,
-    credentials: TEST_CREDENTIALS,
-  });
+  aws = emulatorStores(emulators);
   dataDir = mkdtempSync(join(tmpdir(), "analytics-stream-"));
   local = createLocalStores({ dataDir, publicBaseUrl: "http://127.0.0.1:1" });
   logger = new RequestLogger(aws.records, aws.blobs, {
