@@ -15,3 +15,20 @@ export function emulatorStores(emulators: EmulatorEndpoints): Stores {
     credentials: TEST_CREDENTIALS,
   });
 }
+
+/** The environment infra/ gives a function, pointed at the emulators and at `tableName` (a table of its own). */
+export function lambdaEnv(emulators: EmulatorEndpoints, tableName: string): Record<string, string> {
+  return {
+    GATEWAY_PLATFORM: "aws",
+    GATEWAY_TABLE: tableName,
+    GATEWAY_BUCKET: emulators.bucketName,
+    GATEWAY_QUEUE_URLS: JSON.stringify(emulators.queueUrls),
+    GATEWAY_MASTER_KEY: randomBytes(32).toString("base64"),
+    AWS_REGION: TEST_REGION,
+    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodb,
+    AWS_ENDPOINT_URL_SQS: emulators.fauxqs,
+    AWS_ENDPOINT_URL_S3: emulators.fauxqs,
+  };
+}

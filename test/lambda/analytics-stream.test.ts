@@ -1,5 +1,5 @@
-import { emulatorStores } from "../helpers/aws-stores.ts";
-import { randomBytes, randomUUID } from "node:crypto";
+import { emulatorStores, lambdaEnv } from "../helpers/aws-stores.ts";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ import {
 import type { AttributeMap } from "../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import { type Counters, StoreUnavailableError, type Stores } from "../../core/store/ports.ts";
-import { createTable, TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
+import { createTable } from "../setup/emulators.ts";
 
 /**
  * The analytics stream worker (AWS) against dynalite: request logs written by the real RequestLogger, read
@@ -144,6 +144,20 @@ function streamRecord(eventName: "INSERT" | "MODIFY" | "REMOVE", image: Attribut
 }
 
 /** Writes the logs through the RequestLogger into dynalite and returns their INSERT stream records. */
+/**
+ * Sample logs of a fresh organisation counted by the local request path, and the same logs under another fresh
+ * organisation written to the table: the stream worker's result for `awsOrg` must equal the local one.
+ */
+async function countedLocallyAndWritten(
+  count?: number,
+): Promise<{ localOrg: string; awsOrg: string; logs: RequestLog[]; records: DynamoStreamRecord[] }> {
+  const localOrg = `org_${randomUUID()}`;
+  const awsOrg = `org_${randomUUID()}`;
+  const logs = sampleLogs(localOrg, count);
+  await countLocally(logs);
+  return { localOrg, awsOrg, logs, records: await writeToTable(forOrganisation(logs, awsOrg)) };
+}
+
 async function writeToTable(logs: RequestLog[]): Promise<DynamoStreamRecord[]> {
   const records: DynamoStreamRecord[] = [];
   for (const log of logs) {
@@ -212,11 +226,7 @@ function flakyCounters(counters: Counters, failing: (key: string, amount: number
 
 describe("analytics stream worker", () => {
   it("counts stream batches into exactly the aggregates of the local request path", async () => {
-    const localOrg = `org_${randomUUID()}`;
-    const awsOrg = `org_${randomUUID()}`;
-    const logs = sampleLogs(localOrg);
-    await countLocally(logs);
-    const records = await writeToTable(forOrganisation(logs, awsOrg));
+    const { localOrg, awsOrg, logs, records } = await countedLocallyAndWritten();
 
     const handler = createAnalyticsStreamHandler(async () => aws);
     for (let start = 0; start < records.length; start += 25) {
@@ -304,11 +314,7 @@ describe("analytics stream worker", () => {
   });
 
   it("reports a batch whose totals could not be written at its first record, and its retry completes it once", async () => {
-    const localOrg = `org_${randomUUID()}`;
-    const awsOrg = `org_${randomUUID()}`;
-    const logs = sampleLogs(localOrg, 30);
-    await countLocally(logs);
-    const records = await writeToTable(forOrganisation(logs, awsOrg));
+    const { localOrg, awsOrg, records } = await countedLocallyAndWritten(30);
     const [first, rest] = [records.slice(0, 20), records.slice(20)];
 
     // Round 3's token and latency totals fail (after the in-process retries) in the first attempt.
@@ -334,11 +340,7 @@ describe("analytics stream worker", () => {
   });
 
   it("undoes a batch whose daily counts failed half-way, so its retry counts it once", async () => {
-    const localOrg = `org_${randomUUID()}`;
-    const awsOrg = `org_${randomUUID()}`;
-    const logs = sampleLogs(localOrg, 30);
-    await countLocally(logs);
-    const records = await writeToTable(forOrganisation(logs, awsOrg));
+    const { localOrg, awsOrg, records } = await countedLocallyAndWritten(30);
 
     // One cell's daily count (round 1) fails; the other round-1 adds succeed and must be undone.
     let down = true;
@@ -362,11 +364,7 @@ describe("analytics stream worker", () => {
   });
 
   it("keeps undo writes that fail in the journal for the retry", async () => {
-    const localOrg = `org_${randomUUID()}`;
-    const awsOrg = `org_${randomUUID()}`;
-    const logs = sampleLogs(localOrg, 12);
-    await countLocally(logs);
-    const records = await writeToTable(forOrganisation(logs, awsOrg));
+    const { localOrg, awsOrg, records } = await countedLocallyAndWritten(12);
 
     // The first attempt fails in round 1, and the undo (negative adds) of the user and metadata counts fails too.
     let down = true;
@@ -425,19 +423,7 @@ describe("the worker's Lambda entry point and the AWS services", () => {
   beforeAll(async () => {
     tableName = `stream-${randomUUID()}`;
     await createTable(emulators.dynamodb, tableName);
-    Object.assign(process.env, {
-      GATEWAY_PLATFORM: "aws",
-      GATEWAY_TABLE: tableName,
-      GATEWAY_BUCKET: emulators.bucketName,
-      GATEWAY_QUEUE_URLS: JSON.stringify(emulators.queueUrls),
-      GATEWAY_MASTER_KEY: randomBytes(32).toString("base64"),
-      AWS_REGION: TEST_REGION,
-      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodb,
-      AWS_ENDPOINT_URL_SQS: emulators.fauxqs,
-      AWS_ENDPOINT_URL_S3: emulators.fauxqs,
-    });
+    Object.assign(process.env, lambdaEnv(emulators, tableName));
   });
 
   afterAll(() => {

@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { lambdaEnv } from "../helpers/aws-stores.ts";
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { StreamingLambdaHandler } from "../../core/platform/aws/function-url-handler.ts";
-import { createTable, TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
+import { createTable } from "../setup/emulators.ts";
 import { installAwsLambdaGlobal, invoke } from "./awslambda-runtime.ts";
 import { functionUrlEvent } from "./fake-app.ts";
 
@@ -21,20 +22,7 @@ beforeAll(async () => {
   const emulators = inject("emulators");
   const tableName = `lambda-${randomUUID()}`;
   await createTable(emulators.dynamodb, tableName);
-  Object.assign(process.env, {
-    GATEWAY_PLATFORM: "aws",
-    GATEWAY_TABLE: tableName,
-    GATEWAY_BUCKET: emulators.bucketName,
-    GATEWAY_QUEUE_URLS: JSON.stringify(emulators.queueUrls),
-    GATEWAY_MASTER_KEY: randomBytes(32).toString("base64"),
-    GATEWAY_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
-    AWS_REGION: TEST_REGION,
-    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodb,
-    AWS_ENDPOINT_URL_SQS: emulators.fauxqs,
-    AWS_ENDPOINT_URL_S3: emulators.fauxqs,
-  });
+  Object.assign(process.env, { ...lambdaEnv(emulators, tableName), GATEWAY_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY });
   installAwsLambdaGlobal();
   ({ handler: health } = await import("../../functions/health.ts"));
   ({ handler: models } = await import("../../functions/models.ts"));
