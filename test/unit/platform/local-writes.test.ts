@@ -29,13 +29,17 @@ const committed = (file: string, sql: string) => {
   }
 };
 
+/** A fresh database with one table `t (v <column>)`, its write batcher and an insert statement. */
+const batchedTable = (column: string) => {
+  const file = join(tempDir(), "batch.db");
+  const db = openDatabase(file);
+  db.exec(`CREATE TABLE t (v ${column})`);
+  return { file, db, batcher: new WriteBatcher(db), insert: db.prepare("INSERT INTO t (v) VALUES (?)") };
+};
+
 describe("local write batching", () => {
   it("runs writes at once, commits them together within milliseconds and resolves after the commit", async () => {
-    const file = join(tempDir(), "batch.db");
-    const db = openDatabase(file);
-    db.exec("CREATE TABLE t (v INTEGER)");
-    const batcher = new WriteBatcher(db);
-    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const { file, db, batcher, insert } = batchedTable("INTEGER");
     const writes = [1, 2, 3].map((v) => batcher.run("t.insert", () => insert.run(v).changes));
     // Visible to this connection at once, not yet to another one.
     expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 3 });
@@ -46,11 +50,7 @@ describe("local write batching", () => {
   });
 
   it("fails one write alone (its error is its own) and keeps the others of the batch", async () => {
-    const file = join(tempDir(), "batch.db");
-    const db = openDatabase(file);
-    db.exec("CREATE TABLE t (v INTEGER UNIQUE)");
-    const batcher = new WriteBatcher(db);
-    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const { file, db, batcher, insert } = batchedTable("INTEGER UNIQUE");
     const first = batcher.run("t.insert", () => insert.run(1));
     const duplicate = batcher.run("t.insert", () => insert.run(1));
     const second = batcher.run("t.insert", () => insert.run(2));
@@ -61,11 +61,7 @@ describe("local write batching", () => {
   });
 
   it("rejects the writes of a batch SQLite rolled back by itself, and starts a new batch for the next ones", async () => {
-    const file = join(tempDir(), "rollback.db");
-    const db = openDatabase(file);
-    db.exec("CREATE TABLE t (v INTEGER)");
-    const batcher = new WriteBatcher(db);
-    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const { file, db, batcher, insert } = batchedTable("INTEGER");
     const lost = batcher.run("t.insert", () => insert.run(1));
     // Stands in for an I/O fault: the transaction is gone under the batcher's feet.
     db.exec("ROLLBACK");
