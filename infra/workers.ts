@@ -60,7 +60,9 @@ table.subscribe(
         batchSize: ANALYTICS_STREAM.batchSize,
         maximumBatchingWindowInSeconds: ANALYTICS_STREAM.windowSeconds,
         functionResponseTypes: ["ReportBatchItemFailures"],
-        bisectBatchOnFunctionError: true,
+        // Off: the retry journal is keyed on a batch's first record, so a retry must start from that same record
+        // (partial failures are reported instead, and the worker stops writing before its deadline).
+        bisectBatchOnFunctionError: false,
         maximumRetryAttempts: ANALYTICS_STREAM.retries,
         startingPosition: "LATEST",
       },

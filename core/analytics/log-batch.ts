@@ -139,7 +139,7 @@ export class AnalyticsBatchCounter {
   private async write(plan: CountingPlan, deadline: number, delays: number[]): Promise<CountingPlan> {
     let left = plan;
     for (let attempt = 0; ; attempt++) {
-      left = await this.writeOnce(left);
+      left = await this.writeOnce(left, deadline);
       if (isEmpty(left)) return left;
       const delay = delays[attempt];
       if (delay === undefined || Date.now() + delay >= deadline) return left;
@@ -147,17 +147,23 @@ export class AnalyticsBatchCounter {
     }
   }
 
-  private async writeOnce(plan: CountingPlan): Promise<CountingPlan> {
+  /**
+   * One pass over a plan; what fails is returned. Writes not yet started when the deadline comes are returned
+   * too, unwritten: the journal then holds them for the retry instead of the invocation timing out half-way.
+   */
+  private async writeOnce(plan: CountingPlan, deadline: number): Promise<CountingPlan> {
     const failed = emptyPlan();
     const adds = [...plan.adds].filter(([, { amount }]) => amount !== 0);
     const puts = [...plan.puts.values()];
+    const beforeDeadline =
+      <T>(write: () => Promise<T>) =>
+      (): Promise<T> =>
+        Date.now() < deadline ? write() : Promise.reject(new Error("the invocation's deadline came"));
     const results = await runLimited([
-      ...adds.map(
-        ([counter, { amount, expiresAt }]) =>
-          () =>
-            this.counters.add(counter, amount, { expiresAt }),
+      ...adds.map(([counter, { amount, expiresAt }]) =>
+        beforeDeadline(() => this.counters.add(counter, amount, { expiresAt })),
       ),
-      ...puts.map((item) => () => this.records.put(item)),
+      ...puts.map((item) => beforeDeadline(() => this.records.put(item))),
     ]);
     results.forEach((result, position) => {
       if (result.status === "fulfilled") return;

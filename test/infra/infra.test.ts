@@ -210,7 +210,7 @@ describe("analytics stream worker", () => {
     const mapping = args.transform.eventSourceMapping;
     expect(mapping).toMatchObject({
       functionResponseTypes: ["ReportBatchItemFailures"],
-      bisectBatchOnFunctionError: true,
+      bisectBatchOnFunctionError: false,
       startingPosition: "LATEST",
     });
     expect(mapping.batchSize).toBeGreaterThanOrEqual(100);

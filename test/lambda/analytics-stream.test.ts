@@ -339,6 +339,19 @@ describe("analytics stream worker", () => {
     expect(await summary(aws, awsOrg)).toEqual(await summary(local, localOrg));
   });
 
+  it("stops writing at its deadline and leaves the rest to the retry, which counts every log once", async () => {
+    const { localOrg, awsOrg, records } = await countedLocallyAndWritten(20);
+    const handler = createAnalyticsStreamHandler(async () => aws);
+    // Less time left than the handler's margin: the deadline has already passed when the totals are written.
+    const nearlyOut = { getRemainingTimeInMillis: () => 1_000 };
+    expect(await handler(event(records), nearlyOut)).toEqual({
+      batchItemFailures: [{ itemIdentifier: records[0]!.dynamodb!.SequenceNumber }],
+    });
+    expect(await summary(aws, awsOrg)).not.toEqual(await summary(local, localOrg));
+    expect(await handler(event(records))).toEqual({ batchItemFailures: [] });
+    expect(await summary(aws, awsOrg)).toEqual(await summary(local, localOrg));
+  });
+
   it("undoes a batch whose daily counts failed half-way, so its retry counts it once", async () => {
     const { localOrg, awsOrg, records } = await countedLocallyAndWritten(30);
 
