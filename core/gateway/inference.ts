@@ -51,8 +51,12 @@ export async function handleInference<T extends Schema>(
   }
   const outcome = newOutcome(route, String(body.model), body.stream === true);
   outcome.requestBody = body;
-  const declaredLength = Number(headersOf(request, ctx).get("content-length"));
-  if (Number.isFinite(declaredLength)) outcome.requestChars = declaredLength;
+  // Without a content-length (a chunked upload) the size stays unknown and the logger measures the body.
+  const declaredLength = headersOf(request, ctx).get("content-length");
+  if (declaredLength) {
+    const bytes = Number(declaredLength);
+    if (Number.isInteger(bytes) && bytes >= 0) outcome.requestChars = bytes;
+  }
   ctx.outcome = outcome;
   return routeInference(
     route,

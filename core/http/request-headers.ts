@@ -19,20 +19,31 @@ export class NodeHeaders implements HeaderSource {
   }
 
   get(name: string): string | null {
-    // The gateway asks in lower case; only other callers pay for the conversion.
-    const value = this.#raw[name] ?? this.#raw[name.toLowerCase()];
+    const value = this.#lookup(name);
     if (value === undefined) return null;
     return Array.isArray(value) ? value.join(", ") : value;
   }
 
   has(name: string): boolean {
-    return (this.#raw[name] ?? this.#raw[name.toLowerCase()]) !== undefined;
+    return this.#lookup(name) !== undefined;
+  }
+
+  /**
+   * Own properties only: Node's headers object inherits Object.prototype, and names come from clients
+   * (`x-gateway-forward-headers`), so `constructor` or `__proto__` must find nothing. The gateway asks in lower
+   * case; only other callers pay for the conversion.
+   */
+  #lookup(name: string): string | string[] | undefined {
+    const raw = this.#raw;
+    if (Object.hasOwn(raw, name)) return raw[name];
+    const lower = name.toLowerCase();
+    return lower !== name && Object.hasOwn(raw, lower) ? raw[lower] : undefined;
   }
 
   [Symbol.iterator](): Iterator<[string, string]> {
     // An array's iterator: cheaper than a generator, and the headers are read whole at most twice a request.
     const entries: Array<[string, string]> = [];
-    for (const name in this.#raw) {
+    for (const name of Object.keys(this.#raw)) {
       const value = this.#raw[name];
       if (value !== undefined) entries.push([name, Array.isArray(value) ? value.join(", ") : value]);
     }
