@@ -44,6 +44,8 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
     async close() {
       writes.flush();
       await checkpointer.close();
+      // Writes made while the checkpointer closed (a counter add answered at once) are in a new batch.
+      writes.flush();
       db.close();
     },
   };

@@ -34,6 +34,8 @@ export class WalCheckpointer {
   readonly #db: SqliteDatabase;
   readonly #worker: Worker;
   #restartWanted = false;
+  #closing = false;
+  #exited = false;
 
   constructor(db: SqliteDatabase, options: WalCheckpointOptions = {}) {
     this.#db = db;
@@ -51,6 +53,13 @@ export class WalCheckpointer {
       if (message.walPages !== undefined) this.#restartWanted = true;
     });
     this.#worker.on("error", (error) => console.error("WAL checkpoint worker failed", error));
+    this.#worker.on("exit", () => {
+      this.#exited = true;
+      if (this.#closing || !db.open) return;
+      // Nothing would checkpoint any more: SQLite's own checkpoints (inside commits) keep the WAL bounded.
+      console.error("WAL checkpoint worker stopped; the database checkpoints inside its commits from now on");
+      db.pragma("wal_autocheckpoint = 1000");
+    });
     // It must never keep the process alive on its own.
     this.#worker.unref();
   }
@@ -72,6 +81,8 @@ export class WalCheckpointer {
 
   /** A last checkpoint, then the worker's connection closes. */
   async close(): Promise<void> {
+    this.#closing = true;
+    if (this.#exited) return;
     const closed = new Promise<void>((resolve) => {
       this.#worker.on("message", (message) => message === "closed" && resolve());
       this.#worker.once("exit", () => resolve());

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import { openDatabase } from "../../../core/platform/local/sqlite.ts";
+import { WalCheckpointer } from "../../../core/platform/local/wal-checkpointer.ts";
 import { WriteBatcher } from "../../../core/platform/local/write-batcher.ts";
 import { StoreUnavailableError } from "../../../core/store/ports.ts";
 
@@ -154,5 +155,17 @@ describe("local stores under load", () => {
     // An await the event loop cannot finish exits with code 13 (and no "closed").
     const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
     expect(output.trim()).toBe("closed");
+  });
+
+  it("closes a checkpointer whose worker has already exited at once (a second close does not wait)", async () => {
+    const db = openDatabase(join(tempDir(), "checkpoint.db"));
+    const checkpointer = new WalCheckpointer(db, { intervalMs: 10 });
+    await checkpointer.close();
+    const again = await Promise.race([
+      checkpointer.close().then(() => "closed"),
+      new Promise((resolve) => setTimeout(() => resolve("hung"), 2000)),
+    ]);
+    expect(again).toBe("closed");
+    db.close();
   });
 });
