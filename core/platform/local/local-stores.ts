@@ -38,7 +38,7 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
   return {
     records: new SqliteRecords(db, writes),
     counters: new SqliteCounters(db, writes),
-    queue: new SqliteQueue(db),
+    queue: new SqliteQueue(db, writes),
     blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
     secrets: new KeyFileSecrets(keyFile),
     async close() {

@@ -74,7 +74,7 @@ export class SqliteCounters implements Counters {
   }
 
   async delete(key: string): Promise<void> {
-    sqlite("counters.delete", () => {
+    await this.#writes.run("counters.delete", () => {
       this.#remove.run(key);
       this.#cache.delete(key);
       this.#dirty.delete(key);

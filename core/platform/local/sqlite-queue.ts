@@ -7,7 +7,8 @@ import {
   type Queue,
   type QueueMessage,
 } from "../../store/ports.ts";
-import { type SqliteDatabase, sqlite } from "./sqlite.ts";
+import type { SqliteDatabase } from "./sqlite.ts";
+import type { WriteBatcher } from "./write-batcher.ts";
 
 /** How often a long-polling receive looks again; local traffic is light, so a short poll is cheap. */
 const POLL_MS = 100;
@@ -30,8 +31,15 @@ export class SqliteQueue implements Queue {
   readonly #sendBatch: (queue: string, bodies: string[]) => string[];
   readonly #ack;
   readonly #release;
+  /**
+   * Every queue write goes through the database's write batcher, like records and counters: it joins the open
+   * batch and resolves once that batch is committed (a send reported done is on disk; a rolled-back batch
+   * rejects it).
+   */
+  readonly #writes: WriteBatcher;
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, writes: WriteBatcher) {
+    this.#writes = writes;
     db.exec(`
       CREATE TABLE IF NOT EXISTS queue_messages (
         id TEXT NOT NULL UNIQUE,
@@ -88,13 +96,13 @@ export class SqliteQueue implements Queue {
     const id = randomUUID();
     const json = serialize(body);
     const visibleAt = Date.now() + (options.delaySeconds ?? 0) * 1000;
-    sqlite("queue.send", () => this.#insert.run(id, queue, json, visibleAt));
+    await this.#writes.run("queue.send", () => this.#insert.run(id, queue, json, visibleAt));
     return id;
   }
 
   async sendBatch(queue: string, bodies: unknown[]): Promise<string[]> {
     const json = bodies.map(serialize);
-    return sqlite("queue.sendBatch", () => this.#sendBatch(queue, json));
+    return this.#writes.run("queue.sendBatch", () => this.#sendBatch(queue, json));
   }
 
   async receive(
@@ -106,7 +114,7 @@ export class SqliteQueue implements Queue {
     }
     const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000;
     for (;;) {
-      const messages = sqlite("queue.receive", () =>
+      const messages = await this.#writes.run("queue.receive", () =>
         this.#receive(queue, options.max, options.visibilityTimeoutSeconds),
       );
       const left = deadline - Date.now();
@@ -116,11 +124,11 @@ export class SqliteQueue implements Queue {
   }
 
   async ack(queue: string, receipt: string): Promise<void> {
-    sqlite("queue.ack", () => this.#ack.run(queue, receipt));
+    await this.#writes.run("queue.ack", () => this.#ack.run(queue, receipt));
   }
 
   async release(queue: string, receipt: string, delaySeconds = 0): Promise<void> {
-    sqlite("queue.release", () => this.#release.run(Date.now() + delaySeconds * 1000, queue, receipt));
+    await this.#writes.run("queue.release", () => this.#release.run(Date.now() + delaySeconds * 1000, queue, receipt));
   }
 }
 

@@ -102,6 +102,15 @@ describe("local stores under load", () => {
     ]);
   });
 
+  it("answers queue writes after their commit, like every other write", async () => {
+    const dir = tempDir();
+    stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
+    // A batch is open (a counter add answers at once); a send made now must not answer before it commits.
+    await stores.counters.add("open-a-batch", 1);
+    await stores.queue.send("batches", { job: 1 });
+    expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM queue_messages")).toEqual([{ n: 1 }]);
+  });
+
   it("checkpoints the WAL from its own thread (a short WAL is never checkpointed by the main connection)", async () => {
     const dir = tempDir();
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
