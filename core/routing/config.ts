@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import { badRequest } from "../http/errors.ts";
 import { validate } from "../http/json.ts";
-import "../http/zod-locale.ts";
+import { int } from "../http/zod-mini.ts";
 import { findProvider } from "../providers/registry.ts";
 import { checkCustomHostSyntax, type TrustedHosts } from "../security/custom-host.ts";
 import type { ParamRules } from "./params.ts";
@@ -86,7 +86,6 @@ function configSchema(): z.ZodMiniType<RawConfigNode> {
 
 function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
   /** Classic zod's `z.number().int()`, then `checks`. */
-  const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
   const statusCode = int(z.minimum(100), z.maximum(599));
   const retrySchema = z.strictObject({
     attempts: int(z.minimum(0), z.maximum(CONFIG_LIMITS.retryAttempts)),

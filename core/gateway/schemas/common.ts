@@ -1,14 +1,11 @@
 import * as z from "zod/mini";
-import "../../http/zod-locale.ts";
+import { int } from "../../http/zod-mini.ts";
 
 /**
  * Shared request fields and ranges of spec 4.2, 4.3 and 8. The request schemas use `zod/mini` (functional
  * checks: `z.number().check(z.int(), z.minimum(1))` is classic zod's `z.number().int().min(1)`): data-plane
  * functions load them at init, and classic zod's bundle and import time weigh on the cold start.
  */
-
-/** Classic zod's `z.number().int()`: a finite number that is a safe integer (checks follow). */
-export const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
 
 export const penalty = z.number().check(z.minimum(-2), z.maximum(2));
 export const temperature = z.number().check(z.minimum(0), z.maximum(2));

@@ -1,8 +1,7 @@
 import * as z from "zod/mini";
-import "../../http/zod-locale.ts";
+import { int } from "../../http/zod-mini.ts";
 import {
   checkStreamOptions,
-  int,
   logitBias,
   n,
   penalty,

@@ -1,8 +1,5 @@
 import * as z from "zod/mini";
-import "../../http/zod-locale.ts";
-
-/** Classic zod's `z.number().int()` (see common.ts; not imported from there, to keep its schemas out of this bundle). */
-const int = (...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), ...checks);
+import { int } from "../../http/zod-mini.ts";
 
 /** POST /v1/embeddings (OpenAI's shape; `input_type` is accepted for providers that use it, e.g. Cohere). */
 export const embeddingRequest = z.looseObject({

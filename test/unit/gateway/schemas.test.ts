@@ -83,7 +83,7 @@ describe("chat completion request (spec 4.2, 8)", () => {
     expect(validate(chatCompletionRequest, body)).toMatchObject({ vendor_extension: { keep: true }, top_logprobs: 20 });
   });
 
-  it("answers with zod's English messages and ours (zod/mini loads no locale: core/http/zod-locale.ts does)", () => {
+  it("answers with zod's English messages and ours (zod/mini loads no locale: core/http/zod-mini.ts does)", () => {
     expect(messageOf(chatCompletionRequest, chat({ n: 0 }))).toBe(
       "Invalid value for 'n': Too small: expected number to be >=1",
     );
