@@ -69,9 +69,12 @@ export class AnalyticsRecorder {
     await this.totals.flush();
   }
 
+  /** The count in progress (a timer's, or a reader's): counts run one after another, and readers wait for them. */
+  private counting: Promise<void> = Promise.resolve();
+
   async record(log: RequestLog): Promise<void> {
     if (this.fromStream) return;
-    if (this.totals.immediate) return this.count([log]);
+    if (this.totals.immediate) return this.countOrRetry([log]);
     // One process, many requests: logs wait (only the fields counted) and are counted together once per
     // interval, like a batch of the AWS stream, so the per-request cost is a push.
     this.waiting.push(countedFields(log));
@@ -85,22 +88,37 @@ export class AnalyticsRecorder {
     this.countTimer.unref?.();
   }
 
-  private async countWaiting(): Promise<void> {
+  private countWaiting(): Promise<void> {
     clearTimeout(this.countTimer);
     this.countTimer = undefined;
     const logs = this.waiting;
-    if (logs.length === 0) return;
     this.waiting = [];
-    await this.count(logs);
+    const run = this.counting.then(() => (logs.length > 0 ? this.countOrRetry(logs) : undefined));
+    // The chain goes on after a failure (it is reported to this caller).
+    this.counting = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * A batch whose daily counts failed half-way has its applied adds undone and is counted once more, so a
+   * passing fault costs no logs and counts none twice; a second failure is undone too, and reported.
+   */
+  private async countOrRetry(logs: RequestLog[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.count(logs);
+      } catch (error) {
+        if (!(error instanceof CountingError)) throw error;
+        await Promise.all(
+          error.applied.map(([key, amount, expiresAt]) => this.counters.add(key, -amount, { expiresAt })),
+        );
+        if (attempt === 2) throw error.cause;
+      }
+    }
   }
 
   private async count(logs: RequestLog[]): Promise<void> {
-    let plan: Awaited<ReturnType<typeof countLogs>>;
-    try {
-      plan = await countLogs({ counters: this.counters, records: this.records }, logs, this.indexed);
-    } catch (error) {
-      throw error instanceof CountingError ? error.cause : error;
-    }
+    const plan = await countLogs({ counters: this.counters, records: this.records }, logs, this.indexed);
     for (const [key, { amount, expiresAt }] of plan.adds) this.totals.add(key, amount, expiresAt);
     const writes: Array<Promise<unknown>> = [...plan.puts.values()].map((item) => this.records.put(item));
     if (this.totals.immediate) writes.push(this.totals.flush());
