@@ -6,9 +6,9 @@ import * as esbuild from "esbuild";
 /**
  * Builds what `npm start` runs: the local gateway bundled into plain JavaScript under dist/ (about a second).
  * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source:
- * about 40 MB more resident memory for the same gateway (measured). The WAL checkpoint thread is a second entry
- * point, emitted next to the main bundle where wal-checkpointer.ts looks for it. better-sqlite3 stays a package import
- * (native addon).
+ * about 40 MB more resident memory for the same gateway (measured). The storage thread (WAL checkpoints, log
+ * writes) is a second entry point, emitted next to the main bundle where storage-thread.ts looks for it.
+ * better-sqlite3 stays a package import (native addon).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST_DIR = join(root, "dist");
@@ -30,7 +30,7 @@ export async function buildLocal(
     absWorkingDir: root,
     entryPoints: {
       [entry.name]: entry.source,
-      "wal-checkpoint-worker": "core/platform/local/wal-checkpoint-worker.ts",
+      "storage-worker": "core/platform/local/storage-worker.ts",
     },
     outdir,
     outExtension: { ".js": ".mjs" },

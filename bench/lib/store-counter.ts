@@ -10,6 +10,8 @@ type Kind = "read" | "write" | "other";
 /** What each port method costs on AWS: reads and writes by port. `other` is neither (no I/O, or crypto). */
 export const METHOD_KINDS: Record<string, Record<string, Kind>> = {
   records: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
+  // Request logs, where the platform keeps them apart (the local SQLite file written off the event loop).
+  logs: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
   counters: { get: "read", getMany: "read", add: "write", delete: "write" },
   blobs: { get: "read", head: "read", list: "read", put: "write", delete: "write", signedUrl: "other" },
   queue: { receive: "read", send: "write", sendBatch: "write", ack: "write", release: "write" },
@@ -48,14 +50,19 @@ export function instrumentStores(stores: Stores, options: { sizes?: boolean } = 
   let writeUnits = 0;
   let recordBytes = 0;
   const unitsOf = (name: string, args: unknown[]) => {
-    if (name === "records.put" && sizes) {
+    if ((name === "records.put" || name === "logs.put") && sizes) {
       const item = args[0] as Record<string, unknown>;
       const bytes = Buffer.byteLength(JSON.stringify(item));
       recordBytes += bytes;
       writeUnits += Math.ceil(bytes / 1024) * (item.gsi1pk ? 2 : 1);
-    } else if (name === "records.update") {
+    } else if (name === "records.update" || name === "logs.update") {
       writeUnits += 1;
-    } else if (name === "records.delete" || name === "counters.add" || name === "counters.delete") {
+    } else if (
+      name === "records.delete" ||
+      name === "logs.delete" ||
+      name === "counters.add" ||
+      name === "counters.delete"
+    ) {
       writeUnits += 1;
     }
   };

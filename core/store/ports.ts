@@ -179,6 +179,11 @@ export interface Secrets {
 
 export interface Stores {
   records: Records;
+  /**
+   * Where request logs are kept, when the platform keeps them apart from `records` (the local platform: a
+   * second SQLite file written off the event loop). Defaults to `records` (DynamoDB's single table).
+   */
+  logs?: Records;
   counters: Counters;
   blobs: Blobs;
   queue: Queue;

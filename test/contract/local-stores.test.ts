@@ -66,6 +66,8 @@ afterAll(async () => {
 
 describe("local stores", () => {
   recordsContract(() => stores.records);
+  // Request logs: read on this thread, written by the storage thread.
+  describe("request-log records (logs.db)", () => recordsContract(() => stores.logs));
   countersContract(() => stores.counters);
   blobsContract(() => stores.blobs);
   queueContract(async () => ({ queue: stores.queue, name: `queue-${randomUUID()}` }));

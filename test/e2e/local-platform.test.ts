@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,7 +64,7 @@ describe("local platform", () => {
       );
     });
     const dataDir = mkdtempSync(join(tmpdir(), "gateway-start-"));
-    // What `npm start` runs: the bundle scripts/build.ts makes (checkpoint thread included), built here first.
+    // What `npm start` runs: the bundle scripts/build.ts makes (storage thread included), built here first.
     const dist = scratchBuildDir("gateway-start-test");
     await buildLocal(dist);
     // With npm start's environment and Node flags (package.json), so a flag Node refuses fails here.
@@ -82,6 +83,10 @@ describe("local platform", () => {
     let output = "";
     child.stdout.on("data", (data) => {
       output += data;
+    });
+    let errors = "";
+    child.stderr.on("data", (data) => {
+      errors += data;
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
     try {
@@ -105,6 +110,14 @@ describe("local platform", () => {
       const response = await inFlight;
       expect(response.status).toBe(200);
       expect(await exited).toBe(0);
+      // The storage thread started from the bundle (a worker refusing npm start's Node flags would show here).
+      expect(errors).not.toMatch(/storage worker/);
+      const logs = new Database(join(dataDir, "logs.db"), { readonly: true });
+      try {
+        expect(logs.prepare("SELECT count(*) AS n FROM records WHERE pk LIKE 'LOG#%'").get()).toEqual({ n: 1 });
+      } finally {
+        logs.close();
+      }
     } finally {
       child.kill("SIGKILL");
       await upstream.close();

@@ -182,7 +182,8 @@ describe("request logs", () => {
     });
     await expect.poll(async () => (await listLogs(`?trace_id=${trace}`)).data.length, { timeout: 5000 }).toBe(1);
     const [log] = (await listLogs(`?trace_id=${trace}`)).data;
-    const item = await services.stores.records.get(`LOG#${log.id}`, "LOG");
+    const logStore = services.stores.logs ?? services.stores.records;
+    const item = await logStore.get(`LOG#${log.id}`, "LOG");
     const expected = Math.floor(Date.parse(log.createdAt) / 1000) + 2 * 86_400;
     expect(item?.ttl).toBe(expected);
     const invalid = await fetch(`${gateway.url}/v1/admin/workspaces/${defaultWorkspaceId}`, {
@@ -216,7 +217,8 @@ describe("request logs", () => {
   });
 
   it("a failing log store never fails a request, and the breaker opens", async () => {
-    const records = gateway.gateway.services.stores.records;
+    const { stores } = gateway.gateway.services;
+    const records = stores.logs ?? stores.records;
     const realPut = records.put.bind(records);
     records.put = () => Promise.reject(new Error("log store down"));
     try {

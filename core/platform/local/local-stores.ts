@@ -4,15 +4,18 @@ import { join } from "node:path";
 import type { Stores } from "../../store/ports.ts";
 import { FolderBlobs } from "./folder-blobs.ts";
 import { KeyFileSecrets, loadOrCreateKeyFile } from "./key-file-secrets.ts";
-import { openDatabase } from "./sqlite.ts";
+import { moveRequestLogs } from "./move-request-logs.ts";
+import { LOG_PAGE_CACHE_KIB, openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
-import { type WalCheckpointOptions, WalCheckpointer } from "./wal-checkpointer.ts";
+import { StorageThread } from "./storage-thread.ts";
+import { checkpointLoopOptions, type WalCheckpointOptions, WalCheckpointer } from "./wal-checkpointer.ts";
+import { WorkerRecords } from "./worker-records.ts";
 import { WriteBatcher } from "./write-batcher.ts";
 
 export interface LocalStoresOptions {
-  /** Folder for gateway.db, blobs/ and master.key; created when missing. */
+  /** Folder for gateway.db, logs.db, blobs/ and master.key; created when missing. */
   dataDir: string;
   /** Base URL of the local server, used in signed blob URLs. */
   publicBaseUrl: string | (() => string);
@@ -22,31 +25,48 @@ export interface LocalStoresOptions {
 
 export interface LocalStores extends Stores {
   blobs: FolderBlobs;
+  logs: WorkerRecords;
 }
 
-/** Every store of the local platform: one SQLite file for records, counters and queues, a folder for blobs. */
+/**
+ * Every store of the local platform: one SQLite file for records, counters and queues, a second one for
+ * request logs (written by the storage thread), a folder for blobs.
+ */
 export function createLocalStores(options: LocalStoresOptions): LocalStores {
   mkdirSync(options.dataDir, { recursive: true });
-  const file = join(options.dataDir, "gateway.db");
-  const db = openDatabase(file);
+  const db = openDatabase(join(options.dataDir, "gateway.db"));
   const writes = new WriteBatcher(db);
-  const checkpointer = new WalCheckpointer(db, options.wal);
+  const records = new SqliteRecords(db, writes);
+  // Request logs: read here, written by the storage thread (its own file, so neither waits for the other's lock).
+  const logsFile = join(options.dataDir, "logs.db");
+  const logsDb = openDatabase(logsFile, LOG_PAGE_CACHE_KIB);
+  const logsWrites = new WriteBatcher(logsDb);
+  const localLogs = new SqliteRecords(logsDb, logsWrites);
+  moveRequestLogs(db, logsFile);
+  const thread = new StorageThread({ checkpoint: checkpointLoopOptions(db, options.wal), recordsFile: logsFile });
+  const checkpointer = new WalCheckpointer(db, thread);
   writes.afterCommit(() => checkpointer.afterCommit());
+  const logs = new WorkerRecords(localLogs, thread);
+
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();
   return {
-    records: new SqliteRecords(db, writes),
+    records,
+    logs,
     counters: new SqliteCounters(db, writes),
     queue: new SqliteQueue(db, writes),
     blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
     secrets: new KeyFileSecrets(keyFile),
     async close() {
       writes.flush();
-      await checkpointer.close();
-      // Writes made while the checkpointer closed (a counter add answered at once) are in a new batch.
+      logs.flush();
+      await thread.close();
+      // Writes made while the thread closed (a counter add answered at once, a log written here) are in new batches.
       writes.flush();
+      logsWrites.flush();
       db.close();
+      logsDb.close();
     },
   };
 }

@@ -21,6 +21,27 @@ import {
 import type { WriteBatcher } from "./write-batcher.ts";
 import { type SqliteDatabase, type SqliteStatement, sqlite } from "./sqlite.ts";
 
+/** An item as its row stores it: the whole item as JSON, and copies of the key, index and ttl attributes. */
+export interface StoredRow {
+  pk: string;
+  sk: string;
+  gsi1pk: string | null;
+  gsi1sk: string | null;
+  ttl: number | null;
+  data: string;
+}
+
+export function storedRow(item: RecordItem): StoredRow {
+  return {
+    pk: item.pk,
+    sk: item.sk,
+    gsi1pk: typeof item.gsi1pk === "string" ? item.gsi1pk : null,
+    gsi1sk: typeof item.gsi1sk === "string" ? item.gsi1sk : null,
+    ttl: typeof item.ttl === "number" ? item.ttl : null,
+    data: JSON.stringify(item),
+  };
+}
+
 /**
  * Records in one SQLite table with the columns of the DynamoDB single table. The whole item is kept as JSON
  * in `data`; the key, index and ttl columns are copies that SQL can filter and sort on. Expired rows stay
@@ -30,7 +51,7 @@ import { type SqliteDatabase, type SqliteStatement, sqlite } from "./sqlite.ts";
 export class SqliteRecords implements Records {
   readonly #db: SqliteDatabase;
   readonly #statements = new Map<string, SqliteStatement>();
-  readonly #put: (item: RecordItem, condition: WriteCondition | undefined) => void;
+  readonly #put: (row: StoredRow, condition: WriteCondition | undefined) => void;
   readonly #update: (pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition) => RecordItem;
   readonly #delete: (pk: string, sk: string, condition: WriteCondition | undefined) => void;
 
@@ -54,22 +75,22 @@ export class SqliteRecords implements Records {
     `);
     // These run inside the batch transaction (write-batcher.ts): a conditional write reads and writes with no
     // other writer in between, and a failing statement rolls back only itself.
-    const put = (item: RecordItem, condition: WriteCondition | undefined) => {
-      if (condition && !conditionHolds(this.#readLive(item.pk, item.sk), condition)) throw new ConditionFailedError();
-      this.#write(item);
+    const put = (row: StoredRow, condition: WriteCondition | undefined) => {
+      if (condition && !conditionHolds(this.#readLive(row.pk, row.sk), condition)) throw new ConditionFailedError();
+      this.#writeRow(row);
     };
     const update = (pk: string, sk: string, change: RecordUpdate, condition?: WriteCondition) => {
       const current = this.#readLive(pk, sk);
       if (current === undefined || !conditionHolds(current, condition)) throw new ConditionFailedError();
       const next = applyUpdate(current, change);
-      this.#write(next);
+      this.#writeRow(storedRow(next));
       return next;
     };
     const remove = (pk: string, sk: string, condition: WriteCondition | undefined) => {
       if (condition && !conditionHolds(this.#readLive(pk, sk), condition)) throw new ConditionFailedError();
       this.#statement("DELETE FROM records WHERE pk = ? AND sk = ?").run(pk, sk);
     };
-    this.#put = (item, condition) => put(item, condition);
+    this.#put = (row, condition) => put(row, condition);
     this.#update = (pk, sk, change, condition) => update(pk, sk, change, condition);
     this.#delete = (pk, sk, condition) => remove(pk, sk, condition);
   }
@@ -80,7 +101,12 @@ export class SqliteRecords implements Records {
 
   async put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     checkItem(item);
-    await this.#writes.run("records.put", () => this.#put(item, condition));
+    await this.putRow(storedRow(item), condition);
+  }
+
+  /** put() of an item serialised already (checked by the caller): the storage thread's writes. */
+  async putRow(row: StoredRow, condition?: WriteCondition): Promise<void> {
+    await this.#writes.run("records.put", () => this.#put(row, condition));
   }
 
   async update(pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition): Promise<RecordItem> {
@@ -147,19 +173,12 @@ export class SqliteRecords implements Records {
     return JSON.parse(row.data) as RecordItem;
   }
 
-  #write(item: RecordItem): void {
+  #writeRow(row: StoredRow): void {
     this.#statement(
       `INSERT INTO records (pk, sk, gsi1pk, gsi1sk, ttl, data) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (pk, sk) DO UPDATE SET gsi1pk = excluded.gsi1pk, gsi1sk = excluded.gsi1sk,
          ttl = excluded.ttl, data = excluded.data`,
-    ).run(
-      item.pk,
-      item.sk,
-      typeof item.gsi1pk === "string" ? item.gsi1pk : null,
-      typeof item.gsi1sk === "string" ? item.gsi1sk : null,
-      typeof item.ttl === "number" ? item.ttl : null,
-      JSON.stringify(item),
-    );
+    ).run(row.pk, row.sk, row.gsi1pk, row.gsi1sk, row.ttl, row.data);
   }
 
   /** Query shapes are few (index, bounds, cursor, order), so prepared statements are cached by SQL. */

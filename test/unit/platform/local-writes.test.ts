@@ -6,7 +6,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import { openDatabase } from "../../../core/platform/local/sqlite.ts";
-import { WalCheckpointer } from "../../../core/platform/local/wal-checkpointer.ts";
+import { StorageThread } from "../../../core/platform/local/storage-thread.ts";
+import { checkpointLoopOptions } from "../../../core/platform/local/wal-checkpointer.ts";
 import { WriteBatcher } from "../../../core/platform/local/write-batcher.ts";
 import { StoreUnavailableError } from "../../../core/store/ports.ts";
 
@@ -152,7 +153,7 @@ describe("local stores under load", () => {
     ]);
   });
 
-  it("closes in a process with nothing else to wait for (the checkpoint worker's answer is awaited)", () => {
+  it("closes in a process with nothing else to wait for (the storage thread's answer is awaited)", () => {
     const dir = tempDir();
     const module = new URL("../../../core/platform/local/local-stores.ts", import.meta.url).href;
     const script = `
@@ -166,12 +167,12 @@ describe("local stores under load", () => {
     expect(output.trim()).toBe("closed");
   });
 
-  it("closes a checkpointer whose worker has already exited at once (a second close does not wait)", async () => {
+  it("closes a storage thread that has already exited at once (a second close does not wait)", async () => {
     const db = openDatabase(join(tempDir(), "checkpoint.db"));
-    const checkpointer = new WalCheckpointer(db, { intervalMs: 10 });
-    await checkpointer.close();
+    const thread = new StorageThread({ checkpoint: checkpointLoopOptions(db, { intervalMs: 10 }) });
+    await thread.close();
     const again = await Promise.race([
-      checkpointer.close().then(() => "closed"),
+      thread.close().then(() => "closed"),
       new Promise((resolve) => setTimeout(() => resolve("hung"), 2000)),
     ]);
     expect(again).toBe("closed");
