@@ -4,7 +4,8 @@ import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext, UpstreamEvent } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
-import { encodeEvent, SSE_HEADERS } from "../http/sse.ts";
+import { SSE_HEADERS } from "../http/sse.ts";
+import { type SseSource, sseResponse } from "../http/sse-source.ts";
 import { decodeFraming } from "./framing.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
@@ -161,16 +162,32 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   outcome.status = 200;
 
   const finishStream = async () => {
-    upstream.release();
-    outcome.responseBody = assembleStream(seen);
-    outcome.responseChars = chunkChars;
-    await recordUsage(outcome, call, usage, undefined, seen);
-    outcome.totalMs = performance.now() - call.startedAt;
-    outcome.finish();
+    try {
+      upstream.release();
+      outcome.responseBody = assembleStream(seen);
+      outcome.responseChars = chunkChars;
+      await recordUsage(outcome, call, usage, undefined, seen);
+    } finally {
+      // Whatever happened above, the log (which waits for `done`) must not wait forever.
+      outcome.totalMs = performance.now() - call.startedAt;
+      outcome.finish();
+    }
   };
+  /** Once: the bookkeeping of an ended stream (it runs after the last text is handed out, not before). */
+  let finishing: Promise<void> | undefined;
+  const finish = () => {
+    finishing ??= finishStream().catch((error) =>
+      console.error(`[${call.requestId}] stream bookkeeping failed`, error),
+    );
+    return finishing;
+  };
+  /** The last text was handed out (the stream ended, failed or was cancelled): next() answers null. */
+  let ended = false;
+  let cancelled = false;
 
-  const body = new ReadableStream<Uint8Array>({
-    async pull(streamController) {
+  const source: SseSource = {
+    async next() {
+      if (ended) return null;
       try {
         while (pending.length === 0 && !upstreamDone) {
           const next = await iterator.next();
@@ -181,15 +198,18 @@ export async function callTarget(call: TargetCall): Promise<Response> {
           }
           transformBatch(next.value);
         }
+        if (cancelled) return null;
         if (upstreamDone) pending.push(DONE);
-        // One chunk per upstream read: each enqueued chunk becomes a socket write.
-        streamController.enqueue(Buffer.from(pending.length === 1 ? pending[0]! : pending.join("")));
+        // One text per upstream read: each becomes one socket write.
+        const text = pending.length === 1 ? pending[0]! : pending.join("");
         pending.length = 0;
         if (upstreamDone) {
-          streamController.close();
-          await finishStream();
+          ended = true;
+          void finish();
         }
+        return text;
       } catch (error) {
+        if (cancelled) return null;
         // After the first byte the status is sent: report the failure as a last event and end the stream.
         upstream.abort();
         const failure =
@@ -197,24 +217,29 @@ export async function callTarget(call: TargetCall): Promise<Response> {
             ? error
             : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
         outcome.error = { status: failure.status, message: failure.message, code: failure.code };
-        streamController.enqueue(
-          encodeEvent({
-            error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
-          }),
-        );
-        streamController.close();
-        await finishStream();
+        ended = true;
+        void finish();
+        const event = {
+          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
+        };
+        return `data: ${JSON.stringify(event)}\n\n`;
       }
     },
     async cancel() {
+      if (ended) return finish();
       // The client went away: stop reading the provider.
+      ended = true;
+      cancelled = true;
       upstream.abort();
-      await iterator.return?.();
-      outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
-      await finishStream();
+      try {
+        await iterator.return?.();
+      } finally {
+        outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
+        await finish();
+      }
     },
-  });
-  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
+  };
+  return sseResponse(source, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
 }
 
 /**

@@ -1,8 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
 import { NodeHeaders } from "../../http/request-headers.ts";
+import { sseSourceOf } from "../../http/sse-source.ts";
+import { writeSseResponse } from "./response-writer.ts";
 
 export interface RunningServer {
   server: Server;
@@ -28,13 +31,22 @@ export async function startServer(
   };
   // The adapter's lightweight Request/Response (its default): a JSON answer built with `new Response(string)` is
   // written straight to the socket, with no web stream read in between (a third of the data plane's CPU).
+  // A streamed answer that carries its SSE source (core/http/sse-source.ts) is written here, from the source
+  // (response-writer.ts), and the adapter is told it was sent; every other response goes through the adapter.
+  // (RESPONSE_ALREADY_SENT must be a native Response, not the adapter's lightweight one: it is, as its module is
+  // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
   const listener = getRequestListener(
-    (request, env) =>
-      fetchHandler(request, {
+    async (request, env) => {
+      const response = await fetchHandler(request, {
         waitUntil,
         signal: request.signal,
         headers: new NodeHeaders((env.incoming as IncomingMessage).headers),
-      }),
+      });
+      const source = sseSourceOf(response);
+      if (!source) return response;
+      void writeSseResponse(env.outgoing as ServerResponse, response, source);
+      return RESPONSE_ALREADY_SENT;
+    },
     {
       overrideGlobalObjects: true,
     },
