@@ -27,9 +27,19 @@ export interface StoreOpsPerRequest {
 /** Maps counted port calls ("records.get" -> calls per request) to AWS requests. */
 export function awsRequestsOf(byMethod: Record<string, number>, writeUnits?: number): StoreOpsPerRequest {
   const count = (...names: string[]) => names.reduce((sum, name) => sum + (byMethod[name] ?? 0), 0);
-  const dynamoWrites = count("records.put", "records.update", "records.delete", "counters.add", "counters.delete");
+  // On AWS, request logs are items of the one table (the local platform gives them a port of their own: `logs.*`).
+  const dynamoWrites = count(
+    "records.put",
+    "records.update",
+    "records.delete",
+    "logs.put",
+    "logs.update",
+    "logs.delete",
+    "counters.add",
+    "counters.delete",
+  );
   return {
-    dynamoReads: count("records.get", "records.query", "counters.get", "counters.getMany"),
+    dynamoReads: count("records.get", "records.query", "logs.get", "logs.query", "counters.get", "counters.getMany"),
     dynamoWrites,
     dynamoWriteUnits: writeUnits ?? dynamoWrites,
     s3Puts: count("blobs.put", "blobs.list"),

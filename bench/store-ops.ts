@@ -105,7 +105,8 @@ async function measurePath(
     configure(gateway.gateway.services);
     const stores = gateway.gateway.services.stores;
     const counter = instrumentStores(stores);
-    const logStore = stores.records;
+    // Request logs: their own port where the platform keeps them apart (local), else the records.
+    const logStore = stores.logs ?? stores.records;
     let logs: RecordItem[] = [];
     const put = logStore.put;
     logStore.put = function (this: unknown, item, condition) {

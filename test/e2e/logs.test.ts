@@ -222,12 +222,15 @@ describe("request logs", () => {
     const realPut = records.put.bind(records);
     records.put = () => Promise.reject(new Error("log store down"));
     try {
-      for (let i = 0; i < 7; i++) {
+      // Logs of earlier requests may still be committing (a success resets the count of consecutive failures):
+      // keep asking until five failures in a row open the breaker.
+      for (let i = 0; i < 30 && !gateway.gateway.services.logger.breaker.open; i++) {
         const answer = await client.chat.completions.create({
           model: "gpt-4o-mini",
           messages: [{ role: "user", content: "Hi" }],
         });
         expect(answer.choices[0]!.message.content).toBeTruthy();
+        await new Promise((resolve) => setTimeout(resolve, 10));
       }
       await expect.poll(() => gateway.gateway.services.logger.breaker.open, { timeout: 5000 }).toBe(true);
     } finally {

@@ -28,11 +28,13 @@ export function serveRecordWrites(file: string, reply: (results: RecordWriteResu
 
   return {
     handle(ops: RecordWriteOp[]): void {
+      // The statements run now; only the ids wait for the commit (the rows need not stay in memory until then).
+      const ids = ops.map((op) => op.id);
       const done = Promise.allSettled(ops.map(apply)).then((settled) => {
         inFlight.delete(done);
         reply(
           settled.map((outcome, index): RecordWriteResult => {
-            const id = ops[index]!.id;
+            const id = ids[index]!;
             if (outcome.status === "fulfilled") return { id, ok: true, value: outcome.value };
             return { id, ok: false, error: sendable(outcome.reason) };
           }),

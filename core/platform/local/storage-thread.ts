@@ -26,6 +26,7 @@ export class StorageThread {
   #holds = 0;
   #closing = false;
   #exited = false;
+  readonly #exit: Promise<void>;
 
   constructor(options: StorageThreadOptions) {
     this.#worker = new Worker(STORAGE_WORKER, {
@@ -40,16 +41,29 @@ export class StorageThread {
       if (typeof message === "object") this.#handlers.get(message.kind)?.(message);
     });
     this.#worker.on("error", (error) => console.error("storage worker failed", error));
-    this.#worker.on("exit", () => {
-      this.#exited = true;
-      for (const handler of this.#exitHandlers) handler(this.#closing);
-    });
+    this.#exit = new Promise((resolve) =>
+      this.#worker.on("exit", () => {
+        this.#exited = true;
+        for (const handler of this.#exitHandlers) handler(this.#closing);
+        resolve();
+      }),
+    );
     this.#worker.unref();
   }
 
-  /** True once the thread is gone or going: work sent now would not be done. */
-  get stopped(): boolean {
-    return this.#exited || this.#closing;
+  /** True once the thread is gone. */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  /** True once close() was called: work sent now would not be done. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** Resolves when the thread has exited (closed, or died). */
+  whenExited(): Promise<void> {
+    return this.#exit;
   }
 
   /** Messages of one kind from the thread. */

@@ -28,13 +28,22 @@ interface Waiting {
 }
 
 /**
+ * Writes waiting for the thread beyond which new ones fail as unavailable (the logger's circuit breaker then
+ * skips logging for a while): about a second of a busy gateway's logs. A thread that far behind (a saturated
+ * machine: it runs at a lower priority) must not make the waiting logs grow without bound.
+ */
+const MAX_WAITING = 2048;
+
+/**
  * Records in a SQLite file of their own whose writes the storage thread makes (record-write-service.ts): the
  * request logs, one insert per request, which cost the event loop about 80 µs each (statement, commit, WAL
  * writes) when made on the main connection. Reads use `local`, a main-thread connection to the same file;
  * a write resolves once the thread has committed it, so what a caller was told is written, reads find.
  *
  * Writes made within 20 ms travel in one message. Validation errors are thrown here, as the SQLite
- * adapter throws them. If the thread stops, waiting writes fail as unavailable and later ones go to `local`.
+ * adapter throws them. Once the thread is gone (closed, or died), writes go to `local`: those made while it
+ * closes wait for it to finish (its connection holds the write lock until then); those it had been sent when
+ * it died fail as unavailable.
  */
 export class WorkerRecords implements Records {
   readonly #local: SqliteRecords;
@@ -50,12 +59,7 @@ export class WorkerRecords implements Records {
     this.#local = local;
     this.#thread = thread;
     thread.on("records", (message) => this.#settle((message as unknown as RecordResultsMessage).results));
-    thread.onExit(() => {
-      const error = new StoreUnavailableError("the storage worker stopped before answering");
-      for (const waiting of this.#waiting.values()) waiting.reject(error);
-      this.#waiting.clear();
-      this.#queue = [];
-    });
+    thread.onExit(() => this.#threadGone());
   }
 
   get(pk: string, sk: string): Promise<RecordItem | undefined> {
@@ -68,32 +72,34 @@ export class WorkerRecords implements Records {
 
   async put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     checkItem(item);
-    if (this.#thread.stopped) return this.#local.put(item, condition);
-    await this.#send({ op: "put", row: storedRow(item), condition });
+    await this.#write({ op: "put", row: storedRow(item), condition });
   }
 
   async update(pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition): Promise<RecordItem> {
     checkUpdate(update);
-    if (this.#thread.stopped) return this.#local.update(pk, sk, update, condition);
-    return (await this.#send({ op: "update", pk, sk, update, condition })) as RecordItem;
+    return (await this.#write({ op: "update", pk, sk, update, condition })) as RecordItem;
   }
 
   async delete(pk: string, sk: string, condition?: WriteCondition): Promise<void> {
-    if (this.#thread.stopped) return this.#local.delete(pk, sk, condition);
-    await this.#send({ op: "delete", pk, sk, condition });
+    await this.#write({ op: "delete", pk, sk, condition });
   }
 
   /** Sends the writes not yet sent at once (before the thread is asked to close). */
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#queue.length === 0 || this.#thread.stopped) return;
+    if (this.#queue.length === 0 || this.#thread.exited) return;
     const ops = this.#queue;
     this.#queue = [];
     this.#thread.post({ kind: "records", ops });
   }
 
-  #send(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
+  #write(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
+    if (this.#thread.exited) return this.#writeLocally(op);
+    if (this.#thread.closing) return this.#thread.whenExited().then(() => this.#writeLocally(op));
+    if (this.#waiting.size >= MAX_WAITING) {
+      return Promise.reject(new StoreUnavailableError("the storage thread is too far behind; write not made"));
+    }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
@@ -106,6 +112,17 @@ export class WorkerRecords implements Records {
     });
   }
 
+  #writeLocally(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
+    switch (op.op) {
+      case "put":
+        return this.#local.putRow(op.row, op.condition).then(() => undefined);
+      case "update":
+        return this.#local.update(op.pk, op.sk, op.update, op.condition);
+      case "delete":
+        return this.#local.delete(op.pk, op.sk, op.condition).then(() => undefined);
+    }
+  }
+
   #settle(results: RecordWriteResult[]): void {
     for (const result of results) {
       const waiting = this.#waiting.get(result.id);
@@ -114,6 +131,27 @@ export class WorkerRecords implements Records {
       if (result.ok) waiting.resolve(result.value);
       else waiting.reject(received(result.error));
     }
+    this.#releaseWhenIdle();
+  }
+
+  /** Writes not sent yet are made here; those the thread had were lost with it (or answered before it ended). */
+  #threadGone(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const unsent = this.#queue;
+    this.#queue = [];
+    for (const op of unsent) {
+      const waiting = this.#waiting.get(op.id)!;
+      this.#waiting.delete(op.id);
+      this.#writeLocally(op).then(waiting.resolve, waiting.reject);
+    }
+    const error = new StoreUnavailableError("the storage thread stopped before answering");
+    for (const waiting of this.#waiting.values()) waiting.reject(error);
+    this.#waiting.clear();
+    this.#releaseWhenIdle();
+  }
+
+  #releaseWhenIdle(): void {
     if (this.#waiting.size === 0 && this.#holding) {
       this.#holding = false;
       this.#thread.release();

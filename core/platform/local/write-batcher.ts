@@ -13,10 +13,11 @@ interface Waiter {
 const COMMIT_DELAY_MS = 10;
 
 /**
- * Every local write runs at once (one connection, one thread: exact under concurrency) inside a transaction
- * that stays open for a few milliseconds and then commits everything written meanwhile. A commit (WAL append,
- * lock) costs far more than the statements in it, and a busy gateway issues several small writes per request
- * (a log record, counters), so this keeps the per-request write cost low.
+ * Every write of a connection runs at once (one connection, one thread: exact under concurrency) inside a
+ * transaction that stays open for a few milliseconds and then commits everything written meanwhile. A commit
+ * (WAL append, lock) costs far more than the statements in it, and a busy gateway issues several small writes
+ * per request (counters, records; request logs on the storage thread's connection), so this keeps the
+ * per-request write cost low.
  *
  * `run` resolves once the commit is done: a caller that was told "written" finds it on disk. `runNow` answers
  * at once and leaves the commit to follow: for counters whose new value decides the request in flight (a rate

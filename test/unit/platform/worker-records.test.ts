@@ -75,6 +75,22 @@ describe("request-log records written by the storage thread", () => {
     expect(page.items.map((item) => item.pk)).toEqual(["LOG#old"]);
   });
 
+  it("keeps the copy already in logs.db when a log is in both files (a move cut short by a crash)", async () => {
+    const dir = tempDir();
+    const old = openDatabase(join(dir, "gateway.db"));
+    const oldRecords = new SqliteRecords(old, new WriteBatcher(old));
+    await oldRecords.put({ ...logItem("both"), status: 500 });
+    old.close();
+    const logs = openDatabase(join(dir, "logs.db"));
+    const logRecords = new SqliteRecords(logs, new WriteBatcher(logs));
+    await logRecords.put({ ...logItem("both"), status: 200 });
+    logs.close();
+
+    stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
+    expect(await stores.logs.get("LOG#both", "LOG")).toMatchObject({ status: 200 });
+    expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM records")).toEqual([{ n: 0 }]);
+  });
+
   it("keeps the log WAL short under writes that never pause", async () => {
     const dir = tempDir();
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
@@ -102,12 +118,21 @@ function fakeThread() {
   const posted: RecordWritesMessage[] = [];
   const handlers = new Map<string, (message: any) => void>();
   const exits: Array<(expected: boolean) => void> = [];
-  let stopped = false;
+  let exited = false;
+  let closing = false;
   let holds = 0;
+  let exit: () => void = () => {};
+  const whenExited = new Promise<void>((resolve) => {
+    exit = resolve;
+  });
   const thread = {
-    get stopped() {
-      return stopped;
+    get exited() {
+      return exited;
     },
+    get closing() {
+      return closing;
+    },
+    whenExited: () => whenExited,
     on: (kind: string, handler: (message: any) => void) => handlers.set(kind, handler),
     onExit: (handler: (expected: boolean) => void) => exits.push(handler),
     post: (message: RecordWritesMessage) => posted.push(message),
@@ -119,9 +144,13 @@ function fakeThread() {
     posted,
     holds: () => holds,
     answer: (results: unknown[]) => handlers.get("records")?.({ kind: "records", results }),
+    close() {
+      closing = true;
+    },
     exit() {
-      stopped = true;
-      for (const handler of exits) handler(false);
+      exited = true;
+      for (const handler of exits) handler(closing);
+      exit();
     },
   };
 }
@@ -136,7 +165,7 @@ describe("WorkerRecords", () => {
     const fake = fakeThread();
     const records = new WorkerRecords(localRecords(), fake.thread);
     const writes = [records.put(logItem("1")), records.put(logItem("2")), records.delete("LOG#3", "LOG")];
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 30));
     expect(fake.posted).toHaveLength(1);
     expect(fake.posted[0]!.ops.map((op) => op.op)).toEqual(["put", "put", "delete"]);
     expect(fake.holds()).toBe(1);
@@ -153,15 +182,50 @@ describe("WorkerRecords", () => {
     expect(fake.holds()).toBe(0);
   });
 
-  it("fails the writes waiting when the thread stops, and makes later writes on this thread", async () => {
+  it("fails the writes the thread had when it stops, and makes the unsent and later ones on this thread", async () => {
     const fake = fakeThread();
     const records = new WorkerRecords(localRecords(), fake.thread);
-    const waiting = records.put(logItem("lost"));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const sent = records.put(logItem("lost"));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const unsent = records.put(logItem("unsent"));
     fake.exit();
-    await expect(waiting).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(sent).rejects.toBeInstanceOf(StoreUnavailableError);
+    await unsent;
     await records.put(logItem("after"));
+    expect(await records.get("LOG#unsent", "LOG")).toMatchObject({ status: 200 });
     expect(await records.get("LOG#after", "LOG")).toMatchObject({ status: 200 });
+    expect(await records.get("LOG#lost", "LOG")).toBeUndefined();
     expect(fake.posted).toHaveLength(1);
+    expect(fake.holds()).toBe(0);
+  });
+
+  it("makes the writes issued while the thread closes on this thread once it has exited", async () => {
+    const fake = fakeThread();
+    const records = new WorkerRecords(localRecords(), fake.thread);
+    fake.close();
+    let done = false;
+    const write = records.put(logItem("closing")).then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(done).toBe(false);
+    expect(fake.posted).toHaveLength(0);
+    fake.exit();
+    await write;
+    expect(await records.get("LOG#closing", "LOG")).toMatchObject({ status: 200 });
+  });
+
+  it("refuses writes (unavailable) while too many wait for a thread that fell behind", async () => {
+    const fake = fakeThread();
+    const records = new WorkerRecords(localRecords(), fake.thread);
+    const waiting = Array.from({ length: 2048 }, (_, i) => records.put(logItem(`w${i}`)));
+    await expect(records.put(logItem("one-too-many"))).rejects.toBeInstanceOf(StoreUnavailableError);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    fake.answer(fake.posted.flatMap((message) => message.ops.map((op) => ({ id: op.id, ok: true }))));
+    await Promise.all(waiting);
+    // Answered, they make room again: the next write is queued for the thread, not refused.
+    expect(fake.holds()).toBe(0);
+    void records.put(logItem("accepted-again"));
+    expect(fake.holds()).toBe(1);
   });
 });
