@@ -4,6 +4,7 @@ import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext, UpstreamEvent } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
+import { gatewayResponse } from "../http/response-headers.ts";
 import { SSE_HEADERS } from "../http/sse.ts";
 import { type SseSource, sseResponse } from "../http/sse-source.ts";
 import { decodeFraming } from "./framing.ts";
@@ -102,9 +103,9 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
     // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
-    return new Response(body === upstreamJson ? text : JSON.stringify(body), {
-      status: 200,
-      headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
+    return gatewayResponse(body === upstreamJson ? text : JSON.stringify(body), 200, {
+      "content-type": "application/json",
+      "x-gateway-provider": adapter.id,
     });
   }
 
@@ -173,7 +174,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       outcome.finish();
     }
   };
-  /** Once: the bookkeeping of an ended stream (it runs after the last text is handed out, not before). */
+  /**
+   * Once: the bookkeeping of an ended stream. Started on the next turn of the event loop, so that it (the
+   * answer's assembly for the log) runs after the last text is written, not before.
+   */
   let finishing: Promise<void> | undefined;
   const finish = () => {
     finishing ??= finishStream().catch((error) =>
@@ -205,7 +209,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
         pending.length = 0;
         if (upstreamDone) {
           ended = true;
-          void finish();
+          setImmediate(finish);
         }
         return text;
       } catch (error) {
@@ -218,7 +222,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
             : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
         outcome.error = { status: failure.status, message: failure.message, code: failure.code };
         ended = true;
-        void finish();
+        setImmediate(finish);
         const event = {
           error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
         };
@@ -239,7 +243,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       }
     },
   };
-  return sseResponse(source, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": adapter.id } });
+  return sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": adapter.id });
 }
 
 /**

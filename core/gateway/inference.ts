@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
+import { withHeaders } from "../http/response-headers.ts";
 import { badRequest } from "../http/errors.ts";
 import { headersOf } from "../http/request-headers.ts";
 import { readJson, type Schema, validate } from "../http/json.ts";
@@ -18,7 +19,6 @@ import {
   recordFailure,
   routingHeaders,
   upstreamToHttp,
-  withHeaders,
 } from "./plan.ts";
 
 export { upstreamToHttp } from "./plan.ts";

@@ -1,4 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
+import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
@@ -18,7 +19,6 @@ import {
   recordFailure,
   routingHeaders,
   upstreamToHttp,
-  withHeaders,
 } from "./plan.ts";
 import { fetchUpstream, redirectError } from "./upstream-fetch.ts";
 

@@ -192,18 +192,6 @@ export function routingHeaders(path: string, retries: number, provider: string |
   return headers;
 }
 
-/** Sets headers on a response, copying it when its headers are immutable. */
-export function withHeaders(response: Response, headers: Record<string, string>): Response {
-  try {
-    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-    return response;
-  } catch {
-    const copy = new Headers(response.headers);
-    for (const [name, value] of Object.entries(headers)) copy.set(name, value);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: copy });
-  }
-}
-
 /** An upstream failure as the client's error response (OpenAI shape, upstream status kept). */
 export function upstreamToHttp(error: UpstreamError, headers: Record<string, string>): HttpError {
   const status = error.status >= 400 && error.status <= 599 ? error.status : 502;

@@ -8,7 +8,7 @@ import { logRequest } from "../logs/log-request.ts";
 import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";
-import { attachSseSource, sseSourceOf } from "./sse-source.ts";
+import { withHeaders } from "./response-headers.ts";
 
 export type FetchHandler = (request: Request, platform: PlatformContext) => Promise<Response>;
 
@@ -124,18 +124,7 @@ export function toHttpError(error: unknown, traceId: string): HttpError {
 }
 
 function withTraceId(response: Response, traceId: string): Response {
-  try {
-    response.headers.set(TRACE_ID_HEADER, traceId);
-    return response;
-  } catch {
-    // Headers of some responses (e.g. from fetch) are immutable: copy them once.
-    const headers = new Headers(response.headers);
-    headers.set(TRACE_ID_HEADER, traceId);
-    const copy = new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-    // A streamed answer's source (core/http/sse-source.ts) goes along: the server may still write from it.
-    const source = sseSourceOf(response);
-    return source ? attachSseSource(copy, source) : copy;
-  }
+  return withHeaders(response, { [TRACE_ID_HEADER]: traceId });
 }
 
 function pathPattern(path: string): RegExp {

@@ -1,3 +1,5 @@
+import { gatewayResponse } from "./response-headers.ts";
+
 /**
  * A streamed (SSE) answer as text, for a server that writes it to its socket itself (the local server: head
  * and first chunk in one write, the last chunk with the end) instead of reading the Response's web stream. The
@@ -51,9 +53,9 @@ export function sseBody(source: SseSource): { body: ReadableStream<Uint8Array>; 
 }
 
 /** A Response whose body is `source` as a web stream, carrying the source itself for a server that can use it. */
-export function sseResponse(source: SseSource, init: ResponseInit): Response {
+export function sseResponse(source: SseSource, status: number, headers: Record<string, string>): Response {
   const { body, direct } = sseBody(source);
-  return attachSseSource(new Response(body, init), direct);
+  return attachSseSource(gatewayResponse(body, status, headers), direct);
 }
 
 export function attachSseSource(response: Response, source: SseSource): Response {

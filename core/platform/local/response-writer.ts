@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { plainHeadersOf } from "../../http/response-headers.ts";
 import type { SseSource } from "../../http/sse-source.ts";
 
 /**
@@ -34,6 +35,12 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
       stopped = true;
       res.off("drain", onDrain);
     };
+    if (res.destroyed) {
+      // The client left while the answer was being prepared: its 'close' has fired already.
+      cancel();
+      resolve();
+      return;
+    }
     res.once("close", () => {
       // Closed before the last byte was handed to the socket: the client went away.
       if (!res.writableFinished) cancel();
@@ -92,7 +99,7 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
     }
 
     try {
-      res.writeHead(response.status, nodeHeaders(response.headers));
+      res.writeHead(response.status, plainHeadersOf(response) ?? nodeHeaders(response.headers));
     } catch (error) {
       onFailure(error);
       return;

@@ -220,6 +220,27 @@ describe("writeSseResponse", () => {
     expect(sources[0]!.nextCalls).toBe(2);
   });
 
+  it("cancels the source at once (no read, no hang) when the client left before the answer was ready", async () => {
+    const source = new FakeSource(() => event("never"));
+    let written: Promise<void> | undefined;
+    const server = createServer((_req, res) => {
+      // The answer is ready only after the client has gone (its 'close' fired before the writer listens).
+      res.once("close", () => {
+        written = writeSseResponse(res, new Response(null, { headers: SSE_HEADERS }), source);
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const socket = connect((server.address() as AddressInfo).port, "127.0.0.1", () => {
+      socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      setTimeout(() => socket.destroy(), 20);
+    });
+    await expect.poll(() => written !== undefined).toBe(true);
+    await written;
+    expect(source.cancelCalls).toBe(1);
+    expect(source.nextCalls).toBe(0);
+  });
+
   it("cancels the source once when a paused client disconnects while the writer waits for drain", async () => {
     const sources: FakeSource[] = [];
     const big = event("y".repeat(1024 * 1024));
@@ -307,7 +328,7 @@ describe("SSE source: one consumer", () => {
 
   it("sseResponse carries the source and still has a readable body", async () => {
     const source = new FakeSource((i) => ["a", "b"][i] ?? null);
-    const response = sseResponse(source, { headers: SSE_HEADERS });
+    const response = sseResponse(source, 200, { ...SSE_HEADERS });
     expect(sseSourceOf(response)).toBeDefined();
     expect(sseSourceOf(new Response("x"))).toBeUndefined();
     expect(await response.text()).toBe("ab");
@@ -324,10 +345,7 @@ describe("the local server and SSE responses", () => {
           return new Response('{"ok":true}', { headers: { "content-type": "application/json" } });
         const source = new FakeSource((i) => [event("one"), event("two")][i] ?? null);
         sources.push(source);
-        const response = sseResponse(source, {
-          status: 200,
-          headers: { ...SSE_HEADERS, "x-gateway-provider": "fake" },
-        });
+        const response = sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": "fake" });
         response.headers.set("x-gateway-trace-id", "trace-1");
         answered.push(response);
         return response;
