@@ -12,6 +12,7 @@ import {
   OTHER,
   USER_CAP,
   cellKey,
+  cellPrefix,
   dayBucket,
   distinctKey,
   groupKey,
@@ -235,10 +236,13 @@ export async function countLogs(
     const failed = log.status >= 400 || log.error !== undefined;
     const cacheHit = log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus);
     const latency = `l${latencyBucket(log.latencyMs)}`;
-    planAdd(plan, cellKey(org, hour, cell, "n"), 1, hourExpiry);
+    // The cell's hourly and daily keys differ only by their last field: their prefixes are built once.
+    const hourCell = cellPrefix(org, hour, cell);
+    const dayCell = cellPrefix(org, day, cell);
+    planAdd(plan, `${hourCell}n`, 1, hourExpiry);
     const both = (field: string, amount: number) => {
-      planAdd(plan, cellKey(org, hour, cell, field), amount, hourExpiry);
-      planAdd(plan, cellKey(org, day, cell, field), amount, dayExpiry);
+      planAdd(plan, hourCell + field, amount, hourExpiry);
+      planAdd(plan, dayCell + field, amount, dayExpiry);
     };
     if (log.usage) {
       if (log.usage.promptTokens) both("p", log.usage.promptTokens);

@@ -67,8 +67,11 @@ export interface Cell {
   model: string;
 }
 
-export const cellKey = (org: string, bucket: string, cell: Cell, field: string) =>
-  `an|${part(org)}|${bucket}|${part(cell.workspace)}|${part(cell.provider)}|${part(cell.model)}|${field}`;
+/** A cell's keys without their field: `cellPrefix(...) + field` is `cellKey(...)` (for a cell's many fields). */
+export const cellPrefix = (org: string, bucket: string, cell: Cell) =>
+  `an|${part(org)}|${bucket}|${part(cell.workspace)}|${part(cell.provider)}|${part(cell.model)}|`;
+
+export const cellKey = (org: string, bucket: string, cell: Cell, field: string) => cellPrefix(org, bucket, cell) + field;
 
 export const workspaceKey = (org: string, bucket: string, workspace: string, field: string) =>
   cellKey(org, bucket, { workspace, provider: ALL, model: ALL }, field);

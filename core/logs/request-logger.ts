@@ -84,8 +84,8 @@ export class RequestLogger {
   }
 
   private async store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
-    const { requestBody, responseBody, ...fields } = log;
-    let bodies = { request: requestBody, response: responseBody };
+    const { requestBody, responseBody } = log;
+    let bodies: { request: unknown; response: unknown } = { request: requestBody, response: responseBody };
     // Serialised once to measure (unless the wire sizes say they are small); cut per body only when the two
     // together pass the per-body limit.
     let bodiesJson =
@@ -95,8 +95,10 @@ export class RequestLogger {
       bodiesJson = JSON.stringify(bodies);
     }
     const created = Date.parse(log.createdAt);
+    // One copy of the log, its bodies inline; large ones (truncated ones are) go to Blobs instead. Attributes
+    // set to undefined are not stored.
     const item: RecordItem = {
-      ...fields,
+      ...log,
       pk: `LOG#${log.id}`,
       sk: "LOG",
       gsi1pk: dayPartition(log.organisationId, created),
@@ -106,10 +108,9 @@ export class RequestLogger {
     if (bodiesJson !== undefined && bodiesJson.length > INLINE_BODY_BYTES) {
       const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
       await this.blobs.put(key, bodiesJson, { contentType: "application/json" });
+      item.requestBody = undefined;
+      item.responseBody = undefined;
       item.bodiesKey = key;
-    } else {
-      item.requestBody = bodies.request;
-      item.responseBody = bodies.response;
     }
     await this.records.put(item);
   }
