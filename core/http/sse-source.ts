@@ -1,4 +1,4 @@
-import { gatewayResponse } from "./response-headers.ts";
+import { gatewayResponse, SSE_SOURCE } from "./response-headers.ts";
 
 /**
  * A streamed (SSE) answer as text, for a server that writes it to its socket itself (the local server: head
@@ -6,7 +6,7 @@ import { gatewayResponse } from "./response-headers.ts";
  * Response keeps a ReadableStream body built on the same source (Lambda and tests read that); whichever is
  * used first owns the source, so the answer is produced once.
  */
-export const SSE_SOURCE = Symbol.for("gateway.sseSource");
+export { SSE_SOURCE };
 
 export interface SseSource {
   /** The next text for the client (one or more whole events), or null once the stream has ended. Not re-entrant. */

@@ -1,3 +1,4 @@
+import { withHeaders } from "../../../core/http/response-headers.ts";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
@@ -345,8 +346,9 @@ describe("the local server and SSE responses", () => {
           return new Response('{"ok":true}', { headers: { "content-type": "application/json" } });
         const source = new FakeSource((i) => [event("one"), event("two")][i] ?? null);
         sources.push(source);
-        const response = sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": "fake" });
-        response.headers.set("x-gateway-trace-id", "trace-1");
+        const response = withHeaders(sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": "fake" }), {
+          "x-gateway-trace-id": "trace-1",
+        });
         answered.push(response);
         return response;
       },
