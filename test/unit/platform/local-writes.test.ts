@@ -1,8 +1,7 @@
+import { committed, tempDirs } from "../../helpers/sqlite-files.ts";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { statSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import { openDatabase } from "../../../core/platform/local/sqlite.ts";
@@ -11,25 +10,11 @@ import { checkpointLoopOptions } from "../../../core/platform/local/wal-checkpoi
 import { WriteBatcher } from "../../../core/platform/local/write-batcher.ts";
 import { StoreUnavailableError } from "../../../core/store/ports.ts";
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "gateway-writes-"));
-  dirs.push(dir);
-  return dir;
-};
+const temp = tempDirs("gateway-writes");
+const tempDir = () => temp.make();
 afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  temp.removeAll();
 });
-
-/** A second connection sees only committed data: what another process (or a crash) would find. */
-const committed = (file: string, sql: string) => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    return reader.prepare(sql).all();
-  } finally {
-    reader.close();
-  }
-};
 
 /** A fresh database with one table `t (v <column>)`, its write batcher and an insert statement. */
 const batchedTable = (column: string) => {

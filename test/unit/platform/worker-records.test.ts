@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { committed, tempDirs } from "../../helpers/sqlite-files.ts";
+import { statSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import type { RecordWritesMessage } from "../../../core/platform/local/record-write-protocol.ts";
@@ -12,28 +11,14 @@ import { WorkerRecords } from "../../../core/platform/local/worker-records.ts";
 import { WriteBatcher } from "../../../core/platform/local/write-batcher.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../../../core/store/ports.ts";
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "gateway-logs-"));
-  dirs.push(dir);
-  return dir;
-};
+const temp = tempDirs("gateway-logs");
+const tempDir = () => temp.make();
 let stores: LocalStores | undefined;
 afterEach(async () => {
   await stores?.close();
   stores = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  temp.removeAll();
 });
-
-/** What another connection (another process, or the file after a crash) finds committed. */
-const committed = (file: string, sql: string) => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    return reader.prepare(sql).all();
-  } finally {
-    reader.close();
-  }
-};
 
 const logItem = (id: string) => ({
   pk: `LOG#${id}`,
