@@ -71,7 +71,8 @@ export interface Cell {
 export const cellPrefix = (org: string, bucket: string, cell: Cell) =>
   `an|${part(org)}|${bucket}|${part(cell.workspace)}|${part(cell.provider)}|${part(cell.model)}|`;
 
-export const cellKey = (org: string, bucket: string, cell: Cell, field: string) => cellPrefix(org, bucket, cell) + field;
+export const cellKey = (org: string, bucket: string, cell: Cell, field: string) =>
+  cellPrefix(org, bucket, cell) + field;
 
 export const workspaceKey = (org: string, bucket: string, workspace: string, field: string) =>
   cellKey(org, bucket, { workspace, provider: ALL, model: ALL }, field);

@@ -67,6 +67,6 @@ describe("request log bodies", () => {
     const stored = await logger.get("log_huge");
     expect(stored?.requestBody).toEqual({ model: "m" });
     expect(stored?.responseBody).toMatchObject({ truncated: true, bytes: huge.length });
-    expect((stored?.responseBody as { head: string }).head).toHaveLength(2 * 1024 * 1024);
+    expect((stored!.responseBody as { head: string }).head).toHaveLength(2 * 1024 * 1024);
   });
 });
