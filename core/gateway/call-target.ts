@@ -6,7 +6,7 @@ import type { ChatUsage, ProviderTarget, RouteKind, TransformContext, UpstreamEv
 import { UpstreamError } from "../providers/types.ts";
 import { gatewayResponse } from "../http/response-headers.ts";
 import { SSE_HEADERS } from "../http/sse.ts";
-import { type SseSource, sseResponse } from "../http/sse-source.ts";
+import { attachSseSource, type SseSource, sseResponse } from "../http/sse-source.ts";
 import { decodeFraming } from "./framing.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
@@ -28,6 +28,8 @@ export interface TargetCall {
   /** The SSRF-guarded connection pool, for targets with a custom host. */
   dispatcher?: Dispatcher;
   trustedHosts?: TrustedHosts;
+  /** A streamed answer needs only its SSE source, no web-stream body (RequestContext.writesSseSources). */
+  sourceOnly?: boolean;
 }
 
 const DONE = "data: [DONE]\n\n";
@@ -243,7 +245,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       }
     },
   };
-  return sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": adapter.id });
+  const headers = { ...SSE_HEADERS, "x-gateway-provider": adapter.id };
+  return call.sourceOnly
+    ? attachSseSource(gatewayResponse(null, 200, headers), source)
+    : sseResponse(source, 200, headers);
 }
 
 /**

@@ -105,6 +105,7 @@ export async function routeInference(
             startedAt: ctx.startedAt,
             dispatcher: resolved.dispatcher,
             trustedHosts: ctx.services.trustedHosts,
+            sourceOnly: ctx.writesSseSources,
           }),
         );
       },

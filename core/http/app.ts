@@ -57,6 +57,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
         signal: platform.signal ?? request.signal,
         waitUntil: platform.waitUntil,
         startedAt: performance.now(),
+        writesSseSources: platform.writesSseSources,
       };
       let response: Response;
       try {

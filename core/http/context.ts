@@ -33,6 +33,8 @@ export interface RequestContext {
   startedAt: number;
   /** Set by inference routes: provider, usage, cost and timings, for logs and limits. */
   outcome?: InferenceOutcome;
+  /** See PlatformContext.writesSseSources. */
+  writesSseSources?: boolean;
 }
 
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response>;
@@ -46,4 +48,9 @@ export interface PlatformContext {
   signal?: AbortSignal;
   /** The request headers already parsed by the platform's HTTP server (node:http), when it has them. */
   headers?: HeaderSource;
+  /**
+   * The platform writes streamed answers from their SSE source (core/http/sse-source.ts) and never reads their
+   * body (the local server): a streamed Response then carries no web stream, which costs ~10 µs to build.
+   */
+  writesSseSources?: boolean;
 }

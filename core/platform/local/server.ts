@@ -41,6 +41,7 @@ export async function startServer(
         waitUntil,
         signal: request.signal,
         headers: new NodeHeaders((env.incoming as IncomingMessage).headers),
+        writesSseSources: true,
       });
       const source = sseSourceOf(response);
       if (!source) return response;
