@@ -20,10 +20,10 @@ import {
  * the fields counted, and the logs of each 100 ms are counted together as one batch (the same code the AWS
  * stream worker runs): the daily counts that tell whether a value is new today are added once per distinct
  * key, everything else is summed in memory (PendingCounters) and written once per counter each second.
- * Readers flush first, so an analytics read includes every log written before it. On AWS a Lambda container may freeze at any time, so nothing can wait in memory: logs
- * are counted from the table's DynamoDB stream instead, a batch at a time, by the analytics stream worker
- * (core/platform/aws/analytics-stream-handler.ts), and `countLogsFromStream()` turns `record` off, so the
- * request path writes no analytics at all. (With an interval of 0 and no stream, `record` writes everything
+ * Readers flush first, so an analytics read includes every log written before it. On AWS a Lambda container
+ * may freeze at any time, so nothing can wait in memory: logs are counted from the table's DynamoDB stream
+ * instead, a batch at a time, by the analytics stream worker (core/platform/aws/analytics-stream-handler.ts),
+ * and `countLogsFromStream()` turns `record` off, so the request path writes no analytics at all. (With an interval of 0 and no stream, `record` writes everything
  * at once: about 10 adds for a priced chat request.)
  *
  * Feedback is rare and counted where it is given, on both platforms (`recordFeedback`).

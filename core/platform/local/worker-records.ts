@@ -41,10 +41,10 @@ const MAX_WAITING = 2048;
  * writes) when made on the main connection. Reads use `local`, a main-thread connection to the same file;
  * a write resolves once the thread has committed it, so what a caller was told is written, reads find.
  *
- * Writes made within 5 ms travel in one message, committed by the thread as one transaction. Validation errors are thrown here, as the SQLite
- * adapter throws them. Once the thread is gone (closed, or died), writes go to `local`: those made while it
- * closes wait for it to finish (its connection holds the write lock until then); those it had been sent when
- * it died fail as unavailable.
+ * Writes made within 5 ms travel in one message, committed by the thread as one transaction. Validation
+ * errors are thrown here, as the SQLite adapter throws them. Once the thread is gone (closed, or died), writes
+ * go to `local`: those made while it closes wait for it to finish (its connection holds the write lock until
+ * then); those it had been sent when it died fail as unavailable.
  */
 export class WorkerRecords implements Records {
   readonly #local: SqliteRecords;
