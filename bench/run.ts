@@ -33,9 +33,12 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  * unless something could not run at all.
  *
  * Flags:
- *   --quick                  c=10 only, 3 s cells, fewer TTFB samples, 3 import runs (about a minute and a half)
+ *   --quick                  c=10 only, 3 s cells, 10 s to settle, fewer TTFB samples, 3 import runs
+ *                            (about two minutes)
  *   --only=a,b               parts: direct, floor, gateway, portkey (load targets), bundles, store-ops, cost
  *   --duration=6             seconds per measured cell;  --warmup=1  seconds of warm-up before each cell
+ *   --settle=30              seconds of load each server gets before the first cell (modes alternating in
+ *                            5 s rounds) so that V8 has compiled its hot code: a large app takes ~25 s
  *   --concurrency=1,10,64    connections;  --modes=json,stream
  *   --threads=1              wrk threads (one leaves the other core to the server under test)
  *   --profile                start the gateway with --cpu-prof and print its top self-time functions
@@ -67,6 +70,7 @@ const config = {
   quick,
   durationS: Number(flags.duration ?? (quick ? 3 : 6)),
   warmupS: Number(flags.warmup ?? 1),
+  settleS: Number(flags.settle ?? (quick ? 10 : 30)),
   concurrency: (flags.concurrency ?? (quick ? "10" : "1,10,64")).split(",").map(Number),
   modes: (flags.modes ?? "json,stream").split(",") as Mode[],
   threads: Number(flags.threads ?? 1),
@@ -106,6 +110,8 @@ interface TargetRun {
   /** process.memoryUsage() of the gateway at exit, MB. */
   heap?: Record<string, number>;
   ttfb: Array<TtfbResult & { paced: boolean }>;
+  /** The rounds of load before the first cell, with the server's CPU per request in each (JIT settling). */
+  warmup?: WarmupRound[];
   storeOpsUnderLoad?: {
     requests: number;
     perRequest: { reads: number; writes: number; byMethod: Record<string, number> };
@@ -315,6 +321,54 @@ async function waitForQuiet(ourPids: () => number[]): Promise<number | undefined
     waited++;
     waitBudgetS--;
   }
+}
+
+interface WarmupRound {
+  mode: Mode;
+  rps: number;
+  cpuUsPerRequest?: number;
+}
+
+const SETTLE_ROUND_S = 5;
+
+/**
+ * Loads a server (c=10, modes alternating) for `--settle` seconds before anything is measured. V8 compiles
+ * hot code on background threads as it sees it run: on the gateway this took about 25 s of load (its CPU
+ * per request fell from ~930 to ~630 µs, V8's threads from ~170 to ~50 µs of it), so cells measured after a
+ * few seconds would report the compiler, not the server. Every target gets the same, and the rounds'
+ * figures are printed and saved so that whether it settled can be seen.
+ */
+async function settle(live: Live): Promise<WarmupRound[]> {
+  const rounds: WarmupRound[] = [];
+  const count = Math.max(config.modes.length, Math.round(config.settleS / SETTLE_ROUND_S));
+  for (let index = 0; index < count; index++) {
+    const mode = config.modes[index % config.modes.length] as Mode;
+    const cpuBefore = processCpuSeconds(live.measured.pid);
+    const wrk = await runWrk({
+      ...live.make(mode === "stream"),
+      connections: 10,
+      durationS: Math.min(SETTLE_ROUND_S, Math.max(1, config.settleS)),
+      threads: config.threads,
+    });
+    const cpuAfter = processCpuSeconds(live.measured.pid);
+    rounds.push({
+      mode,
+      rps: Math.round(wrk.rps),
+      cpuUsPerRequest:
+        cpuBefore !== undefined && cpuAfter !== undefined && wrk.requests > 0
+          ? Math.round(((cpuAfter - cpuBefore) * 1e6) / wrk.requests)
+          : undefined,
+    });
+  }
+  const trail = (mode: Mode) =>
+    rounds
+      .filter((round) => round.mode === mode)
+      .map((round) => round.cpuUsPerRequest ?? "?")
+      .join(" > ");
+  console.log(
+    `  ${live.target}: warm-up ${rounds.length} x ${SETTLE_ROUND_S} s, CPU µs/request per round: ${config.modes.map((mode) => `${mode} ${trail(mode)}`).join("; ")}`,
+  );
+  return rounds;
 }
 
 async function measureCell(live: Live, mode: Mode, connections: number, ourPids: () => number[]): Promise<Cell> {
@@ -544,16 +598,7 @@ async function runLoad(): Promise<void> {
       if (live) lives.push(live);
     }
     // Warm-up: JIT, connection pools, caches (the API key), before anything is measured.
-    for (const live of lives) {
-      for (const mode of config.modes) {
-        await runWrk({
-          ...live.make(mode === "stream"),
-          connections: 10,
-          durationS: Math.max(1, config.warmupS * 2),
-          threads: config.threads,
-        });
-      }
-    }
+    for (const live of lives) live.run.warmup = await settle(live);
     // Cells interleaved across targets, so a noisy minute on a shared machine hits all of them alike.
     for (const mode of config.modes) {
       for (const connections of config.concurrency) {
