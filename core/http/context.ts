@@ -46,6 +46,11 @@ export type HandlerMap = Record<string, Handler>;
 export interface PlatformContext {
   waitUntil(work: Promise<unknown>): void;
   signal?: AbortSignal;
+  /**
+   * The request's path as received (no query string, not decoded), when the platform has it without parsing
+   * the URL: routes without parameters are then found without the router.
+   */
+  path?: string;
   /** The request headers already parsed by the platform's HTTP server (node:http), when it has them. */
   headers?: HeaderSource;
   /**

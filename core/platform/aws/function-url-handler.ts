@@ -77,7 +77,11 @@ export function createFunctionUrlHandler(init: () => Promise<FetchHandler>): Str
     const headers = requestHeaders(event);
     try {
       const request = toRequest(event, headers, invocation.signal);
-      response = await (await app())(request, { waitUntil: invocation.waitUntil, signal: invocation.signal });
+      response = await (await app())(request, {
+        waitUntil: invocation.waitUntil,
+        signal: invocation.signal,
+        path: event.rawPath,
+      });
     } catch (error) {
       response = errorResponse(toHttpError(error, traceIdOf(headers)));
     }

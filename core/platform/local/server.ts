@@ -37,8 +37,11 @@ export async function startServer(
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
   const listener = getRequestListener(
     async (request, env) => {
+      const target = (env.incoming as IncomingMessage).url ?? "/";
+      const query = target.indexOf("?");
       const response = await fetchHandler(request, {
         waitUntil,
+        path: query === -1 ? target : target.slice(0, query),
         signal: request.signal,
         headers: new NodeHeaders((env.incoming as IncomingMessage).headers),
         writesSseSources: true,
