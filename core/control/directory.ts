@@ -1,6 +1,7 @@
 import type { Records } from "../store/ports.ts";
 import { type Membership, getMembership } from "./members.ts";
 import { getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
+import { PerOrganisationCache } from "./per-organisation-cache.ts";
 import { type User, normaliseEmail, userStore } from "./users.ts";
 import { type Workspace, workspaceStore } from "./workspaces.ts";
 
@@ -62,14 +63,16 @@ export async function readOrganisationSettings(
  */
 export class OrganisationSettingsCache {
   private readonly cache = new Map<string, { settings: Promise<Record<string, unknown>>; until: number }>();
-  private readonly blocks = new Map<string, { value: Promise<boolean>; until: number }>();
-  private readonly retention = new Map<string, { value: Promise<number | undefined>; until: number }>();
+  private readonly blocks: PerOrganisationCache<Promise<boolean>>;
+  private readonly retention: PerOrganisationCache<Promise<number | undefined>>;
   private readonly records: Records;
   private readonly ttlMs: number;
 
   constructor(records: Records, ttlMs = 15_000) {
     this.records = records;
     this.ttlMs = ttlMs;
+    this.blocks = new PerOrganisationCache(ttlMs);
+    this.retention = new PerOrganisationCache(ttlMs);
   }
 
   get(organisationId: string): Promise<Record<string, unknown>> {
@@ -90,11 +93,11 @@ export class OrganisationSettingsCache {
    * Cached like the settings, per organisation and workspace.
    */
   blockInlineConfig(organisationId: string, workspaceId?: string): Promise<boolean> {
-    const key = `${organisationId}/${workspaceId ?? ""}`;
+    const workspaceKey = workspaceId ?? "";
     const now = Date.now();
-    const cached = this.blocks.get(key);
-    if (cached && cached.until > now) return cached.value;
-    const value = (async () => {
+    const cached = this.blocks.get(organisationId, workspaceKey, now);
+    if (cached) return cached;
+    const value: Promise<boolean> = (async () => {
       if (workspaceId) {
         const workspace = await workspaceStore(this.records).get(organisationId, workspaceId);
         const override = (workspace?.security_settings as { block_inline_config?: unknown } | undefined)
@@ -104,36 +107,33 @@ export class OrganisationSettingsCache {
       const organisation = await getOrganisation(this.records, organisationId);
       return organisation ? organisationBlocksInlineConfig(organisation) : false;
     })().catch((error) => {
-      this.blocks.delete(key);
+      this.blocks.deleteIf(organisationId, workspaceKey, value);
       throw error;
     });
-    if (this.blocks.size > 10_000) this.blocks.clear();
-    this.blocks.set(key, { value, until: now + this.ttlMs });
+    this.blocks.set(organisationId, workspaceKey, value, now);
     return value;
   }
 
   /** The workspace's log retention in days when it sets one (cached like the rest). */
   logRetentionDays(organisationId: string, workspaceId: string): Promise<number | undefined> {
-    const key = `${organisationId}/${workspaceId}`;
     const now = Date.now();
-    const cached = this.retention.get(key);
-    if (cached && cached.until > now) return cached.value;
-    const value = workspaceStore(this.records)
+    const cached = this.retention.get(organisationId, workspaceId, now);
+    if (cached) return cached;
+    const value: Promise<number | undefined> = workspaceStore(this.records)
       .get(organisationId, workspaceId)
       .then((workspace) => workspace?.log_retention_days ?? undefined)
       .catch((error) => {
-        this.retention.delete(key);
+        this.retention.deleteIf(organisationId, workspaceId, value);
         throw error;
       });
-    if (this.retention.size > 10_000) this.retention.clear();
-    this.retention.set(key, { value, until: now + this.ttlMs });
+    this.retention.set(organisationId, workspaceId, value, now);
     return value;
   }
 
   /** Drops the cached settings (after this process changed them). */
   forget(organisationId: string): void {
     this.cache.delete(organisationId);
-    for (const key of this.blocks.keys()) if (key.startsWith(`${organisationId}/`)) this.blocks.delete(key);
-    for (const key of this.retention.keys()) if (key.startsWith(`${organisationId}/`)) this.retention.delete(key);
+    this.blocks.forget(organisationId);
+    this.retention.forget(organisationId);
   }
 }
