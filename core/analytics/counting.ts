@@ -17,6 +17,7 @@ import {
   distinctKey,
   groupKey,
   hourBucket,
+  hourNumber,
   indexPartition,
   indexSort,
   latencyBucket,
@@ -73,19 +74,6 @@ export class CountingError extends Error {
   }
 }
 
-interface Prepared {
-  log: RequestLog;
-  org: string;
-  hour: string;
-  day: string;
-  hourExpiry: number;
-  dayExpiry: number;
-  workspace: string;
-  cell: Cell;
-  user?: string;
-  pairs: Array<[string, string]>;
-}
-
 interface Admission {
   /** The round-1 key whose value showed the entry is new today, and the sum added to it. */
   key: string;
@@ -102,6 +90,181 @@ interface Admission {
   onAdmit?: () => void;
 }
 
+/** One counted log of a batch, with the keys it shares with the other logs of its group. */
+interface Prepared {
+  log: RequestLog;
+  group: CellGroup;
+  hourExpiry: number;
+  dayExpiry: number;
+  user?: UserKeys;
+  pairs: PairKeys[];
+}
+
+/** A user's round-1 counters; `cost` is its daily cost counter, named once round 2 has admitted it or not. */
+interface UserKeys {
+  name: string;
+  day: string;
+  hour: string;
+  cost?: string;
+}
+
+/** A metadata pair's round-1 counter; `cost` is its daily cost counter, named once round 2 has decided. */
+interface PairKeys {
+  key: string;
+  value: string;
+  dimension: string;
+  count: string;
+  cost?: string;
+}
+
+/** A latency index entry: the key `indexed` remembers it by, and its sort key's parts. */
+interface LatencyIndexEntry {
+  seenKey: string;
+  parts: string[];
+}
+
+/** Where round 3 counts a group: its cell, or its workspace's `other` cell when round 2 refused the cell. */
+interface CountedCell {
+  cell: Cell;
+  hour: CellSums;
+  day: CellSums;
+  latencyIndex: Map<number, LatencyIndexEntry>;
+}
+
+const NO_PAIRS: PairKeys[] = [];
+
+/**
+ * The logs of a batch that share organisation, hour and cell (a local batch is often a single group): the
+ * keys they have in common are built once per group instead of once (or several times) per log.
+ */
+class CellGroup {
+  readonly org: string;
+  readonly hourNumber: number;
+  readonly hour: string;
+  readonly day: string;
+  readonly cell: Cell;
+  /** The cell's hourly keys without their field; also the group's identity in the batch. */
+  readonly hourPrefix: string;
+  readonly dayPrefix: string;
+  /** Round 1's daily count of the cell: its admission decides whether the cell is counted as itself. */
+  readonly dayCountKey: string;
+  readonly indexPk: string;
+  /** Set before round 3. */
+  counted?: CountedCell;
+  private readonly users = new Map<string, UserKeys>();
+  private readonly pairs = new Map<string, Map<string, PairKeys>>();
+
+  constructor(org: string, time: number, cell: Cell, hourPrefix: string) {
+    this.org = org;
+    this.hourNumber = hourNumber(time);
+    this.hour = hourBucket(time);
+    this.day = dayBucket(time);
+    this.cell = cell;
+    this.hourPrefix = hourPrefix;
+    this.dayPrefix = cellPrefix(org, this.day, cell);
+    this.dayCountKey = `${this.dayPrefix}n`;
+    this.indexPk = indexPartition(org, this.day.slice(1));
+  }
+
+  holds(org: string, hour: number, workspace: string, provider: string, model: string): boolean {
+    const { cell } = this;
+    return (
+      this.hourNumber === hour &&
+      this.org === org &&
+      cell.workspace === workspace &&
+      cell.provider === provider &&
+      cell.model === model
+    );
+  }
+
+  userKeys(name: string): UserKeys {
+    let keys = this.users.get(name);
+    if (!keys) {
+      const { org, day, hour } = this;
+      const { workspace } = this.cell;
+      keys = {
+        name,
+        day: groupKey(org, day, workspace, "u", name, "n"),
+        hour: groupKey(org, hour, workspace, "u", name, "n"),
+      };
+      this.users.set(name, keys);
+    }
+    return keys;
+  }
+
+  /** The counted pairs of a log's metadata (`_user` names the user; pairs past the limit are ignored). */
+  pairKeysOf(metadata: Record<string, string>): PairKeys[] {
+    return Object.entries(metadata)
+      .filter(([key]) => key !== "_user")
+      .slice(0, METADATA_PAIRS_PER_REQUEST)
+      .map(([key, value]) => this.pairKeys(key, value));
+  }
+
+  private pairKeys(key: string, value: string): PairKeys {
+    let values = this.pairs.get(key);
+    if (!values) {
+      values = new Map();
+      this.pairs.set(key, values);
+    }
+    let keys = values.get(value);
+    if (!keys) {
+      const dimension = `m:${key}`;
+      keys = { key, value, dimension, count: groupKey(this.org, this.day, this.cell.workspace, dimension, value, "n") };
+      values.set(value, keys);
+    }
+    return keys;
+  }
+
+  latencyIndexEntry(bucket: number): LatencyIndexEntry {
+    const { cell, latencyIndex } = this.counted!;
+    let entry = latencyIndex.get(bucket);
+    if (!entry) {
+      const dayIndex = this.day.slice(1);
+      const parts = ["l", cell.workspace, cell.provider, cell.model, String(bucket)];
+      entry = { seenKey: `${this.org}|${dayIndex}|${parts.join("|")}`, parts };
+      latencyIndex.set(bucket, entry);
+    }
+    return entry;
+  }
+}
+
+/**
+ * Round 3's deltas of one cell and bucket (hour or day), summed per field in log order: the same sums and
+ * first expiries as adding log by log, with one plan entry per field however many logs the batch has.
+ */
+class CellSums {
+  readonly prefix: string;
+  private readonly fields = new Map<string, CounterDelta>();
+  /** Per latency bucket, by number: no field name to build per log. */
+  private readonly latency = new Map<number, CounterDelta>();
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
+
+  add(field: string, amount: number, expiresAt: number): void {
+    if (!amount) return;
+    const sum = this.fields.get(field);
+    if (sum) sum.amount += amount;
+    else this.fields.set(field, { amount, expiresAt });
+  }
+
+  addLatency(bucket: number, expiresAt: number): void {
+    const sum = this.latency.get(bucket);
+    if (sum) sum.amount += 1;
+    else this.latency.set(bucket, { amount: 1, expiresAt });
+  }
+
+  /**
+   * Set, not summed: a key has one CellSums (one per prefix), and the rest of the plan writes no cell field
+   * but `u` (distinct users), which CellSums never holds.
+   */
+  writeTo(plan: CountingPlan): void {
+    for (const [field, sum] of this.fields) plan.adds.set(this.prefix + field, sum);
+    for (const [bucket, sum] of this.latency) plan.adds.set(`${this.prefix}l${bucket}`, sum);
+  }
+}
+
 /**
  * Counts a group of request logs into the analytics aggregates (see core/analytics/keys.ts for the layout).
  * One log (the local request path) or a whole batch (the AWS stream worker) gives the same aggregates; a
@@ -115,13 +278,14 @@ interface Admission {
  *   locally summed for a second with other requests (PendingCounters), on AWS written once per batch.
  * Rounds 1 and 2 are written here. When one of their writes fails, CountingError names the adds that were
  * applied. `indexed` remembers latency index entries already put by this process (only saves repeats).
+ * Logs of one organisation, hour and cell share a CellGroup, so their common keys are built once.
  */
 export async function countLogs(
   stores: { counters: Counters; records: Records },
   logs: RequestLog[],
   indexed: Set<string> = new Set(),
 ): Promise<CountingPlan> {
-  const prepared = logs.map(prepare).filter((entry): entry is Prepared => entry !== undefined);
+  const { prepared, groups } = prepareBatch(logs);
   const plan = emptyPlan();
   if (prepared.length === 0) return plan;
   const applied: Array<[string, number, number]> = [];
@@ -131,17 +295,15 @@ export async function countLogs(
     return result;
   };
 
-  // Round 1: the daily counts that also tell whether a value is new today.
+  // Round 1: the daily counts that also tell whether a value is new today (added in log order).
   const round1 = emptyPlan();
-  for (const entry of prepared) {
-    const { org, day, hour, workspace, user } = entry;
-    planAdd(round1, cellKey(org, day, entry.cell, "n"), 1, entry.dayExpiry);
+  for (const { group, user, pairs, hourExpiry, dayExpiry } of prepared) {
+    planAdd(round1, group.dayCountKey, 1, dayExpiry);
     if (user) {
-      planAdd(round1, groupKey(org, day, workspace, "u", user, "n"), 1, entry.dayExpiry);
-      planAdd(round1, groupKey(org, hour, workspace, "u", user, "n"), 1, entry.hourExpiry);
+      planAdd(round1, user.day, 1, dayExpiry);
+      planAdd(round1, user.hour, 1, hourExpiry);
     }
-    for (const [key, value] of entry.pairs)
-      planAdd(round1, groupKey(org, day, workspace, `m:${key}`, value, "n"), 1, entry.dayExpiry);
+    for (const pair of pairs) planAdd(round1, pair.count, 1, dayExpiry);
   }
   const values = new Map<string, number>();
   await settle(
@@ -153,52 +315,26 @@ export async function countLogs(
   /** True when the counter was 0 before this group's sum. */
   const isNew = (key: string) => values.get(key) === round1.adds.get(key)?.amount;
 
-  // Round 2 (rare): admit new values under the caps and index them.
+  // Round 2 (rare): admit new values under the caps and index them, in the order their logs come.
   const admissions = new Map<string, Admission>();
   const admitted = new Map<string, boolean>();
-  for (const entry of prepared) {
-    const { org, day, workspace, user, cell } = entry;
-    const indexPk = indexPartition(org, day.slice(1));
-    const consider = (admission: Omit<Admission, "amount" | "expiresAt">) => {
-      if (admissions.has(admission.key) || !isNew(admission.key)) return;
-      const { amount, expiresAt } = round1.adds.get(admission.key)!;
-      admissions.set(admission.key, { ...admission, amount, expiresAt });
-    };
-    consider({
-      key: cellKey(org, day, cell, "n"),
-      distinct: distinctKey(org, day, workspace, "cells"),
-      cap: CELL_CAP,
-      indexPk,
-      entry: ["c", workspace, cell.provider, cell.model],
-      workspace,
-      overflowKey: cellKey(org, day, { workspace, provider: OTHER, model: OTHER }, "n"),
-      overflow: ["c", workspace, OTHER, OTHER],
-    });
-    if (user) {
-      consider({
-        key: groupKey(org, day, workspace, "u", user, "n"),
-        distinct: distinctKey(org, day, workspace, "users"),
-        cap: USER_CAP,
-        indexPk,
-        entry: ["u", workspace, user],
-        workspace,
-        overflowKey: groupKey(org, day, workspace, "u", OTHER, "n"),
-        overflow: ["u", workspace, OTHER],
-        onAdmit: () => planAdd(plan, workspaceKey(org, day, workspace, "u"), 1, entry.dayExpiry),
-      });
-    }
-    for (const [key, value] of entry.pairs) {
-      const dimension = `m:${key}`;
-      consider({
-        key: groupKey(org, day, workspace, dimension, value, "n"),
-        distinct: distinctKey(org, day, workspace, "metadata"),
-        cap: METADATA_CAP,
-        indexPk,
-        entry: ["m", workspace, key, value],
-        workspace,
-        overflowKey: groupKey(org, day, workspace, dimension, OTHER, "n"),
-        overflow: ["m", workspace, key, OTHER],
-      });
+  /** Describes an admission only for a key new today and not yet considered (most keys are neither). */
+  const consider = (key: string, describe: () => Omit<Admission, "key" | "amount" | "expiresAt">) => {
+    if (admissions.has(key) || !isNew(key)) return;
+    const { amount, expiresAt } = round1.adds.get(key)!;
+    admissions.set(key, { key, amount, expiresAt, ...describe() });
+  };
+  // Usually no value is new today, and then there is nothing to consider.
+  if ([...round1.adds.keys()].some(isNew)) {
+    for (const entry of prepared) {
+      const { group, user } = entry;
+      consider(group.dayCountKey, () => cellAdmission(group));
+      if (user) {
+        const countUser = () =>
+          planAdd(plan, workspaceKey(group.org, group.day, group.cell.workspace, "u"), 1, entry.dayExpiry);
+        consider(user.day, () => ({ ...userAdmission(group, user), onAdmit: countUser }));
+      }
+      for (const pair of entry.pairs) consider(pair.count, () => pairAdmission(group, pair));
     }
   }
   const index = (pk: string, parts: string[], ttl: number) => planPut(plan, { pk, sk: indexSort(...parts), ttl });
@@ -225,58 +361,115 @@ export async function countLogs(
   const nameOf = (key: string, name: string) => (admitted.get(key) === false ? OTHER : name);
   const newUserHours = new Set<string>();
 
-  // Round 3: everything else, into the plan.
+  // Round 3: everything else, into the plan. Cell counters are summed in CellSums and set once each; user and
+  // metadata costs (named per log) are added log by log.
+  const sums = new Map<string, CellSums>();
+  for (const group of groups) group.counted = countedCell(group, admitted.get(group.dayCountKey) === false, sums);
   for (const entry of prepared) {
-    const { log, org, hour, day, workspace, user, hourExpiry, dayExpiry } = entry;
-    const cell =
-      admitted.get(cellKey(org, day, entry.cell, "n")) === false
-        ? { workspace, provider: OTHER, model: OTHER }
-        : entry.cell;
+    const { log, group, user, hourExpiry, dayExpiry } = entry;
+    const { hour, day } = group.counted!;
     const costMicros = log.cost ? Math.round(log.cost * 1e6) : 0;
-    const failed = log.status >= 400 || log.error !== undefined;
-    const cacheHit = log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus);
-    const latency = `l${latencyBucket(log.latencyMs)}`;
-    // The cell's hourly and daily keys differ only by their last field: their prefixes are built once.
-    const hourCell = cellPrefix(org, hour, cell);
-    const dayCell = cellPrefix(org, day, cell);
-    planAdd(plan, `${hourCell}n`, 1, hourExpiry);
+    hour.add("n", 1, hourExpiry);
     const both = (field: string, amount: number) => {
-      planAdd(plan, hourCell + field, amount, hourExpiry);
-      planAdd(plan, dayCell + field, amount, dayExpiry);
+      hour.add(field, amount, hourExpiry);
+      day.add(field, amount, dayExpiry);
     };
     if (log.usage) {
       if (log.usage.promptTokens) both("p", log.usage.promptTokens);
       if (log.usage.completionTokens) both("o", log.usage.completionTokens);
     }
     if (costMicros) both("c", costMicros);
-    if (failed) both("e", 1);
-    if (cacheHit) both("h", 1);
-    both(latency, 1);
-    const dayIndex = day.slice(1);
-    const latencyEntry = ["l", workspace, cell.provider, cell.model, latency.slice(1)];
-    const latencyIndexKey = `${org}|${dayIndex}|${latencyEntry.join("|")}`;
-    if (!indexed.has(latencyIndexKey)) {
+    if (log.status >= 400 || log.error !== undefined) both("e", 1);
+    if (log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus)) both("h", 1);
+    const bucket = latencyBucket(log.latencyMs);
+    hour.addLatency(bucket, hourExpiry);
+    day.addLatency(bucket, dayExpiry);
+    const latencyIndex = group.latencyIndexEntry(bucket);
+    if (!indexed.has(latencyIndex.seenKey)) {
       if (indexed.size > 50_000) indexed.clear();
-      indexed.add(latencyIndexKey);
-      index(indexPartition(org, dayIndex), latencyEntry, dayExpiry);
+      indexed.add(latencyIndex.seenKey);
+      index(group.indexPk, latencyIndex.parts, dayExpiry);
     }
     if (user) {
       // A user new this hour counts once into the workspace's distinct users of the hour (admitted or not).
-      const userHour = groupKey(org, hour, workspace, "u", user, "n");
-      if (isNew(userHour) && !newUserHours.has(userHour)) {
-        newUserHours.add(userHour);
-        planAdd(plan, workspaceKey(org, hour, workspace, "u"), 1, hourExpiry);
+      if (isNew(user.hour) && !newUserHours.has(user.hour)) {
+        newUserHours.add(user.hour);
+        planAdd(plan, workspaceKey(group.org, group.hour, group.cell.workspace, "u"), 1, hourExpiry);
       }
-      const userName = nameOf(groupKey(org, day, workspace, "u", user, "n"), user);
-      if (costMicros) planAdd(plan, groupKey(org, day, workspace, "u", userName, "c"), costMicros, dayExpiry);
+      if (costMicros) {
+        user.cost ??= groupKey(group.org, group.day, group.cell.workspace, "u", nameOf(user.day, user.name), "c");
+        planAdd(plan, user.cost, costMicros, dayExpiry);
+      }
     }
     if (!costMicros) continue;
-    for (const [key, value] of entry.pairs) {
-      const name = nameOf(groupKey(org, day, workspace, `m:${key}`, value, "n"), value);
-      planAdd(plan, groupKey(org, day, workspace, `m:${key}`, name, "c"), costMicros, dayExpiry);
+    for (const pair of entry.pairs) {
+      const name = nameOf(pair.count, pair.value);
+      pair.cost ??= groupKey(group.org, group.day, group.cell.workspace, pair.dimension, name, "c");
+      planAdd(plan, pair.cost, costMicros, dayExpiry);
     }
   }
+  for (const cellSums of sums.values()) cellSums.writeTo(plan);
   return plan;
+}
+
+/** Where round 3 counts a group: the `other` cell of its workspace when its cell was refused by the cap. */
+function countedCell(group: CellGroup, refused: boolean, sums: Map<string, CellSums>): CountedCell {
+  const cell = refused ? { workspace: group.cell.workspace, provider: OTHER, model: OTHER } : group.cell;
+  const hourPrefix = refused ? cellPrefix(group.org, group.hour, cell) : group.hourPrefix;
+  const dayPrefix = refused ? cellPrefix(group.org, group.day, cell) : group.dayPrefix;
+  return { cell, hour: sumsOf(sums, hourPrefix), day: sumsOf(sums, dayPrefix), latencyIndex: new Map() };
+}
+
+/** Groups refused into the same `other` cell (or hours of one day) share their CellSums. */
+function sumsOf(sums: Map<string, CellSums>, prefix: string): CellSums {
+  let cellSums = sums.get(prefix);
+  if (!cellSums) {
+    cellSums = new CellSums(prefix);
+    sums.set(prefix, cellSums);
+  }
+  return cellSums;
+}
+
+function cellAdmission(group: CellGroup): Omit<Admission, "key" | "amount" | "expiresAt"> {
+  const { org, day, cell, indexPk } = group;
+  const { workspace } = cell;
+  return {
+    distinct: distinctKey(org, day, workspace, "cells"),
+    cap: CELL_CAP,
+    indexPk,
+    entry: ["c", workspace, cell.provider, cell.model],
+    workspace,
+    overflowKey: cellKey(org, day, { workspace, provider: OTHER, model: OTHER }, "n"),
+    overflow: ["c", workspace, OTHER, OTHER],
+  };
+}
+
+function userAdmission(group: CellGroup, user: UserKeys): Omit<Admission, "key" | "amount" | "expiresAt"> {
+  const { org, day, indexPk } = group;
+  const { workspace } = group.cell;
+  return {
+    distinct: distinctKey(org, day, workspace, "users"),
+    cap: USER_CAP,
+    indexPk,
+    entry: ["u", workspace, user.name],
+    workspace,
+    overflowKey: groupKey(org, day, workspace, "u", OTHER, "n"),
+    overflow: ["u", workspace, OTHER],
+  };
+}
+
+function pairAdmission(group: CellGroup, pair: PairKeys): Omit<Admission, "key" | "amount" | "expiresAt"> {
+  const { org, day, indexPk } = group;
+  const { workspace } = group.cell;
+  return {
+    distinct: distinctKey(org, day, workspace, "metadata"),
+    cap: METADATA_CAP,
+    indexPk,
+    entry: ["m", workspace, pair.key, pair.value],
+    workspace,
+    overflowKey: groupKey(org, day, workspace, pair.dimension, OTHER, "n"),
+    overflow: ["m", workspace, pair.key, OTHER],
+  };
 }
 
 /**
@@ -305,26 +498,42 @@ export function countedFields(log: RequestLog): RequestLog {
   } as RequestLog;
 }
 
-/** The fields of one log that analytics need, or undefined when analytics do not count it. */
-function prepare(log: RequestLog): Prepared | undefined {
-  if (log.source === "gateway" && !DATA_PLANE_ROUTES.has(log.route)) return undefined;
-  const time = Date.parse(log.createdAt);
-  if (!Number.isFinite(time)) return undefined;
-  const workspace = log.workspaceId ?? NO_VALUE;
-  return {
-    log,
-    org: log.organisationId,
-    hour: hourBucket(time),
-    day: dayBucket(time),
-    hourExpiry: Math.floor(time / 1000) + HOURLY_RETENTION_DAYS * 86_400,
-    dayExpiry: Math.floor(time / 1000) + DAILY_RETENTION_DAYS * 86_400,
-    workspace,
-    cell: { workspace, provider: log.provider ?? NO_VALUE, model: log.requestedModel ?? log.answeredModel ?? NO_VALUE },
-    user: log.userId ?? log.metadata?._user,
-    pairs: Object.entries(log.metadata ?? {})
-      .filter(([key]) => key !== "_user")
-      .slice(0, METADATA_PAIRS_PER_REQUEST),
-  };
+/**
+ * The logs analytics count, each with its CellGroup (consecutive logs of one group, the usual case, find it
+ * without building a key), and the groups in the order their first logs come.
+ */
+function prepareBatch(logs: RequestLog[]): { prepared: Prepared[]; groups: CellGroup[] } {
+  const prepared: Prepared[] = [];
+  const groups = new Map<string, CellGroup>();
+  let last: CellGroup | undefined;
+  for (const log of logs) {
+    if (log.source === "gateway" && !DATA_PLANE_ROUTES.has(log.route)) continue;
+    const time = Date.parse(log.createdAt);
+    if (!Number.isFinite(time)) continue;
+    const org = log.organisationId;
+    const workspace = log.workspaceId ?? NO_VALUE;
+    const provider = log.provider ?? NO_VALUE;
+    const model = log.requestedModel ?? log.answeredModel ?? NO_VALUE;
+    if (!last?.holds(org, hourNumber(time), workspace, provider, model)) {
+      const cell = { workspace, provider, model };
+      const hourPrefix = cellPrefix(org, hourBucket(time), cell);
+      last = groups.get(hourPrefix);
+      if (!last) {
+        last = new CellGroup(org, time, cell, hourPrefix);
+        groups.set(hourPrefix, last);
+      }
+    }
+    const user = log.userId ?? log.metadata?._user;
+    prepared.push({
+      log,
+      group: last,
+      hourExpiry: Math.floor(time / 1000) + HOURLY_RETENTION_DAYS * 86_400,
+      dayExpiry: Math.floor(time / 1000) + DAILY_RETENTION_DAYS * 86_400,
+      user: user ? last.userKeys(user) : undefined,
+      pairs: log.metadata ? last.pairKeysOf(log.metadata) : NO_PAIRS,
+    });
+  }
+  return { prepared, groups: [...groups.values()] };
 }
 
 /** Writes in flight at once: a batch may have hundreds of distinct keys, sockets are better kept few. */
