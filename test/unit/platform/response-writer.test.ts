@@ -154,7 +154,7 @@ describe("writeSseResponse", () => {
     expect(raw.chunks.map((chunk) => chunk.toString("utf8"))).toEqual(texts);
   });
 
-  it("writes the head with the first chunk and the last chunk with the end", async () => {
+  it("writes what the source gives in one turn of the event loop at once, with the end if it ends then", async () => {
     const server = await serve((res) => {
       vi.spyOn(res, "flushHeaders");
       vi.spyOn(res, "write");
@@ -166,8 +166,38 @@ describe("writeSseResponse", () => {
     expect(bodyOf(raw)).toBe(texts.join(""));
     const [res] = server.responses;
     expect(res!.flushHeaders).not.toHaveBeenCalled();
-    expect(vi.mocked(res!.write).mock.calls.map((call) => call[0])).toEqual(texts.slice(0, -1));
-    expect(vi.mocked(res!.end).mock.calls[0]?.[0]).toBe(texts.at(-1));
+    expect(res!.write).not.toHaveBeenCalled();
+    expect(vi.mocked(res!.end).mock.calls[0]?.[0]).toBe(texts.join(""));
+  });
+
+  it("writes texts that come in separate turns as they come, the head with the first", async () => {
+    const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 5));
+    const server = await serve((res) => {
+      vi.spyOn(res, "flushHeaders");
+      vi.spyOn(res, "write");
+      vi.spyOn(res, "end");
+      return new FakeSource((i) => later(texts[i] ?? null));
+    });
+    const raw = await rawGet(server.port);
+    expect(raw.complete).toBe(true);
+    expect(bodyOf(raw)).toBe(texts.join(""));
+    const [res] = server.responses;
+    expect(res!.flushHeaders).not.toHaveBeenCalled();
+    expect(vi.mocked(res!.write).mock.calls.map((call) => call[0])).toEqual(texts);
+    expect(vi.mocked(res!.end).mock.calls[0]?.[0]).toBeUndefined();
+  });
+
+  it("writes at once past 64 KiB held, so an always-ready source cannot pile up a turn in memory", async () => {
+    const piece = event("z".repeat(20 * 1024));
+    const server = await serve((res) => {
+      vi.spyOn(res, "write");
+      return new FakeSource((i) => (i < 10 ? piece : null));
+    });
+    const raw = await rawGet(server.port);
+    expect(bodyOf(raw)).toBe(piece.repeat(10));
+    const writes = vi.mocked(server.responses[0]!.write).mock.calls.map((call) => String(call[0]).length);
+    expect(writes.length).toBeGreaterThanOrEqual(2);
+    for (const length of writes) expect(length).toBeLessThan(64 * 1024 + piece.length);
   });
 
   it("pauses reading the source while a slow client does not read, and delivers everything after", async () => {
