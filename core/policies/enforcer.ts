@@ -6,7 +6,6 @@ import {
   type PolicyResource,
   type PolicySubject,
   compilePolicy,
-  counterKeyOf,
   groupIndexPk,
   ratePolicyStore,
   usagePolicyStore,
@@ -68,6 +67,11 @@ interface Counted {
   end: number | undefined;
 }
 
+/** A request context with what enforcers keep on it (see PolicyEnforcer's #kept). */
+type WithAdmission = RequestContext & {
+  [enforcer: symbol]: { pending: Promise<Admission>; admitted?: Admission } | undefined;
+};
+
 export class PolicyEnforcer {
   readonly #records: Records;
   readonly #counters: Counters;
@@ -75,8 +79,11 @@ export class PolicyEnforcer {
   readonly #now: () => number;
   readonly #cache = new Map<string, OrgEntry>();
   readonly #loading = new Map<string, Promise<OrgEntry>>();
-  readonly #pending = new WeakMap<RequestContext, Promise<Admission>>();
-  readonly #admitted = new WeakMap<RequestContext, Admission>();
+  /**
+   * Where a request's admission is kept: on its context, under this enforcer's own symbol (a WeakMap entry
+   * per request costs more, in the insert and in every young-generation GC that must visit its table).
+   */
+  readonly #kept = Symbol("admission");
 
   constructor(records: Records, counters: Counters, options: { refreshMs?: number; now?: () => number } = {}) {
     this.#records = records;
@@ -87,17 +94,16 @@ export class PolicyEnforcer {
 
   /** The inference pipeline's check: once per request (memoised), with the request's model and the target's provider. */
   admitRequest(ctx: RequestContext, provider: string | undefined): Promise<Admission> {
-    let pending = this.#pending.get(ctx);
-    if (!pending) {
-      pending = this.#admitRequest(ctx, provider);
-      this.#pending.set(ctx, pending);
-    }
+    const kept = (ctx as WithAdmission)[this.#kept];
+    if (kept) return kept.pending;
+    const pending = this.#admitRequest(ctx, provider);
+    (ctx as WithAdmission)[this.#kept] = { pending };
     return pending;
   }
 
   /** The rate-limit headers of an admitted request (after admitRequest resolved). */
   headersFor(ctx: RequestContext): Record<string, string> {
-    return this.#admitted.get(ctx)?.headers ?? NO_HEADERS;
+    return (ctx as WithAdmission)[this.#kept]?.admitted?.headers ?? NO_HEADERS;
   }
 
   async #admitRequest(ctx: RequestContext, provider: string | undefined): Promise<Admission> {
@@ -112,7 +118,8 @@ export class PolicyEnforcer {
       provider,
       model: ctx.outcome?.requestedModel || undefined,
     });
-    this.#admitted.set(ctx, admission);
+    const kept = (ctx as WithAdmission)[this.#kept];
+    if (kept) kept.admitted = admission;
     if (admission.background) ctx.waitUntil(admission.background);
     const outcome = ctx.outcome;
     if (admission.needsUsage && outcome) {
@@ -138,7 +145,7 @@ export class PolicyEnforcer {
       const window = compiled.window(nowMs);
       const counted: Counted = {
         compiled,
-        key: counterKeyOf(compiled.policy.id, group.key, window.start),
+        key: compiled.counterKey(group, window.start),
         group,
         start: window.start,
         end: window.end,
@@ -169,14 +176,14 @@ export class PolicyEnforcer {
     let headers = NO_HEADERS;
     let background: Promise<void> | undefined;
     if (admissions) {
-      const results = await Promise.all(
-        admissions.map((counted) =>
-          this.#counters.add(counted.key, 1, {
-            ceiling: counted.compiled.limit,
-            expiresAt: counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS,
-          }),
-        ),
-      );
+      const count = (counted: Counted) =>
+        this.#counters.add(counted.key, 1, {
+          ceiling: counted.compiled.limit,
+          expiresAt: counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS,
+        });
+      // One policy is the common case: no array of promises to wait on.
+      const results =
+        admissions.length === 1 ? [await count(admissions[0]!)] : await Promise.all(admissions.map(count));
       const refused = results.findIndex((result) => !result.admitted);
       if (refused !== -1) {
         await Promise.all(

@@ -135,8 +135,10 @@ export interface CompiledPolicy {
   /** The cap in counter units (integer micro-dollars for cost). */
   limit: number;
   matches(subject: PolicySubject): boolean;
-  group(subject: PolicySubject): { key: string; values: Record<string, string | null> };
+  group(subject: PolicySubject): PolicyGroup;
   window(nowMs: number): Window;
+  /** The counter of a group in the window starting at `windowStart` (counterKeyOf, remembered per group). */
+  counterKey(group: PolicyGroup, windowStart: number): string;
   /** Counter units -> the policy's unit (USD for cost). */
   toUnits(value: number): number;
   /** Amount to count for a finished request. */
@@ -144,7 +146,16 @@ export interface CompiledPolicy {
   describe(): string;
 }
 
+/** The requests a policy counts together (`groupBy`): `key` names them in counter keys. */
+export interface PolicyGroup {
+  key: string;
+  values: Record<string, string | null>;
+}
+
 export const MICRO = 1_000_000;
+
+/** Groups remembered per policy (by their one `groupBy` value); past this many, the memory starts over. */
+const MAX_REMEMBERED_GROUPS = 10_000;
 
 export function compilePolicy(policy: PolicyResource): CompiledPolicy {
   const isRate = policy.family === "rate_limits";
@@ -161,6 +172,21 @@ export function compilePolicy(policy: PolicyResource): CompiledPolicy {
     excludes: condition.excludes ? new Set(condition.excludes) : undefined,
   }));
   let cached: Window | undefined;
+  const groupOf = (subject: PolicySubject): PolicyGroup => {
+    const values: Record<string, string | null> = {};
+    const parts: string[] = [];
+    for (const key of policy.groupBy) {
+      const value = subjectValue(subject, key);
+      values[key] = value ?? null;
+      parts.push(`${key}=${value === undefined ? "" : encodeURIComponent(value)}`);
+    }
+    return { key: parts.join("&"), values };
+  };
+  // Every request of a policy grouped by one value (an API key, a user) asks for the same few groups: they are
+  // built once, and so is each group's counter key in the current window (no strings to build and hash anew).
+  const allRequests: PolicyGroup = { key: "all", values: {} };
+  const groupKey = policy.groupBy.length === 1 ? policy.groupBy[0]! : undefined;
+  const groups = new Map<string | undefined, PolicyGroup>();
   const computeWindow = (nowMs: number): Window => {
     if (isRate) return fixedWindow(nowMs, RATE_SECONDS[policy.unit ?? "rpm"]);
     const reset = policy.periodicReset ?? "none";
@@ -184,15 +210,23 @@ export function compilePolicy(policy: PolicyResource): CompiledPolicy {
       return true;
     },
     group(subject) {
-      if (policy.groupBy.length === 0) return { key: "all", values: {} };
-      const values: Record<string, string | null> = {};
-      const parts: string[] = [];
-      for (const key of policy.groupBy) {
-        const value = subjectValue(subject, key);
-        values[key] = value ?? null;
-        parts.push(`${key}=${value === undefined ? "" : encodeURIComponent(value)}`);
+      if (policy.groupBy.length === 0) return allRequests;
+      if (groupKey === undefined) return groupOf(subject);
+      const value = subjectValue(subject, groupKey);
+      let group = groups.get(value);
+      if (!group) {
+        if (groups.size >= MAX_REMEMBERED_GROUPS) groups.clear();
+        group = groupOf(subject);
+        groups.set(value, group);
       }
-      return { key: parts.join("&"), values };
+      return group;
+    },
+    counterKey(group, windowStart) {
+      const remembered = group as PolicyGroup & { counter?: { start: number; key: string } };
+      if (remembered.counter?.start === windowStart) return remembered.counter.key;
+      const key = counterKeyOf(policy.id, group.key, windowStart);
+      remembered.counter = { start: windowStart, key };
+      return key;
     },
     window(nowMs) {
       if (cached && nowMs >= cached.start * 1000 && (cached.end === undefined || nowMs < cached.end * 1000))
