@@ -72,8 +72,9 @@ export class AnalyticsRecorder {
   /** The count in progress (a timer's, or a reader's): counts run one after another, and readers wait for them. */
   private counting: Promise<void> = Promise.resolve();
 
-  async record(log: RequestLog): Promise<void> {
-    if (this.fromStream) return;
+  /** Counts a log: at once with no interval (the promise settles when written), else with the next batch. */
+  record(log: RequestLog): Promise<void> | undefined {
+    if (this.fromStream) return undefined;
     if (this.totals.immediate) return this.countOrRetry([log]);
     // One process, many requests: logs wait (only the fields counted) and are counted together once per
     // interval, like a batch of the AWS stream, so the per-request cost is a push.
@@ -86,6 +87,7 @@ export class AnalyticsRecorder {
       Math.min(this.intervalMs, COUNT_EVERY_MS),
     );
     this.countTimer.unref?.();
+    return undefined;
   }
 
   private countWaiting(): Promise<void> {

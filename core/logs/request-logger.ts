@@ -69,17 +69,17 @@ export class RequestLogger {
    */
   async write(log: RequestLog, retentionDays = this.retentionDays, bodiesSize?: number): Promise<boolean> {
     const stored = await this.breaker.run(() => this.store(log, retentionDays, bodiesSize));
-    if (this.observers.length > 0) {
-      await Promise.all(
-        this.observers.map(async (observer) => {
-          try {
-            await observer(log, stored);
-          } catch (error) {
-            console.error(`log observer failed for ${log.id}`, error);
-          }
-        }),
-      );
+    // Observers run side by side; only those that return a promise are waited for (most return nothing).
+    let waiting: Array<Promise<void>> | undefined;
+    for (const observer of this.observers) {
+      try {
+        const result = observer(log, stored);
+        if (result) (waiting ??= []).push(result.catch((error) => observerFailed(log, error)));
+      } catch (error) {
+        observerFailed(log, error);
+      }
     }
+    if (waiting) await Promise.all(waiting);
     return stored;
   }
 
@@ -165,6 +165,10 @@ export class RequestLogger {
     }
     return { items };
   }
+}
+
+function observerFailed(log: RequestLog, error: unknown): void {
+  console.error(`log observer failed for ${log.id}`, error);
 }
 
 function dayPartition(organisationId: string, timeMs: number): string {

@@ -15,9 +15,7 @@ export interface GatewayMetrics {
  * generation span per inference request (a no-op unless an OpenTelemetry SDK is registered).
  */
 export function observeLogs(services: Services): void {
-  services.logger.observe(async (log, stored) => {
-    if (stored) await services.analytics.record(log);
-  });
+  services.logger.observe((log, stored) => (stored ? services.analytics.record(log) : undefined));
   if (services.settings.ENABLE_PROMETHEUS) {
     const ready = import("./prometheus.ts").then(({ PrometheusMetrics }) => {
       services.metrics = new PrometheusMetrics(services.logger.breaker);

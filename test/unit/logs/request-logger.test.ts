@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RequestLog } from "../../../core/logs/log-record.ts";
 import { RequestLogger } from "../../../core/logs/request-logger.ts";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
@@ -68,5 +68,53 @@ describe("request log bodies", () => {
     expect(stored?.requestBody).toEqual({ model: "m" });
     expect(stored?.responseBody).toMatchObject({ truncated: true, bytes: huge.length });
     expect((stored!.responseBody as { head: string }).head).toHaveLength(2 * 1024 * 1024);
+  });
+});
+
+describe("log observers", () => {
+  it("all see each written log, side by side; a failing one neither stops the others nor the write", async () => {
+    const observed = new RequestLogger(stores.logs, stores.blobs, {
+      retentionDays: 30,
+      threshold: 5,
+      backoffMs: 60_000,
+      timeoutMs: 15_000,
+    });
+    const seen: string[] = [];
+    let releaseSlow!: () => void;
+    const slow = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    observed.observe((entry, stored) => {
+      seen.push(`sync ${entry.id} ${stored}`);
+    });
+    observed.observe(() => {
+      throw new Error("observer throws");
+    });
+    observed.observe(async () => {
+      throw new Error("observer rejects");
+    });
+    observed.observe(async (entry) => {
+      await slow;
+      seen.push(`slow ${entry.id}`);
+    });
+    let settled = false;
+    const written = observed.write(log("log_observed", { model: "m" }, { id: "r" })).then((stored) => {
+      settled = true;
+      return stored;
+    });
+    await expect.poll(() => seen).toContain("sync log_observed true");
+    // The write waits for the observers that return a promise.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(settled).toBe(false);
+    releaseSlow();
+    expect(await written).toBe(true);
+    expect(seen).toEqual(["sync log_observed true", "slow log_observed"]);
+    expect(errors.mock.calls.map((call) => String(call[1]))).toEqual([
+      "Error: observer throws",
+      "Error: observer rejects",
+    ]);
+    expect(await observed.get("log_observed")).toMatchObject({ id: "log_observed" });
+    errors.mockRestore();
   });
 });
