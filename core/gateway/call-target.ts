@@ -7,11 +7,11 @@ import { UpstreamError } from "../providers/types.ts";
 import { gatewayResponse } from "../http/response-headers.ts";
 import { SSE_HEADERS } from "../http/sse.ts";
 import { attachSseSource, type SseSource, sseResponse } from "../http/sse-source.ts";
-import { decodeFraming } from "./framing.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
-import { redirectError, withIdleTimeout } from "./upstream-fetch.ts";
+import { redirectError } from "./upstream-fetch.ts";
+import { readUpstreamEvents } from "./upstream-events.ts";
 import { assembleStream } from "./stream-assembly.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
@@ -115,10 +115,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
   const transformer = routeAdapter.stream.createTransformer(ctx);
-  const events = withIdleTimeout(await decodeFraming(routeAdapter.stream.framing, response.body), call.timeoutMs, () =>
-    upstream.abort(),
-  );
-  const iterator = events[Symbol.asyncIterator]();
+  const iterator = await readUpstreamEvents(routeAdapter.stream.framing, response.body, {
+    idleMs: call.timeoutMs,
+    onTimeout: () => upstream.abort(),
+  });
   const seen: Array<object | string> = [];
   let usage: ChatUsage | undefined;
   /** Characters of every chunk: a bound on the answer assembled from them for the log (which repeats less). */

@@ -74,7 +74,10 @@ export class RequestLogger {
     for (const observer of this.observers) {
       try {
         const result = observer(log, stored);
-        if (result) (waiting ??= []).push(result.catch((error) => observerFailed(log, error)));
+        if (result) {
+          waiting ??= [];
+          waiting.push(result.catch((error) => observerFailed(log, error)));
+        }
       } catch (error) {
         observerFailed(log, error);
       }
