@@ -197,6 +197,9 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       try {
         while (pending.length === 0 && !upstreamDone) {
           const next = await iterator.next();
+          // Cancelled while waiting: what the reader answers now (its end) is not the provider's end, and must
+          // not be logged or counted as if the answer had finished.
+          if (cancelled) return null;
           if (next.done) {
             upstreamDone = true;
             for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));

@@ -111,12 +111,16 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
     });
   }
 
-  /** The consumer is done (client gone, failure handled): stop listening, clear the timer, destroy the body. */
+  /**
+   * The consumer is done (client gone, failure handled): stop listening, clear the timer, destroy the body. A
+   * read still waiting fails as cut off, as the iterators did (the body was aborted): it must not look like the
+   * provider's end.
+   */
   return(): Promise<IteratorResult<UpstreamEvent[]>> {
     this.#queue.length = 0;
     this.#failure = undefined;
-    this.#stop();
-    this.#settle(DONE);
+    this.#fail(prematureClose());
+    this.#failure = undefined;
     return Promise.resolve(DONE);
   }
 

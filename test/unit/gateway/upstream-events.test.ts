@@ -281,7 +281,7 @@ describe("UpstreamEventReader: idle timeout", () => {
 describe("UpstreamEventReader: return()", () => {
   afterEach(() => void vi.useRealTimers());
 
-  it("mid-stream stops listening, clears the timer, destroys the body and ends a pending read", async () => {
+  it("mid-stream stops listening, clears the timer, destroys the body and fails a pending read as cut off", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const body = new PassThrough();
     const onTimeout = vi.fn();
@@ -291,7 +291,8 @@ describe("UpstreamEventReader: return()", () => {
     const pending = reader.next();
     expect(vi.getTimerCount()).toBe(1);
     await expect(reader.return()).resolves.toEqual({ done: true, value: undefined });
-    await expect(pending).resolves.toEqual({ done: true, value: undefined });
+    // Not an end: the provider did not finish, the consumer gave up.
+    await expect(pending).rejects.toThrow("Premature close");
     expect(vi.getTimerCount()).toBe(0);
     expect(body.destroyed).toBe(true);
     expect(body.listenerCount("data")).toBe(0);
