@@ -78,15 +78,18 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       return response;
     };
 
-  // Routes without parameters are found by one map lookup when the platform gives the path (the local
-  // server does): Hono's router, context and middleware chain cost ~10 µs and ~4 KB of garbage per request.
-  // They always win over catch-alls, as in Hono, where catch-alls are registered last.
+  // Routes without parameters are found by one map lookup when the platform gives the path (the local server
+  // and Lambda do): Hono's router, context and middleware chain cost ~10 µs and ~4 KB of garbage per request.
+  // Hono runs the first registered route that matches, so a route goes in the map only if no route registered
+  // before it (same method) matches its path too: then both ways answer alike, whatever the table's order.
   const exact = new Map<string, ReturnType<typeof serveRoute>>();
+  const earlier: Array<{ method: string; pattern: RegExp }> = [];
   for (const { route, handler } of mounted) {
     routes.push(route);
     const serve = serveRoute(route, handler);
-    const key = `${route.method} ${route.path}`;
-    if (!/[:*]/.test(route.path) && !exact.has(key)) exact.set(key, serve);
+    const shadowed = earlier.some((other) => other.method === route.method && other.pattern.test(route.path));
+    if (!/[:*]/.test(route.path) && !shadowed) exact.set(`${route.method} ${route.path}`, serve);
+    earlier.push({ method: route.method, pattern: pathPattern(route.path) });
     app.on(route.method, route.path, (c) =>
       serve(c.req.raw, c.env.platform, c.req.path, c.req.param() as Record<string, string>),
     );
@@ -123,7 +126,13 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
 
   return (request, platform) => {
     const serve = platform.path === undefined ? undefined : exact.get(`${request.method} ${platform.path}`);
-    if (serve) return serve(request, platform, platform.path!, NO_PARAMS);
+    // serveRoute answers its own errors; this only catches a fault outside it, as Hono's error handler did,
+    // in OpenAI's shape and without the fault's message.
+    if (serve) {
+      return serve(request, platform, platform.path!, NO_PARAMS).catch((error: unknown) =>
+        errorResponse(toHttpError(error, traceIdOf(platform.headers ?? request.headers))),
+      );
+    }
     return Promise.resolve(app.fetch(request, { platform }));
   };
 }

@@ -93,3 +93,58 @@ describe("catch-all routes on AWS", () => {
     expect(matchPrefix(prefixes, "/v1/proxy/chat/completions")?.family).toBe("passthrough");
   });
 });
+
+describe("routes found by the platform's path", () => {
+  const answerBoth = async (app: ReturnType<typeof createApp>, method: string, path: string) => {
+    const viaRouter = await app(new Request(`http://gateway.test${path}`, { method }), { waitUntil: () => {} });
+    const viaPath = await app(new Request(`http://gateway.test${path}`, { method }), { waitUntil: () => {}, path });
+    return [`${viaRouter.status} ${await viaRouter.text()}`, `${viaPath.status} ${await viaPath.text()}`];
+  };
+
+  it("answer like the router for every route of the real table", async () => {
+    const handlers = Object.fromEntries(
+      ROUTE_FAMILIES.map((family) => [
+        family.name,
+        new Proxy({}, { get: (_target, name) => async () => new Response(`${family.name}.${String(name)}`) }),
+      ]),
+    );
+    const families = ROUTE_FAMILIES.map((family) => ({
+      ...family,
+      routes: family.routes.map((route) => ({ ...route, auth: "none" as const })),
+    }));
+    const app = createApp({ families, handlers, services: {} as Services });
+    const differences: string[] = [];
+    for (const route of ROUTE_FAMILIES.flatMap((family) => family.routes)) {
+      if (/[:*]/.test(route.path)) continue;
+      for (const method of new Set([route.method, "HEAD", "GET", "POST"])) {
+        const [viaRouter, viaPath] = await answerBoth(app, method, route.path);
+        if (viaRouter !== viaPath) differences.push(`${method} ${route.path}: ${viaRouter} / ${viaPath}`);
+      }
+    }
+    expect(differences).toEqual([]);
+  });
+
+  it("leave a path to the router when a route registered before matches it too (Hono runs the first)", async () => {
+    const app = createApp({
+      families: [
+        {
+          name: "ordered",
+          dataPlane: true,
+          timeoutSeconds: 10,
+          routes: [
+            { method: "GET", path: "/v1/things/:id", handler: "one", auth: "none" },
+            { method: "GET", path: "/v1/things/static", handler: "fixed", auth: "none" },
+          ],
+        },
+      ],
+      handlers: {
+        ordered: {
+          one: async (_request, ctx) => new Response(`param ${ctx.params.id}`),
+          fixed: async () => new Response("fixed"),
+        },
+      },
+      services: {} as Services,
+    });
+    expect(await answerBoth(app, "GET", "/v1/things/static")).toEqual(["200 param static", "200 param static"]);
+  });
+});
