@@ -49,6 +49,20 @@ describe("function URL adapter", () => {
     }
   });
 
+  it("builds the Request's URL from a forwarded host only when it is a plain host[:port]", async () => {
+    for (const [forwarded, host] of [
+      ["gateway.example.com:8443", "gateway.example.com:8443"],
+      ["a?", "abc.lambda-url.us-east-1.on.aws"],
+      ["a/b", "abc.lambda-url.us-east-1.on.aws"],
+      ["a#", "abc.lambda-url.us-east-1.on.aws"],
+    ]) {
+      const event = functionUrlEvent("POST", "/echo", { headers: { "x-forwarded-host": forwarded! } });
+      event.requestContext.domainName = "abc.lambda-url.us-east-1.on.aws";
+      const body = JSON.parse(text((await invoke(handler, event)).body));
+      expect({ host: body.host, path: body.path }).toEqual({ host, path: "/echo" });
+    }
+  });
+
   it("hands the app a Request with the decoded base64 body, query string, headers and cookies", async () => {
     const event = functionUrlEvent("POST", "/echo", {
       rawQueryString: "x=1&name=two%20words",

@@ -145,10 +145,16 @@ function requestHeaders(event: FunctionUrlEvent): Headers {
   return headers;
 }
 
+/** A host name or IPv4 address (or a bracketed IPv6 one) with an optional port, nothing else. */
+const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
 function toRequest(event: FunctionUrlEvent, headers: Headers, signal: AbortSignal): Request {
   const method = event.requestContext.http.method;
-  // Behind the Router (CloudFront) the function URL's own domain is not the one the client used.
-  const host = headers.get("x-forwarded-host") ?? event.requestContext.domainName;
+  // Behind the Router (CloudFront) the function URL's own domain is not the one the client used. Taken only
+  // when it is a plain host[:port]: anyone calling the function URL directly could send `a?` or `a/b`, and the
+  // URL built from it would then disagree with the path the app routed on (event.rawPath).
+  const forwarded = headers.get("x-forwarded-host");
+  const host = forwarded && PLAIN_HOST.test(forwarded) ? forwarded : event.requestContext.domainName;
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
   const hasBody = event.body !== undefined && method !== "GET" && method !== "HEAD";
   const body = hasBody && event.isBase64Encoded ? Buffer.from(event.body!, "base64") : event.body;
