@@ -2,6 +2,9 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { plainHeadersOf } from "../../http/response-headers.ts";
 import type { SseSource } from "../../http/sse-source.ts";
 
+/** Held text this long (in UTF-16 characters) is written at once instead of at the end of the turn. */
+const WRITE_AT_ONCE_CHARS = 64 * 1024;
+
 /**
  * Writes a streamed (SSE) Response to node's ServerResponse from its source (core/http/sse-source.ts),
  * without reading the web stream: fewer promise hops per chunk, and fewer socket writes. The head is not
@@ -13,9 +16,6 @@ import type { SseSource } from "../../http/sse-source.ts";
  * that fills the socket's buffer pauses reading the source until 'drain'. A client that disconnects before
  * the end cancels the source, once. Resolves when the response is closed (finished or not).
  */
-/** Held text this long is written at once instead of at the end of the turn. */
-const WRITE_AT_ONCE_CHARS = 64 * 1024;
-
 export function writeSseResponse(res: ServerResponse, response: Response, source: SseSource): Promise<void> {
   return new Promise<void>((resolve) => {
     /** The response ended, failed or the client left: nothing more is written or read. */
@@ -67,7 +67,6 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
       // While draining, 'drain' writes what is held.
       if (stopped || draining || held === undefined) return;
       writeHeld();
-      if (!draining && !reading) read();
     };
     const read = () => {
       reading = true;
@@ -85,6 +84,10 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
         return;
       }
       held = held === undefined ? text : held + text;
+      if (draining) {
+        // The buffer is full: 'drain' writes what is held, and reading waits for it.
+        return;
+      }
       if (held.length >= WRITE_AT_ONCE_CHARS) {
         // A source that always has more (an upstream backlog) must not pile up a turn's worth in memory.
         clearImmediate(flushing);
@@ -93,7 +96,7 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
       } else {
         flushing ??= setImmediate(flush);
       }
-      // Reading on while texts come in the same turn; past the turn, `flush` reads on after writing.
+      // The next text may come in this turn too (it joins `held`), or later (the flush wrote `held` by then).
       if (!draining) read();
     }
     function onDrain() {
