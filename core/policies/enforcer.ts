@@ -97,7 +97,8 @@ export class PolicyEnforcer {
     const kept = (ctx as WithAdmission)[this.#kept];
     if (kept) return kept.pending;
     const pending = this.#admitRequest(ctx, provider);
-    (ctx as WithAdmission)[this.#kept] = { pending };
+    // Not enumerable: a context copied by spreading ({...ctx}) is another request and must be admitted anew.
+    Object.defineProperty(ctx, this.#kept, { value: { pending }, enumerable: false, configurable: true });
     return pending;
   }
 

@@ -156,6 +156,7 @@ export const MICRO = 1_000_000;
 
 /** Groups remembered per policy (by their one `groupBy` value); past this many, the memory starts over. */
 const MAX_REMEMBERED_GROUPS = 10_000;
+const MAX_REMEMBERED_VALUE_CHARS = 128;
 
 export function compilePolicy(policy: PolicyResource): CompiledPolicy {
   const isRate = policy.family === "rate_limits";
@@ -213,6 +214,8 @@ export function compilePolicy(policy: PolicyResource): CompiledPolicy {
       if (policy.groupBy.length === 0) return allRequests;
       if (groupKey === undefined) return groupOf(subject);
       const value = subjectValue(subject, groupKey);
+      // Ids are short; a long metadata value is built each time rather than kept (the memory stays small).
+      if (value !== undefined && value.length > MAX_REMEMBERED_VALUE_CHARS) return groupOf(subject);
       let group = groups.get(value);
       if (!group) {
         if (groups.size >= MAX_REMEMBERED_GROUPS) groups.clear();

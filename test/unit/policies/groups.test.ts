@@ -43,3 +43,15 @@ describe("policy groups and counter keys", () => {
     expect(compilePolicy(policy([])).group(subject("key_a")).key).toBe("all");
   });
 });
+
+describe("policy groups by long values", () => {
+  it("are built each time, not kept, and still name the same counter", () => {
+    const compiled = compilePolicy(policy(["api_key"]));
+    const long = "k".repeat(500);
+    const first = compiled.group(subject(long));
+    const again = compiled.group(subject(long));
+    expect(again).not.toBe(first);
+    expect(again.key).toBe(first.key);
+    expect(compiled.counterKey(again, 60)).toBe(compiled.counterKey(first, 60));
+  });
+});
