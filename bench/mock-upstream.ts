@@ -6,8 +6,9 @@ import { parseFlags, printReady } from "./lib/cli.ts";
  * A fast mock of OpenAI's chat completions endpoint, the upstream of every benchmark.
  *
  * - `POST .../chat/completions` answers a fixed ~600-byte `chat.completion` (with usage), or, when the body has
- *   `"stream": true`, an SSE stream of 20 content chunks (+ a usage-only chunk when the body asks for
- *   `stream_options.include_usage`, as OpenAI does) and `data: [DONE]`.
+ *   `"stream": true`, an SSE stream of 20 content chunks and `data: [DONE]`, shaped by `stream_options` as
+ *   OpenAI's are: with `include_usage`, `"usage": null` on every chunk and a usage-only chunk at the end; unless
+ *   `include_obfuscation` is false, an `obfuscation` field of padding on every chunk.
  * - Fast mode writes the whole stream in one write: what a proxy pays per request, not per network round trip.
  * - Paced mode, for any path under `/paced/` (e.g. a custom host `http://127.0.0.1:N/paced/v1`): the chunks are
  *   written `pacedGapMs` apart, so a client can tell a proxy that streams (first byte after one gap) from one
@@ -58,47 +59,70 @@ function completionBody(): Buffer {
   return Buffer.from(JSON.stringify(body));
 }
 
-function chunk(delta: Record<string, unknown>, finish: string | null): string {
+/** What a stream's chunks carry besides the content, as OpenAI decides it from the request's `stream_options`. */
+interface StreamShape {
+  /** `include_usage`: every chunk has `"usage": null`, and a usage-only chunk comes before `[DONE]`. */
+  usage: boolean;
+  /** `include_obfuscation` (on unless the request turns it off): an `obfuscation` field of random characters. */
+  obfuscation: boolean;
+}
+
+/** Fixed stand-ins for OpenAI's random padding, of varying length like the real ones (the mock must be cheap). */
+const OBFUSCATION = ["xQ", "k3Vr9", "Zp0", "mT7bLq2w", "a", "Hc81nUe", "Yw4", "pR2sK9vXj", "d5", "GqL0"];
+
+function chunk(
+  shape: StreamShape,
+  index: number,
+  fields: { choices: unknown[]; usage?: unknown; service_tier?: string; system_fingerprint?: string },
+): string {
   return JSON.stringify({
     id: ID,
     object: "chat.completion.chunk",
     created: CREATED,
     model: "gpt-4o-mini-2024-07-18",
-    service_tier: "default",
-    system_fingerprint: "fp_bench00000",
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    service_tier: fields.service_tier,
+    system_fingerprint: fields.system_fingerprint,
+    choices: fields.choices,
+    ...(shape.usage ? { usage: fields.usage ?? null } : {}),
+    ...(shape.obfuscation ? { obfuscation: OBFUSCATION[index % OBFUSCATION.length] } : {}),
   });
 }
 
-function streamEvents(): Buffer[] {
+/**
+ * One stream as OpenAI's chat completions send it (per its API reference): 20 content chunks; with
+ * `include_usage`, `"usage": null` on each of them and a last chunk with no choices and the usage; with
+ * obfuscation, an `obfuscation` field on every chunk; then `data: [DONE]`.
+ */
+function streamEvents(shape: StreamShape): Buffer[] {
   const events: Buffer[] = [];
   for (let i = 0; i < STREAM_CONTENT_CHUNKS; i++) {
     const delta: Record<string, unknown> =
       i === 0 ? { role: "assistant", content: "", refusal: null } : { content: ` word${i}` };
-    events.push(Buffer.from(`data: ${chunk(delta, i === STREAM_CONTENT_CHUNKS - 1 ? "stop" : null)}\n\n`));
+    const finish = i === STREAM_CONTENT_CHUNKS - 1 ? "stop" : null;
+    const text = chunk(shape, i, {
+      service_tier: "default",
+      system_fingerprint: "fp_bench00000",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
+    events.push(Buffer.from(`data: ${text}\n\n`));
   }
+  if (shape.usage) {
+    const usage = { prompt_tokens: 19, completion_tokens: 19, total_tokens: 38 };
+    events.push(Buffer.from(`data: ${chunk(shape, STREAM_CONTENT_CHUNKS, { choices: [], usage })}\n\n`));
+  }
+  events.push(Buffer.from("data: [DONE]\n\n"));
   return events;
 }
 
-const USAGE_EVENT = Buffer.from(
-  `data: ${JSON.stringify({
-    id: ID,
-    object: "chat.completion.chunk",
-    created: CREATED,
-    model: "gpt-4o-mini-2024-07-18",
-    choices: [],
-    usage: { prompt_tokens: 19, completion_tokens: 19, total_tokens: 38 },
-  })}\n\n`,
-);
-const DONE_EVENT = Buffer.from("data: [DONE]\n\n");
-
 export const COMPLETION = completionBody();
-const EVENTS = streamEvents();
-const STREAM_WITH_USAGE = [...EVENTS, USAGE_EVENT, DONE_EVENT];
-const STREAM_WITHOUT_USAGE = [...EVENTS, DONE_EVENT];
-// Fast mode sends each stream in one write (one Buffer: corking + many writes + end() dropped chunks on Node 24).
-const FAST_WITH_USAGE = Buffer.concat(STREAM_WITH_USAGE);
-const FAST_WITHOUT_USAGE = Buffer.concat(STREAM_WITHOUT_USAGE);
+/** The four streams, by `usage` and `obfuscation` (index: usage * 2 + obfuscation), as events and as one Buffer. */
+const STREAMS = [false, true].flatMap((usage) =>
+  [false, true].map((obfuscation) => {
+    const events = streamEvents({ usage, obfuscation });
+    // Fast mode sends each stream in one write (one Buffer: corking + many writes + end() dropped chunks on Node 24).
+    return { events, whole: Buffer.concat(events) };
+  }),
+);
 const NOT_FOUND = Buffer.from(
   JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } }),
 );
@@ -142,12 +166,14 @@ export function createMockHandler(options: MockOptions = {}): {
         return;
       }
       const usage = /"include_usage"\s*:\s*true/.test(body);
+      const obfuscation = !/"include_obfuscation"\s*:\s*false/.test(body);
+      const stream = STREAMS[Number(usage) * 2 + Number(obfuscation)]!;
       res.writeHead(200, SSE_HEADERS);
       if (!url.startsWith("/paced/")) {
-        res.end(usage ? FAST_WITH_USAGE : FAST_WITHOUT_USAGE);
+        res.end(stream.whole);
         return;
       }
-      const events = usage ? STREAM_WITH_USAGE : STREAM_WITHOUT_USAGE;
+      const { events } = stream;
       let i = 0;
       const next = () => {
         if (res.destroyed) return;

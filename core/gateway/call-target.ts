@@ -12,7 +12,7 @@ import { estimateUsage } from "./usage-estimate.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
 import { redirectError } from "./upstream-fetch.ts";
 import { readUpstreamEvents } from "./upstream-events.ts";
-import { assembleStream } from "./stream-assembly.ts";
+import { StreamAssembler } from "./stream-assembly.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
@@ -119,18 +119,19 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     idleMs: call.timeoutMs,
     onTimeout: () => upstream.abort(),
   });
-  const seen: Array<object | string> = [];
+  const assembler = new StreamAssembler();
   let usage: ChatUsage | undefined;
   /** Characters of every chunk: a bound on the answer assembled from them for the log (which repeats less). */
   let chunkChars = 0;
 
-  /** Serialises a chunk for the client, noting usage and hiding the usage-only chunk nobody asked for. */
+  /**
+   * Serialises a chunk for the client, folding it into the answer for the log, noting usage and hiding the
+   * usage-only chunk nobody asked for. Content-only chunks (almost all) are not parsed (StreamAssembler).
+   */
   const emit = (chunk: object | string): string | undefined => {
-    const parsed =
-      typeof chunk === "string" ? (chunk.includes('"usage"') ? safeParse(chunk) : undefined) : (chunk as any);
+    const parsed = assembler.add(chunk);
     if (parsed?.usage) usage = parsed.usage;
     if (parsed?.model) outcome.answeredModel = parsed.model;
-    seen.push(chunk);
     const text = typeof chunk === "string" ? chunk : JSON.stringify(chunk);
     chunkChars += text.length;
     if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0)
@@ -167,9 +168,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const finishStream = async () => {
     try {
       upstream.release();
-      outcome.responseBody = assembleStream(seen);
+      const answer = assembler.result();
+      outcome.responseBody = answer;
       outcome.responseChars = chunkChars;
-      await recordUsage(outcome, call, usage, undefined, seen);
+      await recordUsage(outcome, call, usage, answer);
     } finally {
       // Whatever happened above, the log (which waits for `done`) must not wait forever.
       outcome.totalMs = performance.now() - call.startedAt;
@@ -294,25 +296,16 @@ function pushDefined(list: string[], value: string | undefined): void {
   if (value) list.push(value);
 }
 
-function safeParse(text: string): any {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */
 async function recordUsage(
   outcome: InferenceOutcome,
   call: TargetCall,
   reported: ChatUsage | undefined,
   responseBody?: Record<string, any>,
-  streamed?: Array<object | string>,
 ): Promise<void> {
   let usage = reported;
   if (!usage || typeof usage.prompt_tokens !== "number") {
-    usage = await estimateUsage(call.route, call.body, responseBody, streamed);
+    usage = await estimateUsage(call.route, call.body, responseBody);
     outcome.usageEstimated = true;
   }
   usage = {

@@ -3,13 +3,12 @@ import type { ChatUsage, RouteKind } from "../providers/types.ts";
 
 /**
  * Usage for answers whose provider reported none: counted with a real tokenizer from the request and the
- * answer (the JSON body, or the streamed chunks).
+ * answer (the JSON body, or for a stream the answer its chunks spell: core/gateway/stream-assembly.ts).
  */
 export async function estimateUsage(
   route: RouteKind,
   request: Record<string, any>,
   responseBody: Record<string, any> | undefined,
-  streamed: Array<object | string> | undefined,
 ): Promise<ChatUsage> {
   const model = String(request.model ?? "");
   let prompt = 0;
@@ -24,13 +23,6 @@ export async function estimateUsage(
       for (const call of choice.message?.tool_calls ?? []) completionText += call.function?.arguments ?? "";
     }
   }
-  for (const chunk of streamed ?? []) {
-    const parsed = typeof chunk === "string" ? tryParse(chunk) : (chunk as any);
-    for (const choice of parsed?.choices ?? []) {
-      completionText += (choice.delta?.content ?? "") + (choice.text ?? "");
-      for (const call of choice.delta?.tool_calls ?? []) completionText += call.function?.arguments ?? "";
-    }
-  }
   const completion = await countTokens(model, completionText);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
@@ -39,12 +31,4 @@ function flatten(value: unknown): string {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return value.map((item) => (typeof item === "string" ? item : "")).join("\n");
   return "";
-}
-
-function tryParse(text: string): any {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -36,7 +36,7 @@ export class SseDecoder implements EventDecoder {
   readonly #text = new TextDecoder();
   #buffer = "";
   #eventName: string | undefined;
-  #data: string[] = [];
+  readonly #data: string[] = [];
 
   push(chunk: Uint8Array): UpstreamEvent[] {
     this.#buffer += this.#text.decode(chunk, { stream: true });
@@ -51,10 +51,16 @@ export class SseDecoder implements EventDecoder {
       this.#buffer += "\n\n";
       this.#lines(true, events);
     } else if (this.#data.length > 0) {
-      events.push({ event: this.#eventName, data: this.#data.join("\n") });
-      this.#data = [];
+      events.push(this.#event());
     }
     return events;
+  }
+
+  /** The event of the data lines gathered, which are cleared. One line (the usual case) is used as it is. */
+  #event(): UpstreamEvent {
+    const data = this.#data.length === 1 ? this.#data[0]! : this.#data.join("\n");
+    this.#data.length = 0;
+    return { event: this.#eventName, data };
   }
 
   #lines(final: boolean, events: UpstreamEvent[]): UpstreamEvent[] {
@@ -90,9 +96,8 @@ export class SseDecoder implements EventDecoder {
       const line = buffer.slice(start, end);
       start = next;
       if (line === "") {
-        if (this.#data.length > 0) events.push({ event: this.#eventName, data: this.#data.join("\n") });
+        if (this.#data.length > 0) events.push(this.#event());
         this.#eventName = undefined;
-        this.#data = [];
         continue;
       }
       if (line.charCodeAt(0) === 58) continue; // ":" comment

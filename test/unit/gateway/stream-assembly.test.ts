@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
+import { describe, expect, it, vi } from "vitest";
+import { StreamAssembler, assembleStream } from "../../../core/gateway/stream-assembly.ts";
 
 const chunk = (delta: object, finish: string | null = null, index = 0) =>
   JSON.stringify({
@@ -105,5 +105,77 @@ describe("stream assembly for logs", () => {
     expect((assembleStream(chunks).choices as Array<{ message: { content: string } }>)[0]!.message.content).toBe(
       `${texts.join("")}with a field after choicesand a finishx`,
     );
+  });
+
+  it("reads OpenAI's chunks with `usage: null` and `obfuscation` from their text, parsing only the others", () => {
+    // As OpenAI streams when usage is asked for (the gateway always asks): `"usage":null` on every chunk but the
+    // last, and (by default) an `obfuscation` field of padding; the last chunk has no choices and the usage.
+    const openai = (fields: object) =>
+      JSON.stringify({
+        id: "chatcmpl-3",
+        object: "chat.completion.chunk",
+        created: 2,
+        model: "gpt-4o-mini-2024-07-18",
+        service_tier: "default",
+        system_fingerprint: "fp_2",
+        ...fields,
+      });
+    const content = (text: string) => [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }];
+    const first = openai({
+      choices: [
+        { index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null },
+      ],
+      usage: null,
+      obfuscation: "k3",
+    });
+    const contentOnly = [
+      openai({ choices: content("Bon"), usage: null, obfuscation: "xQ9" }),
+      openai({ choices: content("jour"), obfuscation: "a", usage: null }),
+      openai({ choices: content(' "usage":{"x":1}'), usage: null }),
+      openai({ choices: content("!"), obfuscation: 'q\\"z' }),
+    ];
+    const last = openai({
+      choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }],
+      usage: null,
+      obfuscation: "Zp",
+    });
+    const usage = openai({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 } });
+    const chunks = [first, ...contentOnly, last, usage];
+
+    const parse = vi.spyOn(JSON, "parse");
+    const assembler = new StreamAssembler();
+    let returned: Array<Record<string, any> | undefined>;
+    let parsedTexts: string[];
+    try {
+      returned = chunks.map((chunk) => assembler.add(chunk));
+      parsedTexts = parse.mock.calls.map(([text]) => text);
+    } finally {
+      parse.mockRestore();
+    }
+    const parsedWholeTexts = parsedTexts.filter((text) => text.startsWith("{"));
+    expect(parsedWholeTexts).toEqual([first, last, usage]);
+    // What the pipeline reads from add(): the parsed chunks (model, usage), nothing for content-only ones.
+    expect(returned.map((value) => value === undefined)).toEqual([false, true, true, true, true, false, false]);
+    expect(returned[6]).toMatchObject({ usage: { total_tokens: 9 }, choices: [] });
+
+    const answer = assembler.result();
+    expect(answer).toEqual(assembleStream(chunks.map((text) => JSON.parse(text) as object)));
+    expect(answer).toMatchObject({
+      id: "chatcmpl-3",
+      model: "gpt-4o-mini-2024-07-18",
+      usage: { prompt_tokens: 5, completion_tokens: 4, total_tokens: 9 },
+      streamed_chunks: 7,
+      choices: [
+        { index: 0, message: { role: "assistant", content: 'Bonjour "usage":{"x":1}!' }, finish_reason: "stop" },
+      ],
+    });
+  });
+
+  it("never fails on text that is not a chunk", () => {
+    const assembler = new StreamAssembler();
+    for (const text of ["null", "42", '"text"', "[1]", '{"choices":{"not":"a list"}}', "{", ""]) {
+      expect(() => assembler.add(text)).not.toThrow();
+    }
+    expect(assembler.result()).toMatchObject({ choices: [], streamed_chunks: 7 });
   });
 });
