@@ -40,7 +40,9 @@ export class StreamAssembler {
       try {
         const delta = this.#head.id ? contentDelta(chunk) : null;
         if (delta) {
-          this.#choiceAt(Number(delta[1])).content += JSON.parse(delta[2]!);
+          const quoted = delta[2]!;
+          // Without escapes the JSON string is its text between the quotes (most pieces of text are).
+          this.#choiceAt(Number(delta[1])).content += quoted.includes("\\") ? JSON.parse(quoted) : quoted.slice(1, -1);
           return undefined;
         }
         parsed = JSON.parse(chunk);
