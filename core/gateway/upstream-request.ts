@@ -84,42 +84,81 @@ export async function requestUpstream(
   } catch (error) {
     throw failure(error);
   }
-  const { body } = reply;
-  // An aborted or destroyed body emits 'error'; readers see it through their iterator, and a body nobody reads
-  // any more (redirect discarded, client gone) must not turn it into an uncaught exception.
-  body.on("error", () => {});
-  let headers: Headers | undefined;
-  return {
-    status: reply.statusCode,
-    get headers() {
-      if (!headers) {
-        headers = new Headers();
-        for (const [name, value] of Object.entries(reply.headers)) {
-          if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-          else if (value !== undefined) headers.set(name, value);
-        }
-      }
-      return headers;
-    },
-    body,
-    clearTimer: () => attempt.clearTimer(),
-    abort: () => attempt.abort(),
-    release: () => attempt.release(),
-    async text() {
-      try {
-        return await readAll(body);
-      } catch (error) {
-        throw failure(error);
-      } finally {
-        attempt.release();
-      }
-    },
-    async discard() {
-      attempt.release();
-      body.destroy();
-    },
-  };
+  return new DispatcherReply(reply, attempt, failure);
 }
+
+/**
+ * The answer of one dispatcher call. A class (its `headers` getter on the prototype), not an object literal with
+ * a getter: V8 builds each such literal with its own accessor pair for the getter, and measured, the literal and
+ * everything its getter's closure reaches (the undici request, the body: the whole call) then outlived young-
+ * generation GCs and were promoted to the old one: about 5 KB per request, against 0.5 KB with this class, and
+ * three times the mark-compacts. (A microbenchmark of 3 million objects: 228 MB promoted for literals with a
+ * getter, none for class instances.)
+ */
+class DispatcherReply implements UpstreamReply {
+  readonly status: number;
+  readonly body: Readable;
+  readonly #rawHeaders: Record<string, string | string[] | undefined>;
+  readonly #attempt: AttemptAbort;
+  readonly #failure: (error: unknown) => UpstreamError;
+  #headers: Headers | undefined;
+
+  constructor(
+    reply: Awaited<ReturnType<RawDispatcher["request"]>>,
+    attempt: AttemptAbort,
+    failure: (error: unknown) => UpstreamError,
+  ) {
+    this.status = reply.statusCode;
+    this.body = reply.body;
+    this.#rawHeaders = reply.headers;
+    this.#attempt = attempt;
+    this.#failure = failure;
+    // An aborted or destroyed body emits 'error'; readers see it through their iterator, and a body nobody reads
+    // any more (redirect discarded, client gone) must not turn it into an uncaught exception.
+    this.body.on("error", ignoreError);
+  }
+
+  get headers(): Headers {
+    if (!this.#headers) {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(this.#rawHeaders)) {
+        if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+        else if (value !== undefined) headers.set(name, value);
+      }
+      this.#headers = headers;
+    }
+    return this.#headers;
+  }
+
+  clearTimer(): void {
+    this.#attempt.clearTimer();
+  }
+
+  abort(): void {
+    this.#attempt.abort();
+  }
+
+  release(): void {
+    this.#attempt.release();
+  }
+
+  async text(): Promise<string> {
+    try {
+      return await readAll(this.body);
+    } catch (error) {
+      throw this.#failure(error);
+    } finally {
+      this.#attempt.release();
+    }
+  }
+
+  async discard(): Promise<void> {
+    this.#attempt.release();
+    this.body.destroy();
+  }
+}
+
+function ignoreError(): void {}
 
 /**
  * A whole body as text, from its 'data' and 'end' events: a stream's async iterator costs a promise and a
