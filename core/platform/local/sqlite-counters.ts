@@ -29,6 +29,12 @@ export class SqliteCounters implements Counters {
   readonly #cache = new Map<string, Counter>();
   /** Keys changed since the last commit. */
   readonly #dirty = new Set<string>();
+  /**
+   * The key made recent last: adding to it again needs no re-insert. Each re-insert leaves a deleted slot the
+   * Map reclaims by rebuilding its table, which (the Map being long-lived) outlives the young generation; one
+   * rate-limit counter hit by every request did that constantly.
+   */
+  #newest: string | undefined;
 
   constructor(db: SqliteDatabase, writes: WriteBatcher) {
     this.#writes = writes;
@@ -85,16 +91,18 @@ export class SqliteCounters implements Counters {
   #live(key: string): Counter {
     const now = nowSeconds();
     let counter = this.#cache.get(key);
-    if (counter) {
-      this.#cache.delete(key);
-    } else {
+    if (!counter) {
       const row = this.#select.get(key) as { value: number; expires_at: number | null } | undefined;
       counter = row
         ? { value: row.value, expiresAt: row.expires_at, exists: true }
         : { value: 0, expiresAt: null, exists: false };
+    } else if (key !== this.#newest) {
+      // Made recent by a re-insert, unless it is the newest already (see #newest).
+      this.#cache.delete(key);
     }
     if (isExpired(counter.expiresAt, now)) counter = { value: 0, expiresAt: null, exists: false };
     this.#cache.set(key, counter);
+    this.#newest = key;
     if (this.#cache.size > MAX_CACHED) this.#evict();
     return counter;
   }
