@@ -22,16 +22,30 @@ export class CircuitBreaker {
     return Date.now() < this.openUntil;
   }
 
-  /** Runs `work` unless the circuit is open; never throws. Returns whether it succeeded. */
-  async run(work: () => Promise<unknown>): Promise<boolean> {
+  /**
+   * Runs `work` unless the circuit is open; never throws. Resolves to whether it succeeded. `work` is started
+   * at once and not referenced after, so what it captured (a request log and its bodies) is not kept alive
+   * while the write is awaited.
+   */
+  run(work: () => Promise<unknown>): Promise<boolean> {
     if (this.open) {
       this.dropped++;
-      return false;
+      return Promise.resolve(false);
     }
+    let started: Promise<unknown>;
+    try {
+      started = work();
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    return this.settle(started);
+  }
+
+  private async settle(work: Promise<unknown>): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        work(),
+        work,
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`log store call exceeded ${this.timeoutMs} ms`)), this.timeoutMs);
         }),

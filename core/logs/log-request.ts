@@ -83,8 +83,11 @@ export async function logRequest(
     outcome?.requestChars !== undefined && outcome.responseChars !== undefined
       ? outcome.requestChars + outcome.responseChars
       : undefined;
-  await services.logger.write(log, retentionDays, bodiesSize);
+  // Returned, not awaited: this function's frame (the request, its context and answer) is done with now.
+  return services.logger.write(log, retentionDays, bodiesSize).then(ignore);
 }
+
+function ignore(): void {}
 
 function numberOrUndefined(value: string | null): number | undefined {
   return value === null ? undefined : Number(value);

@@ -62,13 +62,22 @@ export class RequestLogger {
     this.observers.push(observer);
   }
 
-  /** Never throws: failures are counted by the breaker. `retentionDays` overrides the default (per workspace). */
   /**
-   * `bodiesSize`: the bodies' size as sent on the wire (characters), when the caller knows it: small bodies
-   * are then stored inline without serialising them first to measure.
+   * Stores a log and then tells the observers. Never throws: failures are counted by the breaker.
+   * `retentionDays` overrides the default (per workspace). `bodiesSize`: the bodies' size as sent on the wire
+   * (characters), when the caller knows it: small bodies are then stored inline without serialising them
+   * first to measure.
+   *
+   * Once the store has the log (serialised, or copied into the item it writes), its bodies and headers are
+   * dropped from `log`: observers do not read them, and kept until the write is acknowledged (milliseconds
+   * locally: the storage thread batches) they made each request's bodies outlive young-generation GCs.
    */
   async write(log: RequestLog, retentionDays = this.retentionDays, bodiesSize?: number): Promise<boolean> {
-    const stored = await this.breaker.run(() => this.store(log, retentionDays, bodiesSize));
+    const storing = this.breaker.run(() => this.store(log, retentionDays, bodiesSize));
+    log.requestBody = undefined;
+    log.responseBody = undefined;
+    log.headers = undefined;
+    const stored = await storing;
     // Observers run side by side; only those that return a promise are waited for (most return nothing).
     let waiting: Array<Promise<void>> | undefined;
     for (const observer of this.observers) {
@@ -86,7 +95,11 @@ export class RequestLogger {
     return stored;
   }
 
-  private async store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
+  /**
+   * Writes the log's record (and its bodies' blob when large). Not async: the item is built and handed to the
+   * store at once, and only the write's promise is waited for.
+   */
+  private store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
     const { requestBody, responseBody } = log;
     let bodies: { request: unknown; response: unknown } = { request: requestBody, response: responseBody };
     // Serialised once to measure (unless the wire sizes say they are small); cut per body only when the two
@@ -108,14 +121,12 @@ export class RequestLogger {
       gsi1sk: `${log.createdAt}#${log.id}`,
       ttl: Math.floor(created / 1000) + retentionDays * 86_400,
     };
-    if (bodiesJson !== undefined && bodiesJson.length > INLINE_BODY_BYTES) {
-      const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
-      await this.blobs.put(key, bodiesJson, { contentType: "application/json" });
-      item.requestBody = undefined;
-      item.responseBody = undefined;
-      item.bodiesKey = key;
-    }
-    await this.records.put(item);
+    if (bodiesJson === undefined || bodiesJson.length <= INLINE_BODY_BYTES) return this.records.put(item);
+    const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
+    item.requestBody = undefined;
+    item.responseBody = undefined;
+    item.bodiesKey = key;
+    return this.blobs.put(key, bodiesJson, { contentType: "application/json" }).then(() => this.records.put(item));
   }
 
   /** One log with its bodies (loaded from Blobs when stored there). */

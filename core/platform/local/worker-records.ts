@@ -71,9 +71,14 @@ export class WorkerRecords implements Records {
     return this.#local.query(query);
   }
 
-  async put(item: RecordItem, condition?: WriteCondition): Promise<void> {
-    checkItem(item);
-    await this.#write({ op: "put", row: storedRow(item), condition });
+  /** Not async: the item is serialised here and not held while the thread writes it (request logs are large). */
+  put(item: RecordItem, condition?: WriteCondition): Promise<void> {
+    try {
+      checkItem(item);
+      return this.#write({ op: "put", row: storedRow(item), condition }) as Promise<unknown> as Promise<void>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async update(pk: string, sk: string, update: RecordUpdate, condition?: WriteCondition): Promise<RecordItem> {

@@ -51,6 +51,31 @@ describe("request log bodies", () => {
     expect(await logger.get("log_small")).toMatchObject({ requestBody: request, responseBody: { id: "r" } });
   });
 
+  it("lets go of the bodies and headers once the store has them; observers get the rest, the record everything", async () => {
+    const observing = new RequestLogger(stores.logs, stores.blobs, {
+      retentionDays: 30,
+      threshold: 5,
+      backoffMs: 60_000,
+      timeoutMs: 15_000,
+    });
+    const seen: RequestLog[] = [];
+    observing.observe((entry) => void seen.push({ ...entry }));
+    const request = { model: "m", messages: [{ role: "user", content: "hi" }] };
+    const entry = { ...log("log_released", request, { id: "r" }), headers: { "x-team": "a" } };
+    const writing = observing.write(entry);
+    // Released before the write is acknowledged: nothing keeps them alive while the store works.
+    expect(entry.requestBody).toBeUndefined();
+    expect(entry.responseBody).toBeUndefined();
+    expect(entry.headers).toBeUndefined();
+    expect(await writing).toBe(true);
+    expect(seen).toEqual([expect.objectContaining({ id: "log_released", status: 200, requestBody: undefined })]);
+    expect(await stores.logs.get("LOG#log_released", "LOG")).toMatchObject({
+      requestBody: request,
+      responseBody: { id: "r" },
+      headers: { "x-team": "a" },
+    });
+  });
+
   it("stores bodies over 16 KB in Blobs, not in the record, and reads them back", async () => {
     const answer = { text: "x".repeat(20_000) };
     await logger.write(log("log_large", { model: "m" }, answer));
