@@ -21,12 +21,20 @@ const completion = {
   usage: { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 },
 };
 
-const chunk = (delta: object, finish: string | null = null) => ({
+/**
+ * A chunk as OpenAI streams it (per its API reference): with `include_usage` every chunk carries `"usage": null`
+ * (the last one, without choices, the usage), and by default an `obfuscation` field of random padding.
+ */
+const chunk = (delta: object, finish: string | null = null, options: { usage?: boolean; pad?: string } = {}) => ({
   id: "chatcmpl-2",
   object: "chat.completion.chunk",
   created: 1_700_000_000,
   model: "gpt-4o-mini",
-  choices: [{ index: 0, delta, finish_reason: finish }],
+  service_tier: "default",
+  system_fingerprint: "fp_2",
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  ...(options.usage ? { usage: null } : {}),
+  ...(options.pad ? { obfuscation: options.pad } : {}),
 });
 
 beforeAll(async () => {
@@ -34,14 +42,15 @@ beforeAll(async () => {
     if (req.path === "/v1/chat/completions") {
       const body = req.json();
       if (body.stream) {
+        const usage = body.stream_options?.include_usage === true;
         const events = [
-          chunk({ role: "assistant", content: "" }),
-          chunk({ content: "Hel" }),
-          chunk({ content: "lo" }),
-          chunk({}, "stop"),
+          chunk({ role: "assistant", content: "", refusal: null }, null, { usage, pad: "k3Vr" }),
+          chunk({ content: "Hel" }, null, { usage, pad: "x" }),
+          chunk({ content: 'lo "you"' }, null, { usage, pad: 'q\\"z' }),
+          chunk({}, "stop", { usage, pad: "Zp0m" }),
         ];
         const all: Array<{ data: unknown }> = events.map((data) => ({ data }));
-        if (body.stream_options?.include_usage) {
+        if (usage) {
           all.push({
             data: { ...chunk({}), choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
           });
@@ -112,11 +121,11 @@ describe("chat completions through the gateway", () => {
   });
 
   it("streams chunks as they arrive and hides the usage chunk the client did not ask for", async () => {
-    const stream = await client.chat.completions.create({
-      model: "gpt-4o-mini",
-      messages: [{ role: "user", content: "Hi" }],
-      stream: true,
-    });
+    const trace = `stream-${Date.now()}`;
+    const stream = await client.chat.completions.create(
+      { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }], stream: true },
+      { headers: { "x-gateway-trace-id": trace } },
+    );
     const arrivals: number[] = [];
     let text = "";
     let sawUsage = false;
@@ -125,11 +134,32 @@ describe("chat completions through the gateway", () => {
       text += part.choices[0]?.delta?.content ?? "";
       if (part.usage) sawUsage = true;
     }
-    expect(text).toBe("Hello");
+    expect(text).toBe('Hello "you"');
     expect(sawUsage).toBe(false);
     // The mock pauses 30 ms between events: chunks must not arrive in one burst.
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(50);
     expect(upstream.requests.at(-1)!.json().stream_options).toEqual({ include_usage: true });
+    // The log has the usage of the hidden chunk and the answer the chunks spell.
+    const logOf = async () => {
+      const list = await fetch(`${gateway.url}/v1/logs?trace_id=${trace}`, {
+        headers: { "x-gateway-api-key": gateway.adminKey },
+      });
+      const id = (await list.json()).data?.[0]?.id;
+      if (!id) return undefined;
+      const one = await fetch(`${gateway.url}/v1/logs/${id}`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+      return one.json();
+    };
+    await expect.poll(logOf, { timeout: 5000 }).toBeDefined();
+    expect(await logOf()).toMatchObject({
+      answeredModel: "gpt-4o-mini",
+      usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7, estimated: false },
+      responseBody: {
+        object: "chat.completion",
+        choices: [{ index: 0, message: { role: "assistant", content: 'Hello "you"' }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+        streamed_chunks: 5,
+      },
+    });
   });
 
   it("passes the usage chunk when the client asks for it", async () => {
