@@ -119,7 +119,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     idleMs: call.timeoutMs,
     onTimeout: () => upstream.abort(),
   });
-  const assembler = new StreamAssembler();
+  const assembler = new StreamAssembler(call.route === "completions" ? "text" : "chat");
   let usage: ChatUsage | undefined;
   /** Characters of every chunk: a bound on the answer assembled from them for the log (which repeats less). */
   let chunkChars = 0;

@@ -27,6 +27,16 @@ export class StreamAssembler {
   #usage: unknown;
   #count = 0;
   readonly #choices = new Map<number, AssembledChoice>();
+  readonly #kind: "chat" | "text" | undefined;
+
+  /**
+   * `kind`: the answer's shape, known from the route (chat completions or completions); without it the first
+   * chunk's `object` decides. Providers do not all name a completions chunk `text_completion`, and the shape
+   * decides which text is kept (and counted when usage has to be estimated).
+   */
+  constructor(kind?: "chat" | "text") {
+    this.#kind = kind;
+  }
 
   /**
    * Folds one chunk (its JSON text, or an object). Returns the chunk as an object when it was parsed whole (or
@@ -41,8 +51,11 @@ export class StreamAssembler {
         const delta = this.#head.id ? contentDelta(chunk) : null;
         if (delta) {
           const quoted = delta[2]!;
-          // Without escapes the JSON string is its text between the quotes (most pieces of text are).
-          this.#choiceAt(Number(delta[1])).content += quoted.includes("\\") ? JSON.parse(quoted) : quoted.slice(1, -1);
+          // Without escapes (or raw control characters, which JSON refuses) the JSON string is its text between
+          // the quotes: most pieces of text are.
+          this.#choiceAt(Number(delta[1])).content += NEEDS_PARSING.test(quoted)
+            ? JSON.parse(quoted)
+            : quoted.slice(1, -1);
           return undefined;
         }
         parsed = JSON.parse(chunk);
@@ -55,14 +68,16 @@ export class StreamAssembler {
     }
     if (!this.#head.id && parsed.id) this.#head = parsed;
     if (parsed.usage) this.#usage = parsed.usage;
-    for (const choice of Array.isArray(parsed.choices) ? parsed.choices : []) this.#fold(choice);
+    for (const choice of Array.isArray(parsed.choices) ? parsed.choices : []) {
+      if (choice !== null && typeof choice === "object") this.#fold(choice);
+    }
     return parsed;
   }
 
   /** The answer folded so far. */
   result(): Record<string, unknown> {
     const head = this.#head;
-    const textCompletion = head.object === "text_completion";
+    const textCompletion = this.#kind ? this.#kind === "text" : head.object === "text_completion";
     return {
       id: head.id,
       object: textCompletion ? "text_completion" : "chat.completion",
@@ -97,29 +112,40 @@ export class StreamAssembler {
     return entry;
   }
 
-  #fold(choice: any): void {
-    const entry = this.#choiceAt(choice?.index ?? 0);
-    const delta = choice?.delta ?? {};
-    if (delta.role) entry.role = delta.role;
+  /** One choice of a parsed chunk. Whatever a provider sends, this must not throw: it runs as the stream is sent. */
+  #fold(choice: Record<string, any>): void {
+    const entry = this.#choiceAt(typeof choice.index === "number" ? choice.index : 0);
+    const delta = choice.delta !== null && typeof choice.delta === "object" ? choice.delta : {};
+    if (typeof delta.role === "string") entry.role = delta.role;
     if (typeof delta.content === "string") entry.content += delta.content;
     if (typeof delta.reasoning_content === "string") entry.reasoning += delta.reasoning_content;
-    if (typeof choice?.text === "string") entry.text += choice.text;
+    if (typeof choice.text === "string") entry.text += choice.text;
     for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-      const position = call?.index ?? 0;
+      if (call === null || typeof call !== "object") continue;
+      const position = call.index ?? 0;
+      // A list position only (no "__proto__", no huge sparse index).
+      if (!Number.isInteger(position) || position < 0 || position >= MAX_TOOL_CALLS) continue;
       entry.tool_calls[position] ??= { function: { name: "", arguments: "" } };
       const slot = entry.tool_calls[position];
-      if (call.id) slot.id = call.id;
-      if (call.type) slot.type = call.type;
-      if (call.function?.name) slot.function.name += call.function.name;
-      if (call.function?.arguments) slot.function.arguments += call.function.arguments;
+      const fn = call.function !== null && typeof call.function === "object" ? call.function : {};
+      if (typeof call.id === "string") slot.id = call.id;
+      if (typeof call.type === "string") slot.type = call.type;
+      if (typeof fn.name === "string") slot.function.name += fn.name;
+      if (typeof fn.arguments === "string") slot.function.arguments += fn.arguments;
     }
-    if (choice?.finish_reason) entry.finish_reason = choice.finish_reason;
+    if (typeof choice.finish_reason === "string") entry.finish_reason = choice.finish_reason;
   }
 }
 
+/** Tool calls one choice may gather (OpenAI allows 128 tools); a larger index is ignored. */
+const MAX_TOOL_CALLS = 1024;
+
+/** A JSON string with an escape or a raw control character: JSON.parse decides (it refuses the latter). */
+const NEEDS_PARSING = /[\\\u0000-\u001f]/;
+
 /** The answer a whole list of chunks spells (StreamAssembler over all of them). */
-export function assembleStream(chunks: Array<object | string>): Record<string, unknown> {
-  const assembler = new StreamAssembler();
+export function assembleStream(chunks: Array<object | string>, kind?: "chat" | "text"): Record<string, unknown> {
+  const assembler = new StreamAssembler(kind);
   for (const chunk of chunks) assembler.add(chunk);
   return assembler.result();
 }
@@ -144,6 +170,9 @@ const CONTENT_ONLY_TAIL =
 function contentDelta(chunk: string): RegExpExecArray | null {
   const start = chunk.lastIndexOf('"choices":');
   if (start === -1) return null;
+  // A usage object in the envelope (before `choices`) must be read: such a chunk is parsed whole.
+  const usage = chunk.indexOf('"usage":');
+  if (usage !== -1 && usage < start && !chunk.startsWith('"usage":null', usage)) return null;
   CONTENT_ONLY_TAIL.lastIndex = start;
   return CONTENT_ONLY_TAIL.exec(chunk);
 }

@@ -178,4 +178,69 @@ describe("stream assembly for logs", () => {
     }
     expect(assembler.result()).toMatchObject({ choices: [], streamed_chunks: 7 });
   });
+
+  it("survives malformed tool calls without touching shared prototypes", () => {
+    const assembler = new StreamAssembler("chat");
+    const toolChunk = (calls: unknown[]) =>
+      JSON.stringify({
+        id: "x",
+        object: "chat.completion.chunk",
+        choices: [{ index: 0, delta: { tool_calls: calls } }],
+      });
+    for (const calls of [
+      [null],
+      ["text"],
+      [{ index: "__proto__", id: "polluted", function: { name: "p" } }],
+      [{ index: 1e9, id: "huge" }],
+      [{ index: -1, id: "negative" }],
+      [{ index: 0, id: "call_1", function: null }],
+      [{ index: 0, function: { name: 42, arguments: '{"a":1}' } }],
+    ]) {
+      expect(() => assembler.add(toolChunk(calls))).not.toThrow();
+    }
+    expect(() => assembler.add(JSON.stringify({ id: "x", choices: [null, "text", { delta: null }] }))).not.toThrow();
+    expect(([] as unknown as { id?: string }).id).toBeUndefined();
+    expect(assembler.result()).toMatchObject({
+      choices: [{ message: { tool_calls: [{ id: "call_1", function: { name: "", arguments: '{"a":1}' } }] } }],
+    });
+  });
+
+  it("keeps a completions stream's text whatever its chunks call themselves (the route decides)", () => {
+    const chunks = [
+      JSON.stringify({ id: "", object: "text_completion.chunk", choices: [{ index: 0, text: "Hello" }] }),
+      JSON.stringify({ choices: [{ index: 0, text: " world", finish_reason: "stop" }] }),
+    ];
+    expect(assembleStream(chunks, "text")).toMatchObject({
+      object: "text_completion",
+      choices: [{ index: 0, text: "Hello world", finish_reason: "stop" }],
+    });
+  });
+
+  it("reads usage sent before `choices` in a chunk that otherwise only adds text", () => {
+    const assembler = new StreamAssembler("chat");
+    const head = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+    const text = (content: string, extra: object = {}) =>
+      JSON.stringify({
+        ...head,
+        ...extra,
+        choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }],
+      });
+    assembler.add(text("a"));
+    expect(assembler.add(text("b", { usage: null }))).toBeUndefined();
+    const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+    expect(assembler.add(text("c", { usage }))).toMatchObject({ usage });
+    expect(assembler.result()).toMatchObject({ usage, choices: [{ message: { content: "abc" } }] });
+  });
+
+  it("drops a piece whose JSON string holds a raw control character, as parsing it whole would", () => {
+    const head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",';
+    const piece = (raw: string) =>
+      `${head}"choices":[{"index":0,"delta":{"content":"${raw}"},"logprobs":null,"finish_reason":null}]}`;
+    const assembler = new StreamAssembler("chat");
+    assembler.add(piece("start "));
+    expect(() => JSON.parse(piece("bad\u0001"))).toThrow();
+    assembler.add(piece("bad\u0001"));
+    assembler.add(piece("end"));
+    expect(assembler.result()).toMatchObject({ choices: [{ message: { content: "start end" } }] });
+  });
 });
