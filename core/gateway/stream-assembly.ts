@@ -141,6 +141,7 @@ export class StreamAssembler {
 const MAX_TOOL_CALLS = 1024;
 
 /** A JSON string with an escape or a raw control character: JSON.parse decides (it refuses the latter). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding raw control characters is the point.
 const NEEDS_PARSING = /[\\\u0000-\u001f]/;
 
 /** The answer a whole list of chunks spells (StreamAssembler over all of them). */
