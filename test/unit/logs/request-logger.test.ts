@@ -10,15 +10,19 @@ let dataDir: string;
 let stores: LocalStores;
 let logger: RequestLogger;
 
-beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), "gateway-logger-"));
-  stores = createLocalStores({ dataDir, publicBaseUrl: "http://localhost" });
-  logger = new RequestLogger(stores.logs, stores.blobs, {
+/** A logger over the test's stores (each test that observes gets its own, so observers do not pile up). */
+const newLogger = () =>
+  new RequestLogger(stores.logs, stores.blobs, {
     retentionDays: 30,
     threshold: 5,
     backoffMs: 60_000,
     timeoutMs: 15_000,
   });
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "gateway-logger-"));
+  stores = createLocalStores({ dataDir, publicBaseUrl: "http://localhost" });
+  logger = newLogger();
 });
 afterAll(async () => {
   await stores.close();
@@ -52,12 +56,7 @@ describe("request log bodies", () => {
   });
 
   it("lets go of the bodies and headers once the store has them; observers get the rest, the record everything", async () => {
-    const observing = new RequestLogger(stores.logs, stores.blobs, {
-      retentionDays: 30,
-      threshold: 5,
-      backoffMs: 60_000,
-      timeoutMs: 15_000,
-    });
+    const observing = newLogger();
     const seen: RequestLog[] = [];
     observing.observe((entry) => void seen.push({ ...entry }));
     const request = { model: "m", messages: [{ role: "user", content: "hi" }] };
@@ -98,12 +97,7 @@ describe("request log bodies", () => {
 
 describe("log observers", () => {
   it("all see each written log, side by side; a failing one neither stops the others nor the write", async () => {
-    const observed = new RequestLogger(stores.logs, stores.blobs, {
-      retentionDays: 30,
-      threshold: 5,
-      backoffMs: 60_000,
-      timeoutMs: 15_000,
-    });
+    const observed = newLogger();
     const seen: string[] = [];
     let releaseSlow!: () => void;
     const slow = new Promise<void>((resolve) => {
