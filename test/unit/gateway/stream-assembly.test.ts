@@ -171,6 +171,75 @@ describe("stream assembly for logs", () => {
     });
   });
 
+  it("agrees with parsing every chunk whole on random texts, paddings, tails and cut-off chunks", () => {
+    // A seeded generator: the same cases on every run. The alphabet holds every character the text scan decides on.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const alphabet = ['"', "\\", "}", "]", "{", ",", ":", "a", " ", "é", "😀", "\n", "u"];
+    const text = () =>
+      Array.from({ length: Math.floor(random() * 8) }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
+    const tails = [{}, { usage: null }, { obfuscation: "p" }, { usage: null, obfuscation: "q" }, { x: 1 }];
+    const head = JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [] });
+    // Text that is not JSON still counts as a streamed chunk, and adds nothing.
+    const reference = (chunks: string[]) =>
+      assembleStream(
+        chunks.map((chunk) => {
+          try {
+            return JSON.parse(chunk) as object;
+          } catch {
+            return {};
+          }
+        }),
+      );
+    for (let round = 0; round < 300; round++) {
+      const chunks = [head];
+      /** Chunks that must be parsed whole: the first, and those that are not content-only or not whole. */
+      const parsedWhole = [head];
+      for (let i = 0; i < 6; i++) {
+        const tail = { ...tails[Math.floor(random() * tails.length)] } as Record<string, unknown>;
+        if ("obfuscation" in tail) tail.obfuscation = text();
+        const choice = {
+          index: Math.floor(random() * 3),
+          delta: { content: text() },
+          logprobs: null,
+          finish_reason: null,
+        };
+        let chunk = JSON.stringify({
+          id: "c",
+          object: "chat.completion.chunk",
+          created: 1,
+          model: "m",
+          choices: [choice],
+          ...tail,
+        });
+        // Now and then a chunk cut off (a provider's bug), or with a byte of garbage after it.
+        let whole = true;
+        if (random() < 0.1) {
+          chunk = chunk.slice(0, Math.floor(random() * chunk.length));
+          whole = false;
+        } else if (random() < 0.05) {
+          chunk += "x";
+          whole = false;
+        }
+        if (!whole || "x" in tail) parsedWhole.push(chunk);
+        chunks.push(chunk);
+      }
+      const parse = vi.spyOn(JSON, "parse");
+      let assembled: Record<string, unknown>;
+      try {
+        assembled = assembleStream(chunks);
+        // Content-only chunks are read from their text: only the others reach JSON.parse whole.
+        expect(parse.mock.calls.map(([text]) => text).filter((text) => text.startsWith("{"))).toEqual(parsedWhole);
+      } finally {
+        parse.mockRestore();
+      }
+      expect(assembled).toEqual(reference(chunks));
+    }
+  });
+
   it("never fails on text that is not a chunk", () => {
     const assembler = new StreamAssembler();
     for (const text of ["null", "42", '"text"', "[1]", '{"choices":{"not":"a list"}}', "{", ""]) {
