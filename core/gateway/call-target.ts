@@ -2,7 +2,7 @@ import { priceUsage } from "../catalog/load.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { findProvider } from "../providers/registry.ts";
-import type { ChatUsage, ProviderTarget, RouteKind, TransformContext, UpstreamEvent } from "../providers/types.ts";
+import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import { gatewayResponse } from "../http/response-headers.ts";
 import { SSE_HEADERS } from "../http/sse.ts";
@@ -11,8 +11,14 @@ import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import type { Dispatcher } from "../security/custom-host.ts";
 import { redirectError } from "./upstream-fetch.ts";
-import { readUpstreamEvents } from "./upstream-events.ts";
-import { StreamAssembler } from "./stream-assembly.ts";
+import {
+  joinPieces,
+  relayPipeline,
+  type StreamPiece,
+  type StreamPipeline,
+  transformPipeline,
+} from "./stream-pipelines.ts";
+import { StreamTranscript } from "./stream-transcript.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
@@ -31,8 +37,6 @@ export interface TargetCall {
   /** A streamed answer needs only its SSE source, no web-stream body (RequestContext.writesSseSources). */
   sourceOnly?: boolean;
 }
-
-const DONE = "data: [DONE]\n\n";
 
 /**
  * Calls one provider target and answers in OpenAI's shape. Resolves only once the upstream has succeeded:
@@ -111,50 +115,37 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     });
   }
 
-  // Streams: decode framing, transform, and wait for the first chunk before answering (see above).
+  // Streams: decode framing, transform (or relay), and wait for the first chunk before answering (see above).
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
-  const transformer = routeAdapter.stream.createTransformer(ctx);
-  const iterator = await readUpstreamEvents(routeAdapter.stream.framing, response.body, {
-    idleMs: call.timeoutMs,
-    onTimeout: () => upstream.abort(),
-  });
-  const assembler = new StreamAssembler(call.route === "completions" ? "text" : "chat");
-  let usage: ChatUsage | undefined;
-  /** Characters of every chunk: a bound on the answer assembled from them for the log (which repeats less). */
-  let chunkChars = 0;
-
-  /**
-   * Serialises a chunk for the client, folding it into the answer for the log, noting usage and hiding the
-   * usage-only chunk nobody asked for. Content-only chunks (almost all) are not parsed (StreamAssembler).
-   */
-  const emit = (chunk: object | string): string | undefined => {
-    const parsed = assembler.add(chunk);
-    if (parsed?.usage) usage = parsed.usage;
-    if (parsed?.model) outcome.answeredModel = parsed.model;
-    const text = typeof chunk === "string" ? chunk : JSON.stringify(chunk);
-    chunkChars += text.length;
-    if (!ctx.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0)
-      return undefined;
-    return `data: ${text}\n\n`;
+  const pipelineOptions = {
+    kind: call.route === "completions" ? ("text" as const) : ("chat" as const),
+    includeUsage: ctx.includeUsage === true,
+    outcome,
+    idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
   };
+  const pipeline: StreamPipeline<unknown> = routeAdapter.stream.relay
+    ? (relayPipeline(response.body, pipelineOptions) as StreamPipeline<unknown>)
+    : ((await transformPipeline(
+        routeAdapter.stream.framing,
+        routeAdapter.stream.createTransformer(ctx),
+        response.body,
+        pipelineOptions,
+      )) as StreamPipeline<unknown>);
+  const iterator = pipeline.batches;
 
-  /** SSE text ready for the client, written (and encoded) once per upstream read. */
-  const pending: string[] = [];
-  /** Every event of one upstream read, transformed: they go to the client in one write. */
-  const transformBatch = (batch: UpstreamEvent[]) => {
-    for (const event of batch) for (const chunk of transformer.push(event)) pushDefined(pending, emit(chunk));
-  };
+  /** What is ready for the client, written (and encoded) once per upstream read. */
+  const pending: StreamPiece[] = [];
   let upstreamDone = false;
   try {
     while (pending.length === 0) {
       const next = await iterator.next();
       if (next.done) {
         upstreamDone = true;
-        for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
+        pipeline.end(pending);
         break;
       }
-      transformBatch(next.value);
+      pipeline.take(next.value, pending);
     }
   } catch (error) {
     // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
@@ -168,10 +159,13 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const finishStream = async () => {
     try {
       upstream.release();
-      const answer = assembler.result();
+      const usage = pipeline.usage();
+      let answer = pipeline.answer();
+      // Without reported usage the answer is counted: it is needed now.
+      if (!usage && answer instanceof StreamTranscript) answer = answer.assemble();
       outcome.responseBody = answer;
-      outcome.responseChars = chunkChars;
-      await recordUsage(outcome, call, usage, answer);
+      outcome.responseChars = pipeline.chars();
+      await recordUsage(outcome, call, usage, answer as Record<string, any>);
     } finally {
       // Whatever happened above, the log (which waits for `done`) must not wait forever.
       outcome.totalMs = performance.now() - call.startedAt;
@@ -204,15 +198,14 @@ export async function callTarget(call: TargetCall): Promise<Response> {
           if (cancelled) return null;
           if (next.done) {
             upstreamDone = true;
-            for (const chunk of transformer.end()) pushDefined(pending, emit(chunk));
+            pipeline.end(pending);
             break;
           }
-          transformBatch(next.value);
+          pipeline.take(next.value, pending);
         }
         if (cancelled) return null;
-        if (upstreamDone) pending.push(DONE);
-        // One text per upstream read: each becomes one socket write.
-        const text = pending.length === 1 ? pending[0]! : pending.join("");
+        // One piece per upstream read: each becomes one socket write.
+        const text = joinPieces(pending);
         pending.length = 0;
         if (upstreamDone) {
           ended = true;
@@ -290,10 +283,6 @@ function beforeFirstChunk(error: unknown): UpstreamError {
     headers: error.headers,
     transport: true,
   });
-}
-
-function pushDefined(list: string[], value: string | undefined): void {
-  if (value) list.push(value);
 }
 
 /** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */

@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { type EventDecoder, eventBatches } from "../providers/stream/sse.ts";
+import type { EventDecoder } from "../providers/stream/sse.ts";
 import type { StreamFraming, UpstreamEvent } from "../providers/types.ts";
 import { createDecoder } from "./framing.ts";
 import { timeoutError, withIdleTimeout } from "./upstream-fetch.ts";
@@ -12,8 +12,17 @@ export interface IdleTimeout {
 }
 
 /**
+ * Turns network chunks into batches of something (events, bytes ready for the client): `push` returns what a
+ * chunk completed, if anything; `end` what is left when the body ends (or throws for a body cut mid-frame).
+ */
+export interface BatchDecoder<T> {
+  push(chunk: Uint8Array): T | undefined;
+  end(): T | undefined;
+}
+
+/**
  * The event batches of a streamed upstream body, failing with a 408 when the provider goes silent. A Node
- * Readable (what undici gives) is read from its events by an UpstreamEventReader; any other body (web streams,
+ * Readable (what undici gives) is read from its events by an UpstreamBatchReader; any other body (web streams,
  * test fixtures) goes through the generic async-iterator path, which behaves the same.
  */
 export async function readUpstreamEvents(
@@ -21,9 +30,41 @@ export async function readUpstreamEvents(
   body: AsyncIterable<Uint8Array>,
   idle: IdleTimeout,
 ): Promise<AsyncIterator<UpstreamEvent[]>> {
-  const decoder = await createDecoder(framing);
-  if (body instanceof Readable) return new UpstreamEventReader(body, decoder, idle);
-  return withIdleTimeout(eventBatches(body, decoder), idle.idleMs, idle.onTimeout)[Symbol.asyncIterator]();
+  return readUpstreamBatches(body, eventBatchDecoder(await createDecoder(framing)), idle);
+}
+
+/** The batches `decoder` makes of a streamed upstream body, with the idle timeout of readUpstreamEvents. */
+export function readUpstreamBatches<T>(
+  body: AsyncIterable<Uint8Array>,
+  decoder: BatchDecoder<T>,
+  idle: IdleTimeout,
+): AsyncIterator<T> {
+  if (body instanceof Readable) return new UpstreamBatchReader(body, decoder, idle);
+  return withIdleTimeout(decodedBatches(body, decoder), idle.idleMs, idle.onTimeout)[Symbol.asyncIterator]();
+}
+
+/** An event decoder as a batch decoder: a chunk that completed no event makes no batch. */
+function eventBatchDecoder(decoder: EventDecoder): BatchDecoder<UpstreamEvent[]> {
+  return {
+    push(chunk) {
+      const events = decoder.push(chunk);
+      return events.length > 0 ? events : undefined;
+    },
+    end() {
+      const events = decoder.end();
+      return events.length > 0 ? events : undefined;
+    },
+  };
+}
+
+/** The generic path: one batch per chunk that completed one, then the decoder's last. */
+async function* decodedBatches<T>(source: AsyncIterable<Uint8Array>, decoder: BatchDecoder<T>): AsyncIterable<T> {
+  for await (const chunk of source) {
+    const batch = decoder.push(chunk);
+    if (batch !== undefined) yield batch;
+  }
+  const last = decoder.end();
+  if (last !== undefined) yield last;
 }
 
 /**
@@ -45,12 +86,12 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
  * before it, a close before the end as a premature close, and an idle timeout counting only the time the
  * consumer waits. Reads are not re-entrant: one `next()` at a time (as call-target does).
  */
-export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[]> {
+export class UpstreamBatchReader<T> implements AsyncIterableIterator<T> {
   readonly #body: Readable;
-  readonly #decoder: EventDecoder;
+  readonly #decoder: BatchDecoder<T>;
   readonly #idle: IdleTimeout;
   /** Batches decoded but not yet handed out (only while nobody waits: a waiting read gets its batch directly). */
-  readonly #queue: UpstreamEvent[][] = [];
+  readonly #queue: T[] = [];
   /** The body is paused by us because the queue is full. */
   #paused = false;
   /** No more input: the body ended, failed, timed out, or the consumer returned. */
@@ -58,12 +99,12 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
   /** Why the stream failed, handed out once after the queued batches. */
   #failure: { error: unknown } | undefined;
   /** The pending read's settlers, set only while the consumer waits. */
-  #resolve: ((result: IteratorResult<UpstreamEvent[]>) => void) | undefined;
+  #resolve: ((result: IteratorResult<T>) => void) | undefined;
   #reject: ((error: unknown) => void) | undefined;
   /** One timer for the whole stream, re-armed when a wait starts and left to lapse while nobody waits. */
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(body: Readable, decoder: EventDecoder, idle: IdleTimeout) {
+  constructor(body: Readable, decoder: BatchDecoder<T>, idle: IdleTimeout) {
     this.#body = body;
     this.#decoder = decoder;
     this.#idle = idle;
@@ -88,7 +129,7 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
     return this;
   }
 
-  next(): Promise<IteratorResult<UpstreamEvent[]>> {
+  next(): Promise<IteratorResult<T>> {
     if (this.#queue.length > 0) {
       const batch = this.#queue.shift()!;
       if (this.#paused && this.#queue.length < MAX_QUEUED_BATCHES) this.#resumeBody();
@@ -116,7 +157,7 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
    * read still waiting fails as cut off, as the iterators did (the body was aborted): it must not look like the
    * provider's end.
    */
-  return(): Promise<IteratorResult<UpstreamEvent[]>> {
+  return(): Promise<IteratorResult<T>> {
     this.#queue.length = 0;
     this.#failure = undefined;
     this.#fail(prematureClose());
@@ -125,26 +166,26 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
   }
 
   readonly #onData = (chunk: Uint8Array) => {
-    let events: UpstreamEvent[];
+    let batch: T | undefined;
     try {
-      events = this.#decoder.push(chunk);
+      batch = this.#decoder.push(chunk);
     } catch (error) {
       this.#fail(error);
       return;
     }
-    if (events.length > 0) this.#deliver(events);
+    if (batch !== undefined) this.#deliver(batch);
   };
 
   readonly #onEnd = () => {
-    let events: UpstreamEvent[];
+    let batch: T | undefined;
     try {
-      events = this.#decoder.end();
+      batch = this.#decoder.end();
     } catch (error) {
       // A stream cut mid-frame (the binary framing throws).
       this.#fail(error);
       return;
     }
-    if (events.length > 0) this.#deliver(events);
+    if (batch !== undefined) this.#deliver(batch);
     this.#stop();
     if (this.#queue.length === 0) this.#settle(DONE);
   };
@@ -164,7 +205,7 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
     this.#idle.onTimeout();
   };
 
-  #deliver(batch: UpstreamEvent[]): void {
+  #deliver(batch: T): void {
     if (this.#resolve) {
       this.#settle({ done: false, value: batch });
       return;
@@ -189,7 +230,7 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
   }
 
   /** Hands a result to the waiting read, if any. */
-  #settle(result: IteratorResult<UpstreamEvent[]>): void {
+  #settle(result: IteratorResult<T>): void {
     const resolve = this.#resolve;
     if (!resolve) return;
     this.#resolve = this.#reject = undefined;
@@ -213,6 +254,13 @@ export class UpstreamEventReader implements AsyncIterableIterator<UpstreamEvent[
     // The 'error' listener stays (it ignores errors once stopped): destroying or aborting the body may still
     // emit one, which must not become an uncaught exception.
     body.destroy();
+  }
+}
+
+/** UpstreamBatchReader of events decoded by an EventDecoder. */
+export class UpstreamEventReader extends UpstreamBatchReader<UpstreamEvent[]> {
+  constructor(body: Readable, decoder: EventDecoder, idle: IdleTimeout) {
+    super(body, eventBatchDecoder(decoder), idle);
   }
 }
 

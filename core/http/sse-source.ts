@@ -9,8 +9,11 @@ import { gatewayResponse, SSE_SOURCE } from "./response-headers.ts";
 export { SSE_SOURCE };
 
 export interface SseSource {
-  /** The next text for the client (one or more whole events), or null once the stream has ended. Not re-entrant. */
-  next(): Promise<string | null>;
+  /**
+   * What to send the client next (one or more whole events, as text or as bytes relayed from the provider), or
+   * null once the stream has ended. Not re-entrant.
+   */
+  next(): Promise<string | Uint8Array | null>;
   /** The client went away: stop producing and settle the bookkeeping. */
   cancel(): Promise<void>;
 }
@@ -34,7 +37,7 @@ export function sseBody(source: SseSource): { body: ReadableStream<Uint8Array>; 
         if (!claim("body")) throw claimed();
         const text = await source.next();
         if (text === null) controller.close();
-        else controller.enqueue(Buffer.from(text));
+        else controller.enqueue(typeof text === "string" ? Buffer.from(text) : text);
       },
       async cancel() {
         if (claim("body")) await source.cancel();

@@ -1,4 +1,5 @@
 import { newId } from "../ids.ts";
+import { isLateJson } from "../store/late-json.ts";
 import type { Blobs, Page, RecordItem, Records } from "../store/ports.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
 import type { RequestLog } from "./log-record.ts";
@@ -100,12 +101,16 @@ export class RequestLogger {
    * store at once, and only the write's promise is waited for.
    */
   private store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
-    const { requestBody, responseBody } = log;
+    const { requestBody } = log;
+    let { responseBody } = log;
+    const small = bodiesSize !== undefined && bodiesSize < INLINE_BODY_BYTES / 2;
+    // A streamed answer still to be assembled is left to a store that assembles it off the event loop, unless
+    // it must be measured here.
+    if (isLateJson(responseBody) && !(small && this.records.takesLateJson)) responseBody = responseBody.toJSON();
     let bodies: { request: unknown; response: unknown } = { request: requestBody, response: responseBody };
     // Serialised once to measure (unless the wire sizes say they are small); cut per body only when the two
     // together pass the per-body limit.
-    let bodiesJson =
-      bodiesSize !== undefined && bodiesSize < INLINE_BODY_BYTES / 2 ? undefined : JSON.stringify(bodies);
+    let bodiesJson = small ? undefined : JSON.stringify(bodies);
     if (bodiesJson !== undefined && bodiesJson.length > MAX_BODY_BYTES) {
       bodies = { request: truncate(requestBody), response: truncate(responseBody) };
       bodiesJson = JSON.stringify(bodies);
@@ -115,6 +120,7 @@ export class RequestLogger {
     // set to undefined are not stored.
     const item: RecordItem = {
       ...log,
+      responseBody,
       pk: `LOG#${log.id}`,
       sk: "LOG",
       gsi1pk: dayPartition(log.organisationId, created),

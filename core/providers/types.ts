@@ -98,7 +98,15 @@ export interface RouteAdapter {
   /** Upstream JSON body (status 2xx) -> OpenAI-shaped JSON. Throw UpstreamError for an error hidden in a 2xx. */
   transformResponse(upstream: any, ctx: TransformContext): object;
   /** Present on routes that stream. */
-  stream?: { framing: StreamFraming; createTransformer(ctx: TransformContext): StreamTransformer };
+  stream?: {
+    framing: StreamFraming;
+    createTransformer(ctx: TransformContext): StreamTransformer;
+    /**
+     * The provider's SSE events already are this route's OpenAI chunks (its transformer passes them through):
+     * the gateway relays its bytes as they are (core/gateway/sse-relay.ts) instead of decoding and encoding them.
+     */
+    relay?: boolean;
+  };
 }
 
 export interface ProviderAdapter {

@@ -74,6 +74,11 @@ export interface Records {
    * this adapter did not make throw RangeError (a client error: answer 400).
    */
   query(query: RecordQuery): Promise<Page<RecordItem>>;
+  /**
+   * True when put() takes top-level attribute values that are LateJson (core/store/late-json.ts) and produces
+   * their JSON itself, off the event loop. Other stores must be given plain values.
+   */
+  readonly takesLateJson?: boolean;
 }
 
 export interface CounterAddOptions {

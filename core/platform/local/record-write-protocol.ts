@@ -1,3 +1,4 @@
+import type { LatePayload } from "../../store/late-json.ts";
 import type { RecordItem, RecordUpdate, WriteCondition } from "../../store/ports.ts";
 import type { StoredRow } from "./sqlite-records.ts";
 
@@ -7,9 +8,15 @@ import type { StoredRow } from "./sqlite-records.ts";
  * item's object graph (measured: about 40 µs per request log).
  */
 export type RecordWriteOp =
-  | { id: number; op: "put"; row: StoredRow; condition?: WriteCondition }
+  | { id: number; op: "put"; row: StoredRow; condition?: WriteCondition; late?: LateAttribute[] }
   | { id: number; op: "update"; pk: string; sk: string; update: RecordUpdate; condition?: WriteCondition }
   | { id: number; op: "delete"; pk: string; sk: string; condition?: WriteCondition };
+
+/** An attribute the row's `data` leaves out, to be produced by the thread and added (a LateJson value). */
+export interface LateAttribute {
+  name: string;
+  payload: LatePayload;
+}
 
 /** An error crossing the thread boundary: its class is found again by name on the other side. */
 export interface SentError {

@@ -1,4 +1,5 @@
 import type { RecordItem } from "../../store/ports.ts";
+import { addLateAttributes } from "./late-attributes.ts";
 import type { RecordWriteOp, RecordWriteResult, SentError } from "./record-write-protocol.ts";
 import { LOG_PAGE_CACHE_KIB, openDatabase } from "./sqlite.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
@@ -18,6 +19,7 @@ export function serveRecordWrites(file: string, reply: (results: RecordWriteResu
   const apply = (op: RecordWriteOp): Promise<RecordItem | undefined> => {
     switch (op.op) {
       case "put":
+        if (op.late) addLateAttributes(op.row, op.late);
         return records.putRow(op.row, op.condition).then(() => undefined);
       case "update":
         return records.update(op.pk, op.sk, op.update, op.condition);

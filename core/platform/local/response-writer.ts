@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { plainHeadersOf } from "../../http/response-headers.ts";
 import type { SseSource } from "../../http/sse-source.ts";
 
-/** Held text this long (in UTF-16 characters) is written at once instead of at the end of the turn. */
+/** Held text this long (in UTF-16 characters or bytes) is written at once instead of at the end of the turn. */
 const WRITE_AT_ONCE_CHARS = 64 * 1024;
 
 /**
@@ -25,8 +25,8 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
     let reading = false;
     /** The last write filled the buffer: read on only after 'drain'. */
     let draining = false;
-    /** Text not written yet: what the source gave during this turn of the event loop. */
-    let held: string | undefined;
+    /** Not written yet: what the source gave during this turn of the event loop (text or relayed bytes). */
+    let held: string | Uint8Array | undefined;
     /** The write of `held` at the end of this turn is scheduled. */
     let flushing: NodeJS.Immediate | undefined;
 
@@ -72,7 +72,7 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
       reading = true;
       source.next().then(onText, onFailure);
     };
-    function onText(text: string | null) {
+    function onText(text: string | Uint8Array | null) {
       reading = false;
       if (stopped) return;
       if (text === null) {
@@ -83,7 +83,7 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
         else res.end(last);
         return;
       }
-      held = held === undefined ? text : held + text;
+      held = held === undefined ? text : joinHeld(held, text);
       if (draining) {
         // The buffer is full: 'drain' writes what is held, and reading waits for it.
         return;
@@ -123,6 +123,16 @@ export function writeSseResponse(res: ServerResponse, response: Response, source
     }
     read();
   });
+}
+
+/** Two pieces given in one turn, as one write. */
+function joinHeld(held: string | Uint8Array, text: string | Uint8Array): string | Uint8Array {
+  if (typeof held === "string" && typeof text === "string") return held + text;
+  return Buffer.concat([asBytes(held), asBytes(text)]);
+}
+
+function asBytes(piece: string | Uint8Array): Uint8Array {
+  return typeof piece === "string" ? Buffer.from(piece) : piece;
 }
 
 /** A Response's headers for writeHead; set-cookie stays a list. */

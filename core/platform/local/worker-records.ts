@@ -9,6 +9,7 @@ import {
   type WriteCondition,
 } from "../../store/ports.ts";
 import { checkItem, checkUpdate } from "../../store/record-rules.ts";
+import { addLateAttributes, lateAttributes } from "./late-attributes.ts";
 import type { RecordResultsMessage, RecordWriteOp, RecordWriteResult, SentError } from "./record-write-protocol.ts";
 import { type SqliteRecords, storedRow } from "./sqlite-records.ts";
 import type { StorageThread } from "./storage-thread.ts";
@@ -71,11 +72,19 @@ export class WorkerRecords implements Records {
     return this.#local.query(query);
   }
 
+  /** LateJson attributes are produced by the storage thread (a streamed answer is assembled there). */
+  readonly takesLateJson = true;
+
   /** Not async: the item is serialised here and not held while the thread writes it (request logs are large). */
   put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     try {
       checkItem(item);
-      return this.#write({ op: "put", row: storedRow(item), condition }) as Promise<unknown> as Promise<void>;
+      const late = lateAttributes(item);
+      if (!late)
+        return this.#write({ op: "put", row: storedRow(item), condition }) as Promise<unknown> as Promise<void>;
+      const plain = { ...item };
+      for (const { name } of late) plain[name] = undefined;
+      return this.#write({ op: "put", row: storedRow(plain), condition, late }) as Promise<unknown> as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -121,6 +130,7 @@ export class WorkerRecords implements Records {
   #writeLocally(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
     switch (op.op) {
       case "put":
+        if (op.late) addLateAttributes(op.row, op.late);
         return this.#local.putRow(op.row, op.condition).then(() => undefined);
       case "update":
         return this.#local.update(op.pk, op.sk, op.update, op.condition);

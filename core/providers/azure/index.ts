@@ -1,4 +1,4 @@
-import { passthroughTransformer, prepareCompatibleBody, ROUTE_PATHS, routeStreams } from "../openai/compatible.ts";
+import { prepareCompatibleBody, RELAYED_SSE, ROUTE_PATHS, routeStreams } from "../openai/compatible.ts";
 import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";
@@ -96,7 +96,7 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
         return { url, method: "POST", headers, body: JSON.stringify(payload) };
       },
       transformResponse: (upstream) => upstream,
-      stream: routeStreams(kind) ? { framing: "sse", createTransformer: passthroughTransformer } : undefined,
+      stream: routeStreams(kind) ? RELAYED_SSE : undefined,
     };
   }
   return { id: flavour.id, name: flavour.name, routes };

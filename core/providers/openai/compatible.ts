@@ -103,6 +103,9 @@ export function passthroughTransformer(): StreamTransformer {
   };
 }
 
+/** The stream of an OpenAI-shaped chat or completions route: relayed byte for byte. */
+export const RELAYED_SSE = { framing: "sse", createTransformer: passthroughTransformer, relay: true } as const;
+
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
@@ -119,7 +122,7 @@ export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapte
         return { url, method: "POST", headers, body: JSON.stringify(prepareCompatibleBody(row, body, ctx, kind)) };
       },
       transformResponse: (upstream) => upstream,
-      stream: routeStreams(kind) ? { framing: "sse", createTransformer: passthroughTransformer } : undefined,
+      stream: routeStreams(kind) ? RELAYED_SSE : undefined,
     };
   }
   return {

@@ -3,7 +3,12 @@ import type { AddressInfo } from "node:net";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDecoder } from "../../../core/gateway/framing.ts";
-import { type IdleTimeout, readUpstreamEvents, UpstreamEventReader } from "../../../core/gateway/upstream-events.ts";
+import {
+  type IdleTimeout,
+  readUpstreamEvents,
+  UpstreamBatchReader,
+  UpstreamEventReader,
+} from "../../../core/gateway/upstream-events.ts";
 import { withIdleTimeout } from "../../../core/gateway/upstream-fetch.ts";
 import { requestUpstream } from "../../../core/gateway/upstream-request.ts";
 import { type EventDecoder, eventBatches, SseDecoder } from "../../../core/providers/stream/sse.ts";
@@ -332,7 +337,7 @@ describe("readUpstreamEvents", () => {
   it("reads Node Readables with the event reader and other bodies through the generic path", async () => {
     const chunks = ["data: 1\n\n", "data: 2\n\n"].map(bytes);
     const fast = await readUpstreamEvents("sse", readableOf(chunks), noTimeout);
-    expect(fast).toBeInstanceOf(UpstreamEventReader);
+    expect(fast).toBeInstanceOf(UpstreamBatchReader);
     const web = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const chunk of chunks) controller.enqueue(chunk);
@@ -340,7 +345,7 @@ describe("readUpstreamEvents", () => {
       },
     }) as unknown as AsyncIterable<Uint8Array>;
     const generic = await readUpstreamEvents("sse", web, noTimeout);
-    expect(generic).not.toBeInstanceOf(UpstreamEventReader);
+    expect(generic).not.toBeInstanceOf(UpstreamBatchReader);
     expect(await drain(fast)).toEqual(await drain(generic));
   });
 });
@@ -377,7 +382,7 @@ describe("UpstreamEventReader over a real HTTP upstream", () => {
         path === "reader"
           ? await readUpstreamEvents("sse", upstream.body, idle)
           : genericPath(upstream.body, new SseDecoder(), idle);
-      if (path === "reader") expect(iterator).toBeInstanceOf(UpstreamEventReader);
+      if (path === "reader") expect(iterator).toBeInstanceOf(UpstreamBatchReader);
       const { batches, error } = await drain(iterator);
       upstream.release();
       results.push({ events: batches.flat(), error: error === undefined ? undefined : String(error) });

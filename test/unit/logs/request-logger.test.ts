@@ -3,8 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RequestLog } from "../../../core/logs/log-record.ts";
+import { StreamTranscript } from "../../../core/gateway/stream-transcript.ts";
 import { RequestLogger } from "../../../core/logs/request-logger.ts";
+import { marshallItem } from "../../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
+import type { RecordItem, Records } from "../../../core/store/ports.ts";
 
 let dataDir: string;
 let stores: LocalStores;
@@ -135,5 +138,58 @@ describe("log observers", () => {
     ]);
     expect(await observed.get("log_observed")).toMatchObject({ id: "log_observed" });
     errors.mockRestore();
+  });
+});
+
+describe("streamed answers assembled when the log is stored", () => {
+  const body = [
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}',
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}',
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":2,"total_tokens":4}}',
+    "data: [DONE]",
+  ]
+    .map((event) => `${event}\n\n`)
+    .join("");
+  const transcript = () =>
+    new StreamTranscript("chat", [Buffer.from(body.slice(0, 120)), Buffer.from(body.slice(120))]);
+  const answer = {
+    id: "c1",
+    object: "chat.completion",
+    model: "m-1",
+    choices: [{ index: 0, message: { role: "assistant", content: "Hi there" }, finish_reason: "stop" }],
+    usage: { total_tokens: 4 },
+    streamed_chunks: 3,
+  };
+
+  it("by the storage thread, which stores the answer the chunks spell", async () => {
+    expect(stores.logs.takesLateJson).toBe(true);
+    expect(await logger.write(log("log_late", { model: "m" }, transcript()), 30, 600)).toBe(true);
+    expect((await stores.logs.get("LOG#log_late", "LOG"))?.responseBody).toMatchObject(answer);
+  });
+
+  it("here, for a store that takes plain values only (DynamoDB refuses class instances)", async () => {
+    const items: RecordItem[] = [];
+    const plainOnly = {
+      put: async (item: RecordItem) => {
+        marshallItem(item);
+        items.push(item);
+      },
+    } as unknown as Records;
+    const plainLogger = new RequestLogger(plainOnly, stores.blobs, {
+      retentionDays: 30,
+      threshold: 5,
+      backoffMs: 60_000,
+      timeoutMs: 15_000,
+    });
+    expect(await plainLogger.write(log("log_plain", { model: "m" }, transcript()), 30, 600)).toBe(true);
+    expect(items[0]?.responseBody).toMatchObject(answer);
+  });
+
+  it("here too when the bodies must be measured, and only once", async () => {
+    const late = transcript();
+    const assemble = vi.spyOn(late, "assemble");
+    expect(await logger.write(log("log_measured", { model: "m" }, late), 30, 20_000)).toBe(true);
+    expect((await stores.logs.get("LOG#log_measured", "LOG"))?.responseBody).toMatchObject(answer);
+    expect(assemble).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,0 +1,20 @@
+/**
+ * An attribute value whose JSON is costly to produce and not needed before the item is stored, such as a
+ * streamed answer still to be assembled from its chunks. `toJSON()` produces it, so JSON.stringify (and every
+ * store that serialises with it) sees the plain value; a store that writes on another thread may instead send
+ * `late` there and produce the JSON off the event loop (Records.takesLateJson).
+ */
+export interface LateJson {
+  toJSON(): unknown;
+  /** What another thread needs to produce the value: plain data (structured-cloneable) and its kind. */
+  readonly late: LatePayload;
+}
+
+/** The kinds of late values, and the data each is made from. */
+export type LatePayload = { kind: "sse-transcript"; route: "chat" | "text"; chunks: Uint8Array[] };
+
+export function isLateJson(value: unknown): value is LateJson {
+  return (
+    typeof value === "object" && value !== null && "late" in value && typeof (value as LateJson).toJSON === "function"
+  );
+}
