@@ -55,6 +55,6 @@ export function withHeaders(response: Response, headers: Record<string, string>)
   }
   // A streamed answer's source goes along: the server may still write from it.
   const source = (response as unknown as Record<symbol, unknown>)[SSE_SOURCE];
-  if (source !== undefined) Object.defineProperty(result, SSE_SOURCE, { value: source, configurable: true });
+  if (source !== undefined) (result as unknown as Record<symbol, unknown>)[SSE_SOURCE] = source;
   return result;
 }
