@@ -19,6 +19,7 @@ import {
   transformPipeline,
 } from "./stream-pipelines.ts";
 import { StreamTranscript } from "./stream-transcript.ts";
+import { JsonText } from "../store/late-json.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
@@ -105,7 +106,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     if (call.route !== "models") await recordUsage(outcome, call, body.usage, body);
     outcome.status = 200;
     outcome.answeredModel = body.model;
-    outcome.responseBody = body;
+    // Passed through unchanged, the answer is logged as its text (late-json.ts): not serialised again here.
+    outcome.responseBody = body === upstreamJson ? new JsonText(text, body) : body;
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
     // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.

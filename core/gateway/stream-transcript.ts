@@ -1,5 +1,7 @@
 import { SseDecoder } from "../providers/stream/sse.ts";
 import type { LateJson, LatePayload } from "../store/late-json.ts";
+
+type TranscriptPayload = Extract<LatePayload, { kind: "sse-transcript" }>;
 import { StreamAssembler } from "./stream-assembly.ts";
 
 /**
@@ -8,7 +10,7 @@ import { StreamAssembler } from "./stream-assembly.ts";
  * is serialised, which the local storage thread does off the event loop (a LateJson value).
  */
 export class StreamTranscript implements LateJson {
-  readonly late: LatePayload;
+  readonly late: TranscriptPayload;
 
   constructor(route: "chat" | "text", chunks: Uint8Array[]) {
     this.late = { kind: "sse-transcript", route, chunks };
@@ -25,7 +27,7 @@ export class StreamTranscript implements LateJson {
 }
 
 /** The answer a transcript's events spell (`[DONE]` and events without data are not chunks). */
-export function assembleTranscript(payload: LatePayload): Record<string, unknown> {
+export function assembleTranscript(payload: TranscriptPayload): Record<string, unknown> {
   const decoder = new SseDecoder();
   const assembler = new StreamAssembler(payload.route);
   const add = (events: Array<{ data: string }>) => {

@@ -11,7 +11,28 @@ export interface LateJson {
 }
 
 /** The kinds of late values, and the data each is made from. */
-export type LatePayload = { kind: "sse-transcript"; route: "chat" | "text"; chunks: Uint8Array[] };
+export type LatePayload =
+  | { kind: "sse-transcript"; route: "chat" | "text"; chunks: Uint8Array[] }
+  | { kind: "json-text"; text: string };
+
+/**
+ * A value whose JSON text is at hand (an answer that passed through as the provider's bytes): a storage thread
+ * writes the text itself instead of the event loop serialising the value again.
+ */
+export class JsonText implements LateJson {
+  readonly late: LatePayload;
+  readonly #value: unknown;
+
+  /** `text` must be `value`'s JSON (the text it was parsed from). */
+  constructor(text: string, value: unknown) {
+    this.late = { kind: "json-text", text };
+    this.#value = value;
+  }
+
+  toJSON(): unknown {
+    return this.#value;
+  }
+}
 
 export function isLateJson(value: unknown): value is LateJson {
   return (

@@ -21,8 +21,8 @@ export function lateAttributes(item: RecordItem): LateAttribute[] | undefined {
 export function addLateAttributes(row: StoredRow, late: LateAttribute[]): void {
   let data = row.data.slice(0, -1);
   for (const { name, payload } of late) {
-    const value = assembleTranscript(payload);
-    data += `${data.length > 1 ? "," : ""}${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    const json = payload.kind === "json-text" ? payload.text : JSON.stringify(assembleTranscript(payload));
+    data += `${data.length > 1 ? "," : ""}${JSON.stringify(name)}:${json}`;
   }
   row.data = `${data}}`;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RequestLog } from "../../../core/logs/log-record.ts";
 import { StreamTranscript } from "../../../core/gateway/stream-transcript.ts";
 import { RequestLogger } from "../../../core/logs/request-logger.ts";
+import { JsonText } from "../../../core/store/late-json.ts";
 import { marshallItem } from "../../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import type { RecordItem, Records } from "../../../core/store/ports.ts";
@@ -191,5 +192,22 @@ describe("streamed answers assembled when the log is stored", () => {
     expect(await logger.write(log("log_measured", { model: "m" }, late), 30, 20_000)).toBe(true);
     expect((await stores.logs.get("LOG#log_measured", "LOG"))?.responseBody).toMatchObject(answer);
     expect(assemble).toHaveBeenCalledTimes(1);
+  });
+
+  it("an answer logged as its JSON text is stored as that text's value, by the thread or here", async () => {
+    const text = '{"id":"r1", "object":"chat.completion","choices":[{"message":{"content":"a\\"b"}}]}';
+    const value = JSON.parse(text);
+    expect(await logger.write(log("log_text", { model: "m" }, new JsonText(text, value)), 30, 300)).toBe(true);
+    expect((await stores.logs.get("LOG#log_text", "LOG"))?.responseBody).toEqual(value);
+    const items: RecordItem[] = [];
+    const plainOnly = { put: async (item: RecordItem) => void items.push(item) } as unknown as Records;
+    const plainLogger = new RequestLogger(plainOnly, stores.blobs, {
+      retentionDays: 30,
+      threshold: 5,
+      backoffMs: 60_000,
+      timeoutMs: 15_000,
+    });
+    await plainLogger.write(log("log_text_plain", { model: "m" }, new JsonText(text, value)), 30, 300);
+    expect(items[0]?.responseBody).toBe(value);
   });
 });
