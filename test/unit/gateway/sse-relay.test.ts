@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { SseRelay } from "../../../core/gateway/sse-relay.ts";
 import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
 import { assembleTranscript } from "../../../core/gateway/stream-transcript.ts";
+import { passthroughTransformer } from "../../../core/providers/openai/compatible.ts";
 import { SseDecoder } from "../../../core/providers/stream/sse.ts";
 
 /** OpenAI chat chunks as its API streams them with include_usage: `usage: null` and obfuscation on each. */
@@ -170,5 +171,57 @@ describe("SseRelay", () => {
     expect(text).toBe(`${body}data: [DONE]\n\n`);
     expect(relay.usage).toBeUndefined();
     expect(relay.model).toBeUndefined();
+  });
+
+  it("agrees with decoding and transforming the stream on random chunks, line ends, comments and reads", () => {
+    // Seeded: the same cases on every run. The reference is the pipeline every other provider's stream takes:
+    // decode events, pass OpenAI chunks through, hide the usage-only chunk, end with one [DONE].
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)]!;
+    const alphabet = ['"', "\\", "}", "{", ":", "a", " ", "é", "😀", "\n", "\r", "[DONE]", '"usage":{', "data: "];
+    const text = () => Array.from({ length: Math.floor(random() * 6) }, () => pick(alphabet)).join("");
+    for (let round = 0; round < 300; round++) {
+      const spaced = random() < 0.3;
+      const chunks = openaiChunks(Array.from({ length: 1 + Math.floor(random() * 5) }, text), {
+        spaced,
+        model: `m-${text()}`,
+      });
+      if (random() < 0.3) chunks.pop(); // no usage reported
+      const lineEnd = pick(["\n", "\n", "\r\n", "\r"]);
+      const events = chunks.map(
+        (data) => `${random() < 0.1 ? `: ping${lineEnd}` : ""}data: ${data}${lineEnd}${lineEnd}`,
+      );
+      const done = random() < 0.8;
+      const body = Buffer.from(events.join("") + (done ? `data: [DONE]${lineEnd}${lineEnd}` : ""));
+      const cuts = Array.from({ length: Math.floor(random() * 4) }, () => Math.floor(random() * body.length)).sort(
+        (a, b) => a - b,
+      );
+      const includeUsage = random() < 0.5;
+
+      const { text: sent, relay } = relayed(body.toString(), cuts, !includeUsage);
+
+      const transformer = passthroughTransformer();
+      const decoder = new SseDecoder();
+      const expected: string[] = [];
+      let usage: unknown;
+      for (const event of [...decoder.push(body), ...decoder.end()]) {
+        for (const chunk of transformer.push(event) as string[]) {
+          const parsed = JSON.parse(chunk);
+          if (parsed.usage) usage = parsed.usage;
+          if (!includeUsage && parsed.usage && parsed.choices.length === 0) continue;
+          expected.push(chunk);
+        }
+      }
+      expect(eventsOf(sent)).toEqual([...expected, "[DONE]"]);
+      expect(relay.usage).toEqual(usage);
+      expect(relay.model).toBe(JSON.parse(chunks[0]!).model || undefined);
+      expect(assembleTranscript({ kind: "sse-transcript", route: "chat", chunks: relay.transcript })).toEqual(
+        assembleStream(chunks, "chat"),
+      );
+    }
   });
 });
