@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { PROVIDERS } from "../core/providers/registry.ts";
+import { loadAllProviders } from "../core/providers/registry.ts";
 import type { RouteKind } from "../core/providers/types.ts";
 
 /**
@@ -10,8 +10,9 @@ const ROUTES: RouteKind[] = ["chat", "completions", "embeddings", "models"];
 const START = "<!-- providers:start -->";
 const END = "<!-- providers:end -->";
 
-export function providersTable(): string {
-  const rows = [...PROVIDERS.values()]
+export async function providersTable(): Promise<string> {
+  const providers = await loadAllProviders();
+  const rows = providers
     .sort((a, b) => a.id.localeCompare(b.id))
     .map((adapter) => {
       const cells = ROUTES.map((route) => {
@@ -22,7 +23,7 @@ export function providersTable(): string {
       return `| ${adapter.name} | \`${adapter.id}\` | ${cells.join(" | ")} |`;
     });
   return [
-    `${PROVIDERS.size} providers.`,
+    `${providers.length} providers.`,
     "",
     `| Provider | \`x-gateway-provider\` | ${ROUTES.join(" | ")} |`,
     `|---|---|${ROUTES.map(() => "---").join("|")}|`,
@@ -30,15 +31,15 @@ export function providersTable(): string {
   ].join("\n");
 }
 
-export function readmeWithTable(readme: string): string {
+export async function readmeWithTable(readme: string): Promise<string> {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
   if (start === -1 || end === -1) throw new Error("README has no providers markers");
-  return `${readme.slice(0, start + START.length)}\n${providersTable()}\n${readme.slice(end)}`;
+  return `${readme.slice(0, start + START.length)}\n${await providersTable()}\n${readme.slice(end)}`;
 }
 
 if (import.meta.main) {
   const path = new URL("../README.md", import.meta.url);
-  writeFileSync(path, readmeWithTable(readFileSync(path, "utf8")));
+  writeFileSync(path, await readmeWithTable(readFileSync(path, "utf8")));
   console.log("README provider table updated");
 }

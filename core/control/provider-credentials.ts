@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
 import { badRequest, forbidden } from "../http/errors.ts";
-import { findProvider } from "../providers/registry.ts";
+import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import type { Secrets } from "../store/ports.ts";
@@ -47,14 +47,14 @@ export interface StoredCredentials {
 
 /** Validates a provider id against the registry (400 naming `param`). */
 export function providerId(value: string, param: string): string {
-  const adapter = findProvider(value.trim());
-  if (!adapter)
+  const id = providerIdOf(value.trim());
+  if (!id)
     throw badRequest(
       `Unknown provider '${value}'. The README lists the supported provider ids.`,
       param,
       "invalid_provider",
     );
-  return adapter.id;
+  return id;
 }
 
 const compact = <T extends object>(value: T): T | undefined => {

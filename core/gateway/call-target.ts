@@ -1,7 +1,7 @@
 import { priceUsage } from "../catalog/load.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
-import { findProvider } from "../providers/registry.ts";
+import { loadProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import { gatewayResponse } from "../http/response-headers.ts";
@@ -45,7 +45,7 @@ export interface TargetCall {
  * so a fallback can still move on; after that, errors end the stream with an error event.
  */
 export async function callTarget(call: TargetCall): Promise<Response> {
-  const adapter = findProvider(call.target.provider);
+  const adapter = await loadProvider(call.target.provider);
   const routeAdapter = adapter?.routes[call.route];
   if (!adapter || !routeAdapter) {
     throw new UpstreamError(400, `Provider '${call.target.provider}' does not support ${call.route}.`, {

@@ -2,7 +2,7 @@ import type { RequestContext } from "../http/context.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
-import { findProvider } from "../providers/registry.ts";
+import { loadProvider } from "../providers/registry.ts";
 import type { UpstreamRequest } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import { joinUrl } from "../providers/url.ts";
@@ -78,7 +78,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, async () => {
-          const adapter = findProvider(resolved.target.provider)!;
+          const adapter = (await loadProvider(resolved.target.provider))!;
           if (!adapter.passthrough) {
             throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
               code: "unsupported_route",

@@ -2,7 +2,7 @@ import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
 import { headersOf } from "../http/request-headers.ts";
 import { type GatewayRequestHeaders, RESPONSE_HEADERS, parseGatewayHeaders } from "../http/gateway-headers.ts";
-import { findProvider } from "../providers/registry.ts";
+import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
@@ -82,7 +82,7 @@ export class LeafResolver {
       );
       if (forward) target.forwardHeaders = { ...target.forwardHeaders, ...forward };
     }
-    if (!findProvider(target.provider)) {
+    if (!providerIdOf(target.provider)) {
       throw badRequest(`Unknown provider '${target.provider}'.`, "x-gateway-provider", "invalid_provider");
     }
     const timeoutMs =

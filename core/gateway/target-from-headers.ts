@@ -1,7 +1,7 @@
 import { badRequest } from "../http/errors.ts";
 import { type GatewayRequestHeaders, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import type { HeaderSource } from "../http/request-headers.ts";
-import { findProvider } from "../providers/registry.ts";
+import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../security/custom-host.ts";
 
@@ -21,7 +21,7 @@ export async function targetFromHeaders(
   const provider = gateway.provider;
   if (!provider) return undefined;
   const id = provider.toLowerCase();
-  if (provider.startsWith("@") || !findProvider(id)) {
+  if (provider.startsWith("@") || !providerIdOf(id)) {
     throw badRequest(
       `Unknown provider '${provider}'. The README lists the supported provider ids.`,
       "x-gateway-provider",

@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { badRequest } from "../http/errors.ts";
 import { validate } from "../http/json.ts";
 import { int } from "../http/zod-mini.ts";
-import { findProvider } from "../providers/registry.ts";
+import { providerIdOf } from "../providers/registry.ts";
 import { checkCustomHostSyntax, type TrustedHosts } from "../security/custom-host.ts";
 import type { ParamRules } from "./params.ts";
 import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
@@ -274,7 +274,7 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   if (raw.provider !== undefined) {
     const provider = raw.provider.trim();
     if (provider.startsWith("@")) leaf.provider = provider;
-    else if (findProvider(provider)) leaf.provider = provider.toLowerCase();
+    else if (providerIdOf(provider)) leaf.provider = provider.toLowerCase();
     else fail(state, "provider", `unknown provider '${provider}'. The README lists the supported provider ids.`);
   }
   if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;

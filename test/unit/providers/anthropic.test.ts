@@ -7,7 +7,7 @@ import {
   mapStopReason,
   toAnthropicMessagesRequest,
 } from "../../../core/providers/anthropic/index.ts";
-import { findProvider } from "../../../core/providers/registry.ts";
+import { loadProvider } from "../../../core/providers/registry.ts";
 import type { TransformContext, UpstreamEvent, UpstreamRequest } from "../../../core/providers/types.ts";
 import { UpstreamError } from "../../../core/providers/types.ts";
 import {
@@ -60,7 +60,7 @@ function catchError(fn: () => unknown): UpstreamError {
 
 describe("anthropic adapter: request", () => {
   it("is registered and builds POST {base}/v1/messages with Anthropic headers", async () => {
-    expect(findProvider("anthropic")).toBe(anthropicAdapter);
+    expect(await loadProvider("anthropic")).toBe(anthropicAdapter);
     const ctx = context({
       target: { provider: "anthropic", apiKey: "sk-ant-test", forwardHeaders: { "anthropic-beta": "b1" } },
     });

@@ -524,10 +524,17 @@ describe("against the mock OpenAI upstream", () => {
 
 describe("registry", () => {
   it("registers every table row, Azure and Cohere, 40+ providers in all", async () => {
-    const { PROVIDERS, findProvider } = await import("../../../core/providers/registry.ts");
-    expect(PROVIDERS.size).toBeGreaterThanOrEqual(40);
-    for (const provider of COMPATIBLE_PROVIDERS) expect(findProvider(provider.id)?.name).toBe(provider.name);
-    for (const id of ["azure-openai", "azure-ai", "cohere"]) expect(findProvider(id)?.id).toBe(id);
-    expect(findProvider("Mistral-AI")?.id).toBe("mistral-ai");
+    const { PROVIDER_IDS, loadProvider, loadAllProviders, providerIdOf } = await import(
+      "../../../core/providers/registry.ts"
+    );
+    expect(PROVIDER_IDS.length).toBeGreaterThanOrEqual(40);
+    for (const provider of COMPATIBLE_PROVIDERS) expect((await loadProvider(provider.id))?.name).toBe(provider.name);
+    for (const id of ["azure-openai", "azure-ai", "cohere"]) expect((await loadProvider(id))?.id).toBe(id);
+    expect((await loadProvider("Mistral-AI"))?.id).toBe("mistral-ai");
+    expect(providerIdOf("Mistral-AI")).toBe("mistral-ai");
+    expect(providerIdOf("nope")).toBeUndefined();
+    expect(await loadProvider("nope")).toBeUndefined();
+    // Every id loads, to the adapter of that id.
+    expect((await loadAllProviders()).map((adapter) => adapter.id)).toEqual(PROVIDER_IDS);
   });
 });

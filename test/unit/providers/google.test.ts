@@ -9,7 +9,7 @@ import {
 } from "../../../core/providers/google/chat.ts";
 import { googleAdapter } from "../../../core/providers/google/index.ts";
 import { toGeminiSchema } from "../../../core/providers/google/schema.ts";
-import { findProvider } from "../../../core/providers/registry.ts";
+import { loadProvider } from "../../../core/providers/registry.ts";
 import { decodeSse } from "../../../core/providers/stream/sse.ts";
 import { type TransformContext, UpstreamError } from "../../../core/providers/types.ts";
 import type { MockServer } from "../../helpers/mock-server.ts";
@@ -45,8 +45,8 @@ function runStream(events: unknown[], ctx = context({ stream: true })): any[] {
 }
 
 describe("google adapter registration and URLs", () => {
-  it("is registered under google", () => {
-    expect(findProvider("google")).toBe(googleAdapter);
+  it("is registered under google", async () => {
+    expect(await loadProvider("google")).toBe(googleAdapter);
   });
 
   it("posts generateContent to the default host with the key in x-goog-api-key", async () => {

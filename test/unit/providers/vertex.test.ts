@@ -3,7 +3,7 @@ import { decodeProtectedHeader, importSPKI, jwtVerify } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toAnthropicMessagesRequest } from "../../../core/providers/anthropic/index.ts";
 import { toGeminiRequest } from "../../../core/providers/google/chat.ts";
-import { findProvider } from "../../../core/providers/registry.ts";
+import { loadProvider } from "../../../core/providers/registry.ts";
 import { decodeSse } from "../../../core/providers/stream/sse.ts";
 import { type TransformContext, UpstreamError } from "../../../core/providers/types.ts";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
@@ -54,8 +54,8 @@ beforeEach(() => {
 });
 
 describe("vertex URLs and headers", () => {
-  it("is registered under vertex-ai", () => {
-    expect(findProvider("vertex-ai")).toBe(vertexAdapter);
+  it("is registered under vertex-ai", async () => {
+    expect(await loadProvider("vertex-ai")).toBe(vertexAdapter);
   });
 
   it("builds the regional generateContent URL with the given token, and the Gemini body of the google adapter", async () => {
