@@ -81,7 +81,7 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
       pieces = this.#release(closed);
     }
     if (!this.#doneSent) pieces.push(DONE_EVENT);
-    return pieces;
+    return pieces.length > 0 ? pieces : undefined;
   }
 
   /** Releases whole events: kept for the transcript, scanned for usage and [DONE]; returns what to send. */
