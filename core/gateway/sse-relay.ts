@@ -1,5 +1,6 @@
 import { SseDecoder } from "../providers/stream/sse.ts";
 import type { ChatUsage } from "../providers/types.ts";
+import type { Transcript } from "./stream-transcript.ts";
 import type { BatchDecoder } from "./upstream-events.ts";
 
 const LF = 10;
@@ -28,7 +29,7 @@ const DONE_EVENT = Buffer.from("data: [DONE]\n\n");
  *   client's behalf is cut out when the client did not ask for it;
  * - whether the provider sent `[DONE]` (the relay adds it at the end otherwise, as OpenAI always sends it).
  *
- * Every event (the hidden one too) is kept in `transcript` for the request log, which assembles the answer
+ * Every event (the hidden one too) goes to `transcript` for the request log, which assembles the answer
  * later (stream-transcript.ts), not on the event loop's way to the client. `push` returns the bytes to send
  * for a network chunk (usually the chunk itself, or views of it), or undefined while no whole event is there.
  */
@@ -47,14 +48,15 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
   #keys = COMPACT_KEYS;
   /** The usage the provider reported (the last one seen). */
   usage: ChatUsage | undefined;
-  /** Every event released, in order, the hidden usage chunk included. */
-  readonly transcript: Buffer[] = [];
-  /** Bytes of the transcript. */
+  /** Every event released, in order, the hidden usage chunk included: for the request log. */
+  readonly transcript: Transcript;
+  /** Bytes released. */
   bytes = 0;
 
   /** `hideUsageOnly`: cut out the usage-only chunk (the client did not ask for `include_usage`). */
-  constructor(options: { hideUsageOnly: boolean }) {
+  constructor(options: { hideUsageOnly: boolean; transcript: Transcript }) {
     this.#hideUsageOnly = options.hideUsageOnly;
+    this.transcript = options.transcript;
   }
 
   push(chunk: Uint8Array): Uint8Array[] | undefined {
@@ -86,7 +88,7 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
 
   /** Releases whole events: kept for the transcript, scanned for usage and [DONE]; returns what to send. */
   #release(events: Buffer): Uint8Array[] {
-    this.transcript.push(events);
+    this.transcript.add(events);
     this.bytes += events.length;
     if (!this.#doneSent) this.#doneSent = this.#hasDone(events);
     const pieces: Uint8Array[] = [];

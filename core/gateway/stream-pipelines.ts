@@ -2,7 +2,7 @@ import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from 
 import type { InferenceOutcome } from "./outcome.ts";
 import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./stream-assembly.ts";
-import { StreamTranscript } from "./stream-transcript.ts";
+import { Transcript } from "./stream-transcript.ts";
 import { type IdleTimeout, readUpstreamBatches, readUpstreamEvents } from "./upstream-events.ts";
 
 /** What is written to the client: SSE text, or the provider's bytes as they came. */
@@ -82,7 +82,7 @@ export async function transformPipeline(
  * the log is assembled from them when the log is stored.
  */
 export function relayPipeline(body: AsyncIterable<Uint8Array>, options: PipelineOptions): StreamPipeline<Uint8Array[]> {
-  const relay = new SseRelay({ hideUsageOnly: !options.includeUsage });
+  const relay = new SseRelay({ hideUsageOnly: !options.includeUsage, transcript: new Transcript(options.kind) });
   const batches = readUpstreamBatches(body, relay, options.idle);
   const { outcome } = options;
   return {
@@ -94,7 +94,7 @@ export function relayPipeline(body: AsyncIterable<Uint8Array>, options: Pipeline
     // The relay's last batch (delivered before the end) holds its last events and [DONE].
     end() {},
     usage: () => relay.usage,
-    answer: () => new StreamTranscript(options.kind, relay.transcript),
+    answer: () => relay.transcript.answer(),
     chars: () => relay.bytes,
   };
 }

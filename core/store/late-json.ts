@@ -12,7 +12,7 @@ export interface LateJson {
 
 /** The kinds of late values, and the data each is made from. */
 export type LatePayload =
-  | { kind: "sse-transcript"; route: "chat" | "text"; chunks: Uint8Array[] }
+  | { kind: "sse-transcript"; route: "chat" | "text"; chunks: readonly Uint8Array[] }
   | { kind: "json-text"; text: string };
 
 /**

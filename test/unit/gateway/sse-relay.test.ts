@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SseRelay } from "../../../core/gateway/sse-relay.ts";
 import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
-import { assembleTranscript } from "../../../core/gateway/stream-transcript.ts";
+import { StreamTranscript, Transcript } from "../../../core/gateway/stream-transcript.ts";
 import { passthroughTransformer } from "../../../core/providers/openai/compatible.ts";
 import { SseDecoder } from "../../../core/providers/stream/sse.ts";
 
@@ -50,7 +50,7 @@ const sse = (chunks: string[], lineEnd = "\n", done = true) =>
 /** Runs the relay over `body` cut at `cuts` (byte offsets); returns what it sends and the relay. */
 function relayed(body: string, cuts: number[], hideUsageOnly: boolean) {
   const bytes = Buffer.from(body);
-  const relay = new SseRelay({ hideUsageOnly });
+  const relay = new SseRelay({ hideUsageOnly, transcript: new Transcript("chat") });
   const sent: Uint8Array[] = [];
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -90,7 +90,7 @@ describe("SseRelay", () => {
       expect(text).toBe(expected);
       expect(relay.usage?.total_tokens).toBe(16);
       // The log still sees every chunk the provider sent.
-      expect(Buffer.concat(relay.transcript).toString()).toBe(body);
+      expect(Buffer.concat(relay.transcript.chunks).toString()).toBe(body);
     }
   });
 
@@ -124,7 +124,7 @@ describe("SseRelay", () => {
   });
 
   it("releases nothing before the first event with data (a stream that fails first can still fall back)", () => {
-    const relay = new SseRelay({ hideUsageOnly: false });
+    const relay = new SseRelay({ hideUsageOnly: false, transcript: new Transcript("chat") });
     expect(relay.push(Buffer.from(": keep-alive\n\n"))).toBeUndefined();
     expect(relay.push(Buffer.from('event: ping\n\ndata: {"id":"a","model":"m1"}'))).toBeUndefined();
     const sent = relay.push(Buffer.from("\n\n"));
@@ -155,7 +155,9 @@ describe("SseRelay", () => {
     const chunks = openaiChunks(words);
     for (const lineEnd of ["\n", "\r\n"]) {
       const { relay } = relayed(sse(chunks, lineEnd), [50, 400], true);
-      const fromTranscript = assembleTranscript({ kind: "sse-transcript", route: "chat", chunks: relay.transcript });
+      const answer = relay.transcript.answer();
+      expect(answer).toBeInstanceOf(StreamTranscript);
+      const fromTranscript = (answer as StreamTranscript).assemble();
       expect(fromTranscript).toEqual(assembleStream(chunks, "chat"));
       expect(fromTranscript).toMatchObject({
         model: "gpt-4o-mini-2024-07-18",
@@ -219,9 +221,18 @@ describe("SseRelay", () => {
       expect(eventsOf(sent)).toEqual([...expected, "[DONE]"]);
       expect(relay.usage).toEqual(usage);
       expect(relay.model).toBe(JSON.parse(chunks[0]!).model || undefined);
-      expect(assembleTranscript({ kind: "sse-transcript", route: "chat", chunks: relay.transcript })).toEqual(
-        assembleStream(chunks, "chat"),
-      );
+      expect((relay.transcript.answer() as StreamTranscript).assemble()).toEqual(assembleStream(chunks, "chat"));
     }
+  });
+
+  it("folds a long answer as it comes instead of keeping its chunks", () => {
+    const many = Array.from({ length: 600 }, (_, i) => ` w${i}`);
+    const chunks = openaiChunks(many);
+    const { relay } = relayed(sse(chunks), [70_000], true);
+    expect(relay.transcript.chunks).toHaveLength(0);
+    const answer = relay.transcript.answer();
+    expect(answer).not.toBeInstanceOf(StreamTranscript);
+    expect(answer).toEqual(assembleStream(chunks, "chat"));
+    expect(answer).toMatchObject({ choices: [{ message: { content: many.join("") } }], usage: { total_tokens: 609 } });
   });
 });
