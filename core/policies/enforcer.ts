@@ -342,7 +342,7 @@ export class PolicyEnforcer {
       ? `Rate limit exceeded: ${compiled.describe()}${groupText ? ` for ${groupText}` : ""}${until}.`
       : `Usage limit reached: ${compiled.describe()}${groupText ? ` for ${groupText}` : ""} (used ${
           compiled.policy.type === "cost" ? `$${used.toFixed(6)}` : used
-        })${until}.`;
+        }${compiled.counting === "usage" ? ", with what requests in flight reserved" : ""})${until}.`;
     return new HttpError(429, message, {
       type: "rate_limit_error",
       code: isRate ? "rate_limit_exceeded" : "usage_limit_exceeded",

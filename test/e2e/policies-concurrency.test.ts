@@ -260,3 +260,25 @@ describe("settling reservations on every path", () => {
     expect(used).toBeLessThan(100);
   });
 });
+
+describe("settling when the client leaves before the answer", () => {
+  it("releases the reservation of a request the client abandons while it waits", async () => {
+    const { key, path } = await keyWithLimit({ type: "tokens", credit_limit: 1_000_000 });
+    upstream.setFault({ delayMs: 300, times: 1 });
+    const abandoned = fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      signal: AbortSignal.timeout(100),
+      headers: {
+        "content-type": "application/json",
+        "x-gateway-api-key": key,
+        "x-gateway-provider": "openai",
+        authorization: "Bearer sk-upstream",
+        "x-gateway-custom-host": `${upstream.url}/v1`,
+      },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: PROMPT, max_tokens: 150 }),
+    });
+    await expect(abandoned).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await settledUsage(path)).toBe(0);
+  });
+});
