@@ -190,7 +190,7 @@ export class PolicyEnforcer {
     if (reserving) {
       const estimated = await this.#estimate(estimate);
       for (const counted of matched)
-        if (counted.compiled.counting === "usage") counted.amount = counted.compiled.amountOf(estimated);
+        if (counted.compiled.counting === "usage") counted.amount = unitsOf(counted, estimated);
     }
 
     const add = (counted: Counted) =>
@@ -270,8 +270,7 @@ export class PolicyEnforcer {
       const firsts: Counted[] = [];
       await Promise.all(
         reserved.map(async (counted) => {
-          const used = counted.compiled.amountOf(amounts);
-          const difference = (Number.isFinite(used) && used > 0 ? used : 0) - counted.amount;
+          const difference = unitsOf(counted, amounts) - counted.amount;
           if (difference === 0) return;
           const result = await this.#counters.add(counted.key, difference, { expiresAt: expiryOf(counted) });
           if (isFirst(difference, result.value)) firsts.push(counted);
@@ -413,6 +412,12 @@ export class PolicyEnforcer {
 /** Counters outlive their window by a margin; a window that never ends keeps its counters. */
 function expiryOf(counted: Counted): number | undefined {
   return counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS;
+}
+
+/** A usage in the policy's counter units: 0 unless a positive finite amount (an estimate may be anything). */
+function unitsOf(counted: Counted, usage: { tokens?: number; costUsd?: number }): number {
+  const amount = counted.compiled.amountOf(usage);
+  return Number.isFinite(amount) && amount > 0 ? amount : 0;
 }
 
 /**
