@@ -17,6 +17,12 @@ export async function priceUsage(provider: string, model: string, usage: ChatUsa
   return (await costModule).costOf(provider, model, usage);
 }
 
+/** The catalog's entry for a provider's model (findCatalogModel), or undefined. */
+export async function catalogModel(provider: string, model: string): Promise<CatalogModel | undefined> {
+  catalogModule ??= import("./catalog.ts");
+  return (await catalogModule).findCatalogModel(provider, model);
+}
+
 export async function catalogModels(): Promise<CatalogModel[]> {
   catalogModule ??= import("./catalog.ts");
   return (await catalogModule).listCatalogModels();

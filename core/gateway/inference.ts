@@ -9,6 +9,7 @@ import type { ConfigNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { resolveRouting } from "../routing/source.ts";
+import { reservationFor } from "../policies/reservation.ts";
 import { callTarget } from "./call-target.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -91,12 +92,15 @@ export async function routeInference(
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
+        const params = applyParams(body, leaf.settings);
+        const target = resolved.target.provider;
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
-        await ctx.services.policies?.admitRequest(ctx, provider);
+        // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
+        await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
           callTarget({
             route,
-            body: applyParams(body, leaf.settings),
+            body: params,
             target: resolved.target,
             timeoutMs: resolved.timeoutMs,
             signal: ctx.signal,

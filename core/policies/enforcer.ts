@@ -1,6 +1,6 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError } from "../http/errors.ts";
-import type { Counters, Records } from "../store/ports.ts";
+import type { CounterResult, Counters, Records } from "../store/ports.ts";
 import {
   type CompiledPolicy,
   type PolicyResource,
@@ -10,16 +10,19 @@ import {
   ratePolicyStore,
   usagePolicyStore,
 } from "./model.ts";
+import type { UsageEstimate } from "./reservation.ts";
 
 /**
  * Enforces usage-limit and rate-limit policies through the Counters port (pipeline step 3).
  *
- * Per request, for the policies whose conditions match:
- * - `requests` policies (usage or rate): one conditional add per policy, `add(key, 1, {ceiling: limit})`, so
- *   concurrent requests never overshoot; a refusal rolls back the adds of the other policies of that request.
- * - `tokens` and `cost` policies: one read (getMany over all of them) before the call refuses groups already at
- *   their limit; the real usage is added after the answer (a stream when it ends), off the critical path.
- *   A few requests already in flight when a group reaches its limit can take it past the limit.
+ * Per request, one conditional add per policy whose conditions match, all at once:
+ * - `requests` policies (usage or rate): `add(key, 1, {ceiling: limit})`, so concurrent requests never overshoot.
+ * - `tokens` and `cost` policies: a reservation of the request's estimated usage (reservation.ts),
+ *   `add(key, estimate, {below: limit})`: admitted while the group's usage (settled and reserved) is below its
+ *   limit. After the answer (a stream when it ends; a failure, a client closing its stream) `settle` adds the
+ *   real usage minus the reservation, exactly once, off the critical path. Concurrent requests thus pass the
+ *   limit by at most the last admitted one (when the estimate is not below its real usage).
+ * A refusal (or a store failure) rolls back the adds of the other policies of that request.
  * The limit compared is always the policy's current one (nothing caches an "exhausted" verdict), so raising
  * `credit_limit` re-enables exhausted groups at once (spec 3).
  *
@@ -36,7 +39,10 @@ export interface Admission {
   headers: Record<string, string>;
   /** True when tokens or cost policies matched: call `settle` with the real usage once known. */
   needsUsage: boolean;
-  /** Counts real usage against the tokens and cost policies. Never throws (failures are logged). */
+  /**
+   * Replaces the reservations made for the tokens and cost policies with the real usage (nothing used: they
+   * are released). Only the first call counts. Never throws (failures are logged).
+   */
   settle(usage: { tokens?: number; costUsd?: number }): Promise<void>;
   /** Background writes (the usage index of first-seen groups): hand to waitUntil. */
   background?: Promise<void>;
@@ -65,7 +71,14 @@ interface Counted {
   group: { key: string; values: Record<string, string | null> };
   start: number;
   end: number | undefined;
+  /** What admission adds: 1 for requests policies, the reservation (counter units) for tokens and cost. */
+  amount: number;
 }
+
+/** The estimated usage of a request, asked for only when tokens or cost policies match. */
+export type EstimateUsage = () => Promise<UsageEstimate> | UsageEstimate;
+
+const NO_ESTIMATE: UsageEstimate = Object.freeze({ tokens: 0, costUsd: 0 });
 
 /** A request context with what enforcers keep on it (see PolicyEnforcer's #kept). */
 type WithAdmission = RequestContext & {
@@ -92,11 +105,15 @@ export class PolicyEnforcer {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The inference pipeline's check: once per request (memoised), with the request's model and the target's provider. */
-  admitRequest(ctx: RequestContext, provider: string | undefined): Promise<Admission> {
+  /**
+   * The inference pipeline's check: once per request (memoised), with the request's model and the target's
+   * provider; `estimate` gives what the tokens and cost policies reserve (none: they only check the limit).
+   * The reservations are settled when `ctx.outcome` is done, with its usage and cost.
+   */
+  admitRequest(ctx: RequestContext, provider: string | undefined, estimate?: EstimateUsage): Promise<Admission> {
     const kept = (ctx as WithAdmission)[this.#kept];
     if (kept) return kept.pending;
-    const pending = this.#admitRequest(ctx, provider);
+    const pending = this.#admitRequest(ctx, provider, estimate);
     // Not enumerable: a context copied by spreading ({...ctx}) is another request and must be admitted anew.
     Object.defineProperty(ctx, this.#kept, { value: { pending }, enumerable: false, configurable: true });
     return pending;
@@ -107,125 +124,161 @@ export class PolicyEnforcer {
     return (ctx as WithAdmission)[this.#kept]?.admitted?.headers ?? NO_HEADERS;
   }
 
-  async #admitRequest(ctx: RequestContext, provider: string | undefined): Promise<Admission> {
+  async #admitRequest(
+    ctx: RequestContext,
+    provider: string | undefined,
+    estimate: EstimateUsage | undefined,
+  ): Promise<Admission> {
     const principal = ctx.principal;
     if (!principal) return EMPTY;
-    const admission = await this.admit({
-      organisationId: principal.organisationId,
-      workspaceId: principal.workspaceId,
-      apiKeyId: principal.keyId,
-      userId: principal.userId,
-      metadata: ctx.gateway?.metadata,
-      provider,
-      model: ctx.outcome?.requestedModel || undefined,
-    });
+    const admission = await this.admit(
+      {
+        organisationId: principal.organisationId,
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.keyId,
+        userId: principal.userId,
+        metadata: ctx.gateway?.metadata,
+        provider,
+        model: ctx.outcome?.requestedModel || undefined,
+      },
+      estimate,
+    );
     const kept = (ctx as WithAdmission)[this.#kept];
     if (kept) kept.admitted = admission;
     if (admission.background) ctx.waitUntil(admission.background);
-    const outcome = ctx.outcome;
-    if (admission.needsUsage && outcome) {
+    if (admission.needsUsage) {
+      const outcome = ctx.outcome;
+      // Every inference path finishes its outcome (answer, failure, stream end or cancel): settle then, once.
+      // Without an outcome no usage will be known: release the reservations now.
       ctx.waitUntil(
-        outcome.done.then(() =>
-          admission.settle({ tokens: outcome.usage?.total_tokens, costUsd: outcome.cost?.total }),
-        ),
+        outcome
+          ? outcome.done.then(() =>
+              admission.settle({ tokens: outcome.usage?.total_tokens, costUsd: outcome.cost?.total }),
+            )
+          : admission.settle({}),
       );
     }
     return admission;
   }
 
-  /** Checks (and for requests policies, counts) one request; throws a 429 HttpError naming the policy when refused. */
-  async admit(subject: PolicySubject): Promise<Admission> {
+  /**
+   * Checks and counts one request (requests policies: 1; tokens and cost policies: the reservation `estimate`
+   * gives, asked for only when such policies match); throws a 429 HttpError naming the policy when refused.
+   */
+  async admit(subject: PolicySubject, estimate?: EstimateUsage): Promise<Admission> {
     const policies = await this.#policiesOf(subject.organisationId);
     if (policies.length === 0) return EMPTY;
     const nowMs = this.#now();
-    let admissions: Counted[] | undefined;
-    let usage: Counted[] | undefined;
+    let matched: Counted[] | undefined;
+    let reserving = false;
     for (const compiled of policies) {
       if (!compiled.matches(subject)) continue;
       const group = compiled.group(subject);
       const window = compiled.window(nowMs);
-      const counted: Counted = {
+      if (compiled.counting === "usage") reserving = true;
+      matched ??= [];
+      matched.push({
         compiled,
         key: compiled.counterKey(group, window.start),
         group,
         start: window.start,
         end: window.end,
-      };
-      if (compiled.counting === "admission") {
-        admissions ??= [];
-        admissions.push(counted);
-      } else {
-        usage ??= [];
-        usage.push(counted);
-      }
+        amount: 1,
+      });
     }
-    if (!admissions && !usage) return EMPTY;
-
-    // Tokens and cost: refuse groups already at their limit (one read for all of them).
-    if (usage) {
-      const values =
-        usage.length === 1
-          ? new Map([[usage[0]!.key, await this.#counters.get(usage[0]!.key)]])
-          : await this.#counters.getMany(usage.map((counted) => counted.key));
-      for (const counted of usage) {
-        const value = values.get(counted.key) ?? 0;
-        if (value >= counted.compiled.limit) throw this.#refusal(counted, value, nowMs);
-      }
+    if (!matched) return EMPTY;
+    if (reserving) {
+      const estimated = await this.#estimate(estimate);
+      for (const counted of matched)
+        if (counted.compiled.counting === "usage") counted.amount = unitsOf(counted, estimated);
     }
 
-    // Requests: one conditional add per policy.
-    let headers = NO_HEADERS;
-    let background: Promise<void> | undefined;
-    if (admissions) {
-      const count = (counted: Counted) =>
-        this.#counters.add(counted.key, 1, {
-          ceiling: counted.compiled.limit,
-          expiresAt: counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS,
-        });
-      // One policy is the common case: no array of promises to wait on.
-      const results =
-        admissions.length === 1 ? [await count(admissions[0]!)] : await Promise.all(admissions.map(count));
-      const refused = results.findIndex((result) => !result.admitted);
-      if (refused !== -1) {
-        await Promise.all(
-          results.map((result, index) =>
-            result.admitted ? this.#counters.add(admissions[index]!.key, -1).catch(() => undefined) : undefined,
-          ),
+    const add = (counted: Counted) =>
+      this.#counters.add(counted.key, counted.amount, {
+        ...(counted.compiled.counting === "admission"
+          ? { ceiling: counted.compiled.limit }
+          : { below: counted.compiled.limit }),
+        expiresAt: expiryOf(counted),
+      });
+    // One policy is the common case: no array of promises to wait on.
+    let results: CounterResult[];
+    if (matched.length === 1) results = [await add(matched[0]!)];
+    else {
+      const settled = await Promise.allSettled(matched.map(add));
+      const failed = settled.find((result) => result.status === "rejected");
+      if (failed) {
+        // A store failure on one policy: undo what the others counted before reporting it.
+        await this.#rollBack(
+          matched,
+          settled.map((result) => (result.status === "fulfilled" ? result.value : undefined)),
         );
-        throw this.#refusal(admissions[refused]!, results[refused]!.value, nowMs);
+        throw failed.reason;
       }
-      const firsts = admissions.filter((_, index) => results[index]!.value === 1);
-      if (firsts.length > 0) background = this.#indexGroups(firsts);
-      headers = this.#headers(admissions, results, nowMs);
+      results = settled.map((result) => (result as PromiseFulfilledResult<CounterResult>).value);
+    }
+    const refused = results.findIndex((result) => !result.admitted);
+    if (refused !== -1) {
+      await this.#rollBack(matched, results);
+      throw this.#refusal(matched[refused]!, results[refused]!.value, nowMs);
     }
 
-    if (!usage)
+    const firsts = matched.filter((counted, index) => isFirst(counted.amount, results[index]!.value));
+    const background = firsts.length > 0 ? this.#indexGroups(firsts) : undefined;
+    const headers = this.#headers(matched, results, nowMs);
+    if (!reserving)
       return background ? { headers, needsUsage: false, settle: EMPTY.settle, background } : { ...EMPTY, headers };
-    const toCount = usage;
+    const reserved = matched.filter((counted) => counted.compiled.counting === "usage");
+    let settling: Promise<void> | undefined;
     return {
       headers,
       needsUsage: true,
       background,
-      settle: (amounts) => this.#settle(toCount, amounts),
+      settle: (amounts) => {
+        settling ??= this.#settle(reserved, amounts);
+        return settling;
+      },
     };
   }
 
-  async #settle(usage: Counted[], amounts: { tokens?: number; costUsd?: number }): Promise<void> {
+  async #estimate(estimate: EstimateUsage | undefined): Promise<UsageEstimate> {
+    if (!estimate) return NO_ESTIMATE;
+    try {
+      return await estimate();
+    } catch (error) {
+      // The limit is still checked; only the reservation is lost.
+      console.error("policies: estimating a request's usage failed", error);
+      return NO_ESTIMATE;
+    }
+  }
+
+  /** Takes back the adds that were admitted (a refusal or a failure elsewhere ends the request). */
+  async #rollBack(matched: Counted[], results: Array<CounterResult | undefined>): Promise<void> {
+    await Promise.all(
+      matched.map((counted, index) =>
+        results[index]?.admitted && counted.amount !== 0
+          ? this.#counters
+              .add(counted.key, -counted.amount)
+              .catch((error) => console.error("policies: rolling back a count failed", error))
+          : undefined,
+      ),
+    );
+  }
+
+  /** Adds real usage minus the reservation (negative when the estimate was larger; all of it back on failure). */
+  async #settle(reserved: Counted[], amounts: { tokens?: number; costUsd?: number }): Promise<void> {
     try {
       const firsts: Counted[] = [];
       await Promise.all(
-        usage.map(async (counted) => {
-          const amount = counted.compiled.amountOf(amounts);
-          if (!(amount > 0)) return;
-          const result = await this.#counters.add(counted.key, amount, {
-            expiresAt: counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS,
-          });
-          if (result.value === amount) firsts.push(counted);
+        reserved.map(async (counted) => {
+          const difference = unitsOf(counted, amounts) - counted.amount;
+          if (difference === 0) return;
+          const result = await this.#counters.add(counted.key, difference, { expiresAt: expiryOf(counted) });
+          if (isFirst(difference, result.value)) firsts.push(counted);
         }),
       );
       if (firsts.length > 0) await this.#indexGroups(firsts);
     } catch (error) {
-      console.error("policies: counting usage failed", error);
+      console.error("policies: settling usage failed", error);
     }
   }
 
@@ -247,10 +300,10 @@ export class PolicyEnforcer {
     );
   }
 
-  #headers(admissions: Counted[], results: Array<{ value: number }>, nowMs: number): Record<string, string> {
+  #headers(matched: Counted[], results: Array<{ value: number }>, nowMs: number): Record<string, string> {
     let best: { limit: number; remaining: number; end: number | undefined } | undefined;
-    admissions.forEach((counted, index) => {
-      if (counted.compiled.policy.family !== "rate_limits") return;
+    matched.forEach((counted, index) => {
+      if (counted.compiled.policy.family !== "rate_limits" || counted.compiled.counting !== "admission") return;
       const remaining = Math.max(0, counted.compiled.limit - results[index]!.value);
       if (!best || remaining < best.remaining) best = { limit: counted.compiled.limit, remaining, end: counted.end };
     });
@@ -288,7 +341,7 @@ export class PolicyEnforcer {
       ? `Rate limit exceeded: ${compiled.describe()}${groupText ? ` for ${groupText}` : ""}${until}.`
       : `Usage limit reached: ${compiled.describe()}${groupText ? ` for ${groupText}` : ""} (used ${
           compiled.policy.type === "cost" ? `$${used.toFixed(6)}` : used
-        })${until}.`;
+        }${compiled.counting === "usage" ? ", with what requests in flight reserved" : ""})${until}.`;
     return new HttpError(429, message, {
       type: "rate_limit_error",
       code: isRate ? "rate_limit_exceeded" : "usage_limit_exceeded",
@@ -354,6 +407,25 @@ export class PolicyEnforcer {
         entry.refreshing = undefined;
       });
   }
+}
+
+/** Counters outlive their window by a margin; a window that never ends keeps its counters. */
+function expiryOf(counted: Counted): number | undefined {
+  return counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS;
+}
+
+/** A usage in the policy's counter units: 0 unless a positive finite amount (an estimate may be anything). */
+function unitsOf(counted: Counted, usage: { tokens?: number; costUsd?: number }): number {
+  const amount = counted.compiled.amountOf(usage);
+  return Number.isFinite(amount) && amount > 0 ? amount : 0;
+}
+
+/**
+ * Whether an add of `amount` found the group's counter at 0, so the group may not be in the usage index of its
+ * window yet. Counters never go below 0, so every group with usage passed this way once.
+ */
+function isFirst(amount: number, value: number): boolean {
+  return amount > 0 && value === amount;
 }
 
 function secondsUntil(endSeconds: number | undefined, nowMs: number): number {

@@ -88,6 +88,12 @@ export interface CounterAddOptions {
    */
   ceiling?: number;
   /**
+   * When set, the add is applied only if the value before it is < below (the add itself may take the value
+   * past it); otherwise nothing changes and `admitted` is false. Atomic like `ceiling`. Reservations use it:
+   * admitted while a budget is not yet used up, whatever the size of the reservation.
+   */
+  below?: number;
+  /**
    * Unix seconds after which the counter is treated as absent (0). Set on creation; a later add to a live
    * counter keeps the expiry it has. An add to an expired counter starts again from 0 with this expiry.
    */

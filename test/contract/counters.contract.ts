@@ -62,6 +62,31 @@ export function countersContract(getCounters: () => Counters) {
       expect(await counters.get(key)).toBe(150);
     });
 
+    it("admits an add of any size while the value is below `below`, and refuses it from there", async () => {
+      const counters = getCounters();
+      const key = counterKey("below");
+      expect(await counters.add(key, 7, { below: 0 })).toEqual({ admitted: false, value: 0 });
+      expect(await counters.get(key)).toBe(0);
+      // Larger than the whole budget, admitted: the counter was below it.
+      expect(await counters.add(key, 15, { below: 10 })).toEqual({ admitted: true, value: 15 });
+      expect(await counters.add(key, 1, { below: 10 })).toEqual({ admitted: false, value: 15 });
+      // Settling a reservation down (a negative add, no condition) opens the budget again.
+      expect(await counters.add(key, -9)).toEqual({ admitted: true, value: 6 });
+      expect(await counters.add(key, 4, { below: 10 })).toEqual({ admitted: true, value: 10 });
+      expect(await counters.add(key, 0, { below: 10 })).toEqual({ admitted: false, value: 10 });
+      expect(await counters.get(key)).toBe(10);
+    });
+
+    it("admits exactly the adds that find the value below `below` under 200 concurrent adds", async () => {
+      const counters = getCounters();
+      const key = counterKey("below-race");
+      // Each add reserves 7 against a budget of 100: 15 find it below 100 (0, 7, ..., 98), the 16th finds 105.
+      const results = await Promise.all(Array.from({ length: 200 }, () => counters.add(key, 7, { below: 100 })));
+      expect(results.filter((result) => result.admitted)).toHaveLength(15);
+      expect(await counters.get(key)).toBe(105);
+      expect(results.filter((result) => !result.admitted).every((result) => result.value === 105)).toBe(true);
+    });
+
     it("restarts an expired counter from 0", async () => {
       const counters = getCounters();
       const key = counterKey("expired");

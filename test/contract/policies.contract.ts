@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { costOf } from "../../core/catalog/cost.ts";
 import { HttpError } from "../../core/http/errors.ts";
 import { PolicyEnforcer } from "../../core/policies/enforcer.ts";
-import { type PolicyResource, type PolicySubject, policyStore } from "../../core/policies/model.ts";
+import { type PolicyResource, type PolicySubject, counterKeyOf, policyStore } from "../../core/policies/model.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**
@@ -118,6 +118,89 @@ export function policiesContract(getStores: () => Stores) {
       expect(calls).toBe(3);
       // Another key has its own group.
       await expect(enforcer.admit(subject({ apiKeyId: "key_b" }))).resolves.toBeDefined();
+    });
+
+    it("reserves a request's estimate at admission and settles its real usage once", async () => {
+      const { enforcer, subject, stores, policy } = await setup({
+        family: "usage_limits",
+        type: "tokens",
+        creditLimit: 1000,
+        periodicReset: "none",
+      });
+      const counter = counterKeyOf(policy.id, "all", 0);
+      const admission = await enforcer.admit(subject(), () => ({ tokens: 300, costUsd: 0 }));
+      expect(await stores.counters.get(counter)).toBe(300);
+      await admission.settle({ tokens: 120 });
+      expect(await stores.counters.get(counter)).toBe(120);
+      await admission.settle({ tokens: 120 }); // a second settlement changes nothing
+      expect(await stores.counters.get(counter)).toBe(120);
+      // Nothing used (a failure before any usage): the whole reservation is released.
+      await (await enforcer.admit(subject(), async () => ({ tokens: 300, costUsd: 0 }))).settle({});
+      expect(await stores.counters.get(counter)).toBe(120);
+      // Used more than estimated: the difference is added.
+      await (await enforcer.admit(subject(), () => ({ tokens: 10, costUsd: 0 }))).settle({ tokens: 50 });
+      expect(await stores.counters.get(counter)).toBe(170);
+    });
+
+    it("admits while the group is below its limit: 200 concurrent requests pass it by at most one", async () => {
+      const { enforcer, subject, stores, policy } = await setup({
+        family: "usage_limits",
+        type: "tokens",
+        creditLimit: 1000,
+        periodicReset: "none",
+      });
+      const results = await Promise.allSettled(
+        Array.from({ length: 200 }, () => enforcer.admit(subject(), () => ({ tokens: 130, costUsd: 0 }))),
+      );
+      const admitted = results.filter((result) => result.status === "fulfilled");
+      // Reserved 0, 130, ..., 910 when admitted: 8 found the group below 1,000; the 9th found 1,040.
+      expect(admitted).toHaveLength(8);
+      const refused = results.find((result) => result.status === "rejected") as PromiseRejectedResult;
+      expect((refused.reason as HttpError).code).toBe("usage_limit_exceeded");
+      const counter = counterKeyOf(policy.id, "all", 0);
+      await Promise.all(admitted.map((result) => result.value.settle({ tokens: 102 })));
+      expect(await stores.counters.get(counter)).toBe(8 * 102);
+    });
+
+    it("reserves the priced estimate against a cost limit, and admits one request larger than the budget", async () => {
+      const { enforcer, subject, stores, policy } = await setup({
+        family: "usage_limits",
+        type: "cost",
+        creditLimit: 1,
+        periodicReset: "none",
+      });
+      const counter = counterKeyOf(policy.id, "all", 0);
+      const large = await enforcer.admit(subject(), () => ({ tokens: 0, costUsd: 2.5 }));
+      expect(await stores.counters.get(counter)).toBe(2_500_000); // micro-dollars
+      await refusal(enforcer.admit(subject(), () => ({ tokens: 0, costUsd: 0.01 })));
+      await large.settle({ costUsd: 0.4 });
+      expect(await stores.counters.get(counter)).toBe(400_000);
+      await expect(enforcer.admit(subject(), () => ({ tokens: 0, costUsd: 0.01 }))).resolves.toBeDefined();
+    });
+
+    it("rolls back a reservation when another policy refuses, and checks the limit when estimating fails", async () => {
+      const first = await setup({ family: "usage_limits", type: "tokens", creditLimit: 1000, periodicReset: "none" });
+      await policyStore(first.stores.records, "rate_limits").create(first.organisationId, {
+        family: "rate_limits",
+        type: "requests",
+        unit: "rph",
+        value: 1,
+        conditions: [],
+        groupBy: [],
+        status: "active",
+      });
+      first.enforcer.forget();
+      const counter = counterKeyOf(first.policy.id, "all", 0);
+      const estimate = () => ({ tokens: 200, costUsd: 0 });
+      await first.enforcer.admit(first.subject(), estimate);
+      await refusal(first.enforcer.admit(first.subject(), estimate));
+      expect(await first.stores.counters.get(counter)).toBe(200);
+
+      const other = await setup({ family: "usage_limits", type: "tokens", creditLimit: 100, periodicReset: "none" });
+      const failing = () => Promise.reject(new Error("no estimate"));
+      const admission = await other.enforcer.admit(other.subject(), failing);
+      await admission.settle({ tokens: 150 });
+      await refusal(other.enforcer.admit(other.subject(), failing));
     });
 
     it("starts again at the window edge", async () => {

@@ -17,8 +17,8 @@ interface CounterItem {
 
 /**
  * Counters with single-item conditional writes only (dynalite has no transactions):
- * 1. ADD to a live counter, conditioned on the ceiling; this is the common path and one round trip.
- * 2. If that fails, a consistent read tells why: over the ceiling (answer not admitted), or absent/expired.
+ * 1. ADD to a live counter, conditioned on the ceiling and `below`; this is the common path and one round trip.
+ * 2. If that fails, a consistent read tells why: refused by those (answer not admitted), or absent/expired.
  * 3. Absent or expired: put a fresh counter, conditioned on it still being absent or expired.
  * A lost race in step 3 (or a counter that appeared after step 1) goes round again, so adds stay exact.
  */
@@ -33,17 +33,17 @@ export class DynamoCounters implements Counters {
 
   async add(key: string, amount: number, options: CounterAddOptions = {}): Promise<CounterResult> {
     if (!Number.isFinite(amount)) throw new RangeError("amount must be a finite number");
-    const { ceiling, expiresAt } = options;
+    const { expiresAt } = options;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const added = await this.#addToLive(key, amount, ceiling);
+      const added = await this.#addToLive(key, amount, options);
       if (added !== undefined) return { admitted: true, value: added };
 
       const current = await this.#readLive(key);
       if (current !== undefined) {
-        if (ceiling !== undefined && current.value + amount > ceiling) return { admitted: false, value: current.value };
+        if (refuses(options, current.value, amount)) return { admitted: false, value: current.value };
         continue; // it came to life after step 1
       }
-      if (ceiling !== undefined && amount > ceiling) return { admitted: false, value: 0 };
+      if (refuses(options, 0, amount)) return { admitted: false, value: 0 };
       if (await this.#restart(key, amount, expiresAt)) return { admitted: true, value: amount };
     }
     throw new StoreUnavailableError(`counters.add: too much contention on ${key}`);
@@ -80,12 +80,13 @@ export class DynamoCounters implements Counters {
     await aws("counters.delete", () => this.#client.deleteItem({ TableName: this.#table, Key: counterKey(key) }));
   }
 
-  /** The new value, or undefined when the counter is absent, expired or would pass the ceiling. */
-  async #addToLive(key: string, amount: number, ceiling: number | undefined): Promise<number | undefined> {
+  /** The new value, or undefined when the counter is absent, expired or refuses the add (ceiling, below). */
+  async #addToLive(key: string, amount: number, options: CounterAddOptions): Promise<number | undefined> {
     const expression = new Expression();
     const value = expression.name("value");
     const conditions = [expression.live(nowSeconds())];
-    if (ceiling !== undefined) conditions.push(`${value} <= ${expression.value(ceiling - amount)}`);
+    if (options.ceiling !== undefined) conditions.push(`${value} <= ${expression.value(options.ceiling - amount)}`);
+    if (options.below !== undefined) conditions.push(`${value} < ${expression.value(options.below)}`);
     try {
       const out = await aws("counters.add", () =>
         this.#client.updateItem({
@@ -131,4 +132,10 @@ export class DynamoCounters implements Counters {
     const item = out.Item as CounterItem | undefined;
     return item && !isExpired(item.ttl, nowSeconds()) ? item : undefined;
   }
+}
+
+/** Whether the add's conditions refuse `amount` on a counter at `current`. */
+function refuses(options: CounterAddOptions, current: number, amount: number): boolean {
+  if (options.ceiling !== undefined && current + amount > options.ceiling) return true;
+  return options.below !== undefined && current >= options.below;
 }

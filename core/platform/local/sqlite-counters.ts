@@ -61,6 +61,8 @@ export class SqliteCounters implements Counters {
       // A live counter keeps its expiry; an absent or expired one starts again from 0 with the new expiry.
       const value = counter.value + amount;
       if (options.ceiling !== undefined && value > options.ceiling) return { admitted: false, value: counter.value };
+      if (options.below !== undefined && counter.value >= options.below)
+        return { admitted: false, value: counter.value };
       counter.value = value;
       if (!counter.exists) {
         counter.exists = true;
