@@ -103,7 +103,6 @@ export async function routeInference(
             requestId,
             outcome,
             startedAt: ctx.startedAt,
-            dispatcher: resolved.dispatcher,
             trustedHosts: ctx.services.trustedHosts,
             sourceOnly: ctx.writesSseSources,
           }),
