@@ -3,6 +3,7 @@ import { badRequest, forbidden } from "../http/errors.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
+import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 import type { Secrets } from "../store/ports.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 
@@ -84,6 +85,21 @@ export async function parseCredentialInput(
   });
   settings.vertex = compact({ projectId: c.vertex_project_id, region: c.vertex_region });
   settings.aws = compact({ region: c.aws_region });
+  const hostValues: Array<[HostValueField, string, string | undefined]> = [
+    [
+      "resource_name",
+      c.resource_name !== undefined ? "resource_name" : "azure_resource_name",
+      settings.azure?.resourceName,
+    ],
+    ["vertex_project_id", "vertex_project_id", settings.vertex?.projectId],
+    ["vertex_region", "vertex_region", settings.vertex?.region],
+    ["aws_region", "aws_region", settings.aws?.region],
+  ];
+  for (const [field, name, value] of hostValues) {
+    const problem = value === undefined ? undefined : hostValueProblem(field, value);
+    if (problem)
+      throw badRequest(`Invalid value for '${param}.${name}': ${problem}`, `${param}.${name}`, "invalid_configuration");
+  }
   const account = c.vertex_service_account_json;
   const secrets: ProviderSecrets = {
     apiKey: input.key?.replace(/^Bearer\s+/i, "").trim() || undefined,

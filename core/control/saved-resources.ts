@@ -2,6 +2,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
 import { forbidden, notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
+import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records } from "../store/ports.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { writeAudit } from "./audit.ts";
@@ -280,6 +281,12 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
   }
   if (!canUseProvider(principal, saved)) {
     throw forbidden(`The saved provider '@${slug}' is not enabled for this workspace.`, "provider_forbidden");
+  }
+  const { customHost } = saved.target;
+  if (customHost) {
+    // Checked when the request is made, not only when saved: TRUSTED_CUSTOM_HOSTS may have changed since, and
+    // a name may resolve elsewhere now (the verdict is cached briefly; connections are checked again anyway).
+    await checkedCustomHostBase(customHost, ctx.services.trustedHosts, "configurations.custom_host");
   }
   return saved.target;
 }

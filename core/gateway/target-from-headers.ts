@@ -4,6 +4,7 @@ import type { HeaderSource } from "../http/request-headers.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../security/custom-host.ts";
+import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 
 export { parseHeaderList } from "../http/gateway-headers.ts";
 
@@ -68,7 +69,18 @@ export function headerCredentials(
     region: gatewayHeader("aws-region"),
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
+  checkHostHeader("aws-region", "aws_region", aws.region);
+  checkHostHeader("vertex-region", "vertex_region", vertex.region);
+  checkHostHeader("vertex-project-id", "vertex_project_id", vertex.projectId);
+  checkHostHeader("azure-resource-name", "resource_name", azure.resourceName);
   return target;
+}
+
+/** A header whose value becomes part of a host name: 400 naming the header unless it has the strict shape. */
+function checkHostHeader(header: string, field: HostValueField, value: string | undefined): void {
+  if (value === undefined) return;
+  const problem = hostValueProblem(field, value);
+  if (problem) throw badRequest(`Invalid x-gateway-${header}: ${problem}`, `x-gateway-${header}`, "invalid_header");
 }
 
 /** The values of the named request headers (those present), or undefined when none are. */
