@@ -117,7 +117,8 @@ export function maskSecret(value: string): string {
   return `${value.slice(0, 2)}********${value.slice(-4)}`;
 }
 
-const HINT_NAMES: Record<keyof ProviderSecrets, string> = {
+/** The public names of the secret fields (as clients send them, and as hints show them). */
+export const SECRET_FIELD_NAMES: Record<keyof ProviderSecrets, string> = {
   apiKey: "key",
   vertexServiceAccountJson: "vertex_service_account_json",
   awsAccessKeyId: "aws_access_key_id",
@@ -135,7 +136,7 @@ export async function sealCredentials(
   const hints: Record<string, string> = {};
   for (const [name, value] of Object.entries(secrets) as Array<[keyof ProviderSecrets, string | undefined]>) {
     if (!value) continue;
-    hints[HINT_NAMES[name]] = name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********";
+    hints[SECRET_FIELD_NAMES[name]] = name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********";
   }
   const stored: StoredCredentials = { provider, settings, hints };
   if (Object.keys(hints).length > 0) stored.sealedCredentials = await secretsPort.encrypt(JSON.stringify(secrets));

@@ -1,5 +1,5 @@
 import { badRequest } from "../http/errors.ts";
-import { type GatewayRequestHeaders, parseGatewayHeaders } from "../http/gateway-headers.ts";
+import { type GatewayRequestHeaders, isForwardable, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import type { HeaderSource } from "../http/request-headers.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
@@ -83,12 +83,16 @@ function checkHostHeader(header: string, field: HostValueField, value: string | 
   if (problem) throw badRequest(`Invalid x-gateway-${header}: ${problem}`, `x-gateway-${header}`, "invalid_header");
 }
 
-/** The values of the named request headers (those present), or undefined when none are. */
+/**
+ * The values of the named request headers (those present), or undefined when none are. Credentials, the
+ * gateway's own headers and hop-by-hop headers are never forwarded, whoever named them (header or config).
+ */
 export function forwardedValues(headers: HeaderSource, names: readonly string[]): Record<string, string> | undefined {
   if (names.length === 0) return undefined;
   const values: Record<string, string> = {};
   let found = false;
   for (const name of names) {
+    if (!isForwardable(name)) continue;
     const value = headers.get(name);
     if (value === null) continue;
     values[name] = value;
