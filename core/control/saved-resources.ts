@@ -4,6 +4,7 @@ import { forbidden, notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records } from "../store/ports.ts";
+import { openConfigSecrets } from "./config-secrets.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { writeAudit } from "./audit.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
@@ -204,9 +205,11 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
   }
   const known = caches.objects.get(resource.id);
   if (known && known.version === resource.version) return known.config;
+  // Credentials are stored sealed (config-secrets.ts): opened once per version, kept only in this cache.
+  const config = await openConfigSecrets(ctx.services.stores.secrets, resource.config);
   if (caches.objects.size >= MAX_ENTRIES) caches.objects.clear();
-  caches.objects.set(resource.id, { version: resource.version, config: resource.config });
-  return resource.config;
+  caches.objects.set(resource.id, { version: resource.version, config });
+  return config;
 }
 
 /**

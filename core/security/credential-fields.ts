@@ -57,7 +57,13 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 const normalise = (name: string) => name.toLowerCase().replace(/[-_]/g, "");
+const PROVIDER_NAMES = new Set(PROVIDER_CREDENTIAL_FIELDS.map(normalise));
 const SECRET_NAMES = new Set([...PROVIDER_CREDENTIAL_FIELDS, ...OTHER_SECRET_FIELDS].map(normalise));
+
+/** Whether a config node's field is a provider credential (`api_key`, `awsSecretAccessKey`...): sealed when saved. */
+export function isProviderCredentialField(name: string): boolean {
+  return PROVIDER_NAMES.has(normalise(name));
+}
 
 /** Whether a field (config key, record field, gateway header suffix) holds a credential. */
 export function isCredentialField(name: string): boolean {
