@@ -26,7 +26,7 @@ export function guardedDispatcher(trusted: TrustedHosts): Agent | Promise<Agent>
   let loading = pending.get(trusted);
   if (!loading) {
     // undici is loaded on the first upstream call: functions that never call out (control plane) skip it.
-    loading = import("undici").then(({ Agent, buildConnector }) => {
+    loading = loadUndici().then(({ Agent, buildConnector }) => {
       const created = new Agent({ connect: guardedConnector(trusted, buildConnector) });
       agents.set(trusted, created);
       pending.delete(trusted);
@@ -35,6 +35,17 @@ export function guardedDispatcher(trusted: TrustedHosts): Agent | Promise<Agent>
     pending.set(trusted, loading);
   }
   return loading;
+}
+
+type Undici = typeof import("undici");
+
+/**
+ * undici, loaded on first use. A CommonJS package: Node's ESM loader and the bundle (esbuild, code splitting)
+ * agree only on `default` being its exports object, so that is what is read.
+ */
+async function loadUndici(): Promise<Undici> {
+  const module = (await import("undici")) as Undici & { default?: Undici };
+  return module.default ?? module;
 }
 
 /** undici's connector, with the address checks in front of it. */
@@ -57,7 +68,7 @@ function guardedConnector(trusted: TrustedHosts, build: typeof buildConnector): 
  */
 export function guardedFetch(trusted: TrustedHosts): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
-    const [{ fetch: undiciFetch }, dispatcher] = await Promise.all([import("undici"), guardedDispatcher(trusted)]);
+    const [{ fetch: undiciFetch }, dispatcher] = await Promise.all([loadUndici(), guardedDispatcher(trusted)]);
     return undiciFetch(input as string, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]);
   }) as unknown as typeof fetch;
 }
