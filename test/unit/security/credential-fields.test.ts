@@ -43,7 +43,7 @@ const CONFIG_FIELDS = [
   "aws_session_token",
   "aws_region",
 ];
-const valueOf = (field: string) =>
+const sampleValue = (field: string) =>
   field.endsWith("region")
     ? field.startsWith("aws")
       ? "us-east-1"
@@ -52,12 +52,12 @@ const valueOf = (field: string) =>
 
 describe("the shared credential field list", () => {
   it("names every config field whose value becomes a provider credential (snake_case and camelCase)", () => {
-    const raw = Object.fromEntries(CONFIG_FIELDS.map((field) => [field, valueOf(field)]));
+    const raw = Object.fromEntries(CONFIG_FIELDS.map((field) => [field, sampleValue(field)]));
     const leaf = compileConfig({ provider: "bedrock", ...raw }, trusted) as LeafNode;
     const secrets = credentialValues(leaf);
     expect(secrets.length).toBe(5);
     for (const field of CONFIG_FIELDS) {
-      const isSecret = secrets.includes(valueOf(field));
+      const isSecret = secrets.includes(sampleValue(field));
       expect(isCredentialField(field), field).toBe(isSecret);
       const camel = field.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
       expect(isCredentialField(camel), camel).toBe(isSecret);
@@ -79,7 +79,7 @@ describe("the shared credential field list", () => {
       "aws-region",
     ];
     const headers = new Headers(
-      Object.fromEntries(names.map((name) => [`x-gateway-${name}`, valueOf(name.replace(/-/g, "_"))])),
+      Object.fromEntries(names.map((name) => [`x-gateway-${name}`, sampleValue(name.replace(/-/g, "_"))])),
     );
     headers.set("authorization", "Bearer value-of-authorization");
     const target = headerCredentials(headers, parseGatewayHeaders(headers));
@@ -94,7 +94,9 @@ describe("the shared credential field list", () => {
     const { secrets } = await parseCredentialInput(
       {
         key: "value-of-key",
-        configurations: Object.fromEntries(CONFIG_FIELDS.filter((f) => f !== "api_key").map((f) => [f, valueOf(f)])),
+        configurations: Object.fromEntries(
+          CONFIG_FIELDS.filter((f) => f !== "api_key").map((f) => [f, sampleValue(f)]),
+        ),
       },
       trusted,
     );
@@ -110,16 +112,16 @@ describe("the shared credential field list", () => {
       name: "visible",
       config: {
         targets: [
-          Object.fromEntries(CONFIG_FIELDS.map((field) => [field, valueOf(field)])),
+          Object.fromEntries(CONFIG_FIELDS.map((field) => [field, sampleValue(field)])),
           { awsSecretAccessKey: "value-of-camel", vertexServiceAccountJson: { private_key: "value-of-pk" } },
         ],
       },
     };
     const text = JSON.stringify(redact(record));
     for (const field of ["api_key", "aws_access_key_id", "aws_secret_access_key", "aws_session_token"]) {
-      expect(text).not.toContain(valueOf(field));
+      expect(text).not.toContain(sampleValue(field));
     }
-    expect(text).not.toContain(valueOf("vertex_service_account_json"));
+    expect(text).not.toContain(sampleValue("vertex_service_account_json"));
     expect(text).not.toContain("value-of-camel");
     expect(text).not.toContain("value-of-pk");
     expect(text).toContain("visible");
@@ -127,7 +129,7 @@ describe("the shared credential field list", () => {
   });
 
   it("log masking hides the same fields in headers and inside an inline config", () => {
-    const config = Object.fromEntries(CONFIG_FIELDS.map((field) => [field, valueOf(field)]));
+    const config = Object.fromEntries(CONFIG_FIELDS.map((field) => [field, sampleValue(field)]));
     const logged = headersForLog(
       new Headers({
         "x-gateway-config": JSON.stringify(config),
