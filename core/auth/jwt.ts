@@ -4,7 +4,8 @@ import { findMembership, findUserByEmail, findWorkspace } from "../control/direc
 import { DEPLOYMENT_KEY } from "../control/bootstrap.ts";
 import { HttpError, forbidden } from "../http/errors.ts";
 import { sha256Hex } from "../ids.ts";
-import { type TrustedHosts, checkCustomHost, customHostDispatcher } from "../security/custom-host.ts";
+import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
+import { guardedFetch } from "../security/guarded-dispatcher.ts";
 import type { Records } from "../store/ports.ts";
 import type { OrganisationRole, Principal } from "./principal.ts";
 
@@ -91,10 +92,10 @@ export class JwtAuthenticator {
         return createLocalJWKSet(JSON.parse(this.settings.GATEWAY_JWT_JWKS));
       }
       const url = await checkCustomHost(this.settings.GATEWAY_JWT_JWKS_URL!, this.trusted, "GATEWAY_JWT_JWKS_URL");
-      const dispatcher = await customHostDispatcher(this.trusted);
+      const fetchGuarded = guardedFetch(this.trusted);
       return createRemoteJWKSet(url, {
         [customFetch]: (input: string | URL | Request, init?: RequestInit) =>
-          fetch(input, { ...init, redirect: "manual", ...(dispatcher ? { dispatcher } : {}) } as RequestInit),
+          fetchGuarded(input, { ...init, redirect: "manual" }),
       });
     })().catch((error) => {
       this.keySet = undefined;

@@ -1,5 +1,6 @@
 import type { RequestContext } from "../http/context.ts";
 import { newId } from "../ids.ts";
+import { isCredentialField } from "../security/credential-fields.ts";
 
 /**
  * Audit log of control-plane mutations: who (key, user), what (action), which resource, when, and the
@@ -15,18 +16,16 @@ export interface AuditEntry {
   after?: unknown;
 }
 
-const SECRET_FIELDS =
-  /^(secret|api_?key|apiKey|key|password|token|credentials?|private_?key|secret_access_key|session_token|service_account_json|secretHash)$/i;
 const RETENTION_SECONDS = 365 * 86_400;
 
-/** Deep copy with secret-looking fields replaced, safe to keep in an audit trail. */
+/** Deep copy with credential fields (core/security/credential-fields.ts) replaced, safe to keep in an audit trail. */
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map(([key, entry]) => [
         key,
-        SECRET_FIELDS.test(key) && entry != null ? "[redacted]" : redact(entry),
+        isCredentialField(key) && entry != null ? "[redacted]" : redact(entry),
       ]),
     );
   }

@@ -3,6 +3,7 @@ import { badRequest, forbidden } from "../http/errors.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
+import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 import type { Secrets } from "../store/ports.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 
@@ -84,6 +85,21 @@ export async function parseCredentialInput(
   });
   settings.vertex = compact({ projectId: c.vertex_project_id, region: c.vertex_region });
   settings.aws = compact({ region: c.aws_region });
+  const hostValues: Array<[HostValueField, string, string | undefined]> = [
+    [
+      "resource_name",
+      c.resource_name !== undefined ? "resource_name" : "azure_resource_name",
+      settings.azure?.resourceName,
+    ],
+    ["vertex_project_id", "vertex_project_id", settings.vertex?.projectId],
+    ["vertex_region", "vertex_region", settings.vertex?.region],
+    ["aws_region", "aws_region", settings.aws?.region],
+  ];
+  for (const [field, name, value] of hostValues) {
+    const problem = value === undefined ? undefined : hostValueProblem(field, value);
+    if (problem)
+      throw badRequest(`Invalid value for '${param}.${name}': ${problem}`, `${param}.${name}`, "invalid_configuration");
+  }
   const account = c.vertex_service_account_json;
   const secrets: ProviderSecrets = {
     apiKey: input.key?.replace(/^Bearer\s+/i, "").trim() || undefined,
@@ -101,7 +117,8 @@ export function maskSecret(value: string): string {
   return `${value.slice(0, 2)}********${value.slice(-4)}`;
 }
 
-const HINT_NAMES: Record<keyof ProviderSecrets, string> = {
+/** The public names of the secret fields (as clients send them, and as hints show them). */
+export const SECRET_FIELD_NAMES: Record<keyof ProviderSecrets, string> = {
   apiKey: "key",
   vertexServiceAccountJson: "vertex_service_account_json",
   awsAccessKeyId: "aws_access_key_id",
@@ -119,7 +136,7 @@ export async function sealCredentials(
   const hints: Record<string, string> = {};
   for (const [name, value] of Object.entries(secrets) as Array<[keyof ProviderSecrets, string | undefined]>) {
     if (!value) continue;
-    hints[HINT_NAMES[name]] = name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********";
+    hints[SECRET_FIELD_NAMES[name]] = name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********";
   }
   const stored: StoredCredentials = { provider, settings, hints };
   if (Object.keys(hints).length > 0) stored.sealedCredentials = await secretsPort.encrypt(JSON.stringify(secrets));

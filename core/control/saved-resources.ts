@@ -2,7 +2,9 @@ import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
 import { forbidden, notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
+import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records } from "../store/ports.ts";
+import { openConfigSecrets } from "./config-secrets.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { writeAudit } from "./audit.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
@@ -203,9 +205,11 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
   }
   const known = caches.objects.get(resource.id);
   if (known && known.version === resource.version) return known.config;
+  // Credentials are stored sealed (config-secrets.ts): opened once per version, kept only in this cache.
+  const config = await openConfigSecrets(ctx.services.stores.secrets, resource.config);
   if (caches.objects.size >= MAX_ENTRIES) caches.objects.clear();
-  caches.objects.set(resource.id, { version: resource.version, config: resource.config });
-  return resource.config;
+  caches.objects.set(resource.id, { version: resource.version, config });
+  return config;
 }
 
 /**
@@ -280,6 +284,12 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
   }
   if (!canUseProvider(principal, saved)) {
     throw forbidden(`The saved provider '@${slug}' is not enabled for this workspace.`, "provider_forbidden");
+  }
+  const { customHost } = saved.target;
+  if (customHost) {
+    // Checked when the request is made, not only when saved: TRUSTED_CUSTOM_HOSTS may have changed since, and
+    // a name may resolve elsewhere now (the verdict is cached briefly; connections are checked again anyway).
+    await checkedCustomHostBase(customHost, ctx.services.trustedHosts, "configurations.custom_host");
   }
   return saved.target;
 }

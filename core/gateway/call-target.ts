@@ -1,5 +1,5 @@
 import { priceUsage } from "../catalog/load.ts";
-import type { TrustedHosts } from "../security/custom-host.ts";
+import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
@@ -9,8 +9,7 @@ import { SSE_HEADERS } from "../http/sse.ts";
 import { attachSseSource, type SseSource, sseResponse } from "../http/sse-source.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
-import type { Dispatcher } from "../security/custom-host.ts";
-import { redirectError } from "./upstream-fetch.ts";
+import { redirectError } from "./upstream/failures.ts";
 import {
   joinPieces,
   relayPipeline,
@@ -20,7 +19,7 @@ import {
 } from "./stream-pipelines.ts";
 import { StreamTranscript } from "./stream-transcript.ts";
 import { JsonText } from "../store/late-json.ts";
-import { requestUpstream } from "./upstream-request.ts";
+import { requestUpstream } from "./upstream/client.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -32,8 +31,6 @@ export interface TargetCall {
   requestId: string;
   outcome: InferenceOutcome & { finish(): void };
   startedAt: number;
-  /** The SSRF-guarded connection pool, for targets with a custom host. */
-  dispatcher?: Dispatcher;
   trustedHosts?: TrustedHosts;
   /** A streamed answer needs only its SSE source, no web-stream body (RequestContext.writesSseSources). */
   sourceOnly?: boolean;
@@ -73,7 +70,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const upstream = await requestUpstream(upstreamRequest, {
     timeoutMs: call.timeoutMs,
     signal: call.signal,
-    dispatcher: call.dispatcher,
+    trusted: call.trustedHosts ?? NO_TRUSTED_HOSTS,
   });
   const response = upstream;
   outcome.upstreamFirstByteMs = performance.now() - call.startedAt;

@@ -107,7 +107,6 @@ export async function routeInference(
             requestId,
             outcome,
             startedAt: ctx.startedAt,
-            dispatcher: resolved.dispatcher,
             trustedHosts: ctx.services.trustedHosts,
             sourceOnly: ctx.writesSseSources,
           }),

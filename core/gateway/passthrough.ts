@@ -10,6 +10,7 @@ import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
+import type { TrustedHosts } from "../security/custom-host.ts";
 import { newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
@@ -20,7 +21,9 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
-import { fetchUpstream, redirectError } from "./upstream-fetch.ts";
+import { type BatchDecoder, readUpstreamBatches } from "./upstream-events.ts";
+import { requestUpstream } from "./upstream/client.ts";
+import { redirectError } from "./upstream/failures.ts";
 
 /**
  * Generic pass-through (spec 4.7): `METHOD /v1/{provider-endpoint}` (what no dedicated route handles) and
@@ -93,10 +96,16 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
             headers: { ...forwarded, ...lowerCased(endpoint.headers) },
             body: object ? JSON.stringify(applyParams(object, leaf.settings)) : bytes,
           };
-          const response = await relay(upstreamRequest, resolved.timeoutMs, ctx.signal, resolved.dispatcher, () => {
-            outcome.totalMs = performance.now() - ctx.startedAt;
-            outcome.finish();
-          });
+          const response = await relay(
+            upstreamRequest,
+            resolved.timeoutMs,
+            ctx.signal,
+            ctx.services.trustedHosts,
+            () => {
+              outcome.totalMs = performance.now() - ctx.startedAt;
+              outcome.finish();
+            },
+          );
           outcome.provider = adapter.id;
           outcome.status = response.status;
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
@@ -137,40 +146,38 @@ export class PassthroughUpstreamError extends UpstreamError {
   }
 }
 
+/** The raw bytes of a pass-through body, one batch per network chunk (no framing to decode). */
+const RAW_CHUNKS: BatchDecoder<Uint8Array> = { push: (chunk) => chunk, end: () => undefined };
+
 /** One upstream call; resolves with the client's response once the first body chunk (or the end) arrived. */
 async function relay(
   request: UpstreamRequest,
   timeoutMs: number,
   clientSignal: AbortSignal,
-  dispatcher: object | undefined,
+  trusted: TrustedHosts,
   onEnd: () => void,
 ): Promise<Response> {
-  const idle = new AbortController();
-  const upstream = await fetchUpstream(request, {
-    timeoutMs,
-    signal: AbortSignal.any([clientSignal, idle.signal]),
-    dispatcher,
-  });
-  const { response } = upstream;
-  if (response.status >= 300 && response.status < 400 && response.status !== 304) {
-    upstream.clearTimer();
-    await response.body?.cancel().catch(() => {});
-    throw redirectError(response);
+  const upstream = await requestUpstream(request, { timeoutMs, signal: clientSignal, trusted });
+  const { status } = upstream;
+  if (status >= 300 && status < 400 && status !== 304) {
+    await upstream.discard();
+    throw redirectError(upstream);
   }
-  if (response.status >= 400)
-    throw new PassthroughUpstreamError(response.status, response.headers, await upstream.bytes());
+  if (status >= 400) throw new PassthroughUpstreamError(status, upstream.headers, await upstream.bytes());
 
-  const headers = responseHeaders(response.headers);
-  const reader = response.body?.getReader();
-  if (!reader) {
-    upstream.clearTimer();
-    onEnd();
-    return new Response(null, { status: response.status, headers });
-  }
-  let first: ReadableStreamReadResult<Uint8Array>;
+  const headers = responseHeaders(upstream.headers);
+  // Until the first chunk the attempt's timer runs; from there the timeout bounds the silence between chunks,
+  // not the whole (possibly long) answer.
+  const chunks = readUpstreamBatches(upstream.body, RAW_CHUNKS, {
+    idleMs: timeoutMs,
+    onTimeout: () => upstream.abort(),
+  });
+  let first: IteratorResult<Uint8Array>;
   try {
-    first = await reader.read();
+    first = await chunks.next();
   } catch (error) {
+    upstream.abort();
+    upstream.release();
     const failure = upstream.failure(error);
     throw failure.transport || failure.status === 499
       ? failure
@@ -185,38 +192,39 @@ async function relay(
   const end = () => {
     if (finished) return;
     finished = true;
+    upstream.release();
     onEnd();
   };
+  if (first.done || status === 204 || status === 304) {
+    await chunks.return?.();
+    end();
+    return new Response(null, { status, headers });
+  }
+  const firstChunk = first.value;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      if (first.done) {
-        controller.close();
-        end();
-      } else controller.enqueue(first.value);
+      controller.enqueue(firstChunk);
     },
     async pull(controller) {
-      // From here the timeout bounds the silence between chunks, not the whole (possibly long) answer.
-      const timer = setTimeout(() => idle.abort(), timeoutMs);
       try {
-        const next = await reader.read();
+        const next = await chunks.next();
         if (next.done) {
           controller.close();
           end();
         } else controller.enqueue(next.value);
       } catch (error) {
-        controller.error(error);
+        upstream.abort();
+        controller.error(upstream.failure(error));
         end();
-      } finally {
-        clearTimeout(timer);
       }
     },
-    async cancel(reason) {
-      idle.abort();
-      await reader.cancel(reason).catch(() => {});
+    async cancel() {
+      upstream.abort();
+      await chunks.return?.();
       end();
     },
   });
-  return new Response(body, { status: response.status, headers });
+  return new Response(body, { status, headers });
 }
 
 /** Request headers that are not the client's to forward: hop-by-hop, framing, the gateway's own, credentials. */
@@ -263,13 +271,14 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   "proxy-connection",
 ]);
 
-/** The provider's response headers for the client; framing headers dropped (fetch has already decoded the body). */
+/**
+ * The provider's response headers for the client, hop-by-hop ones dropped. The body is relayed as it came
+ * (never decoded), so content-encoding and content-length still describe it.
+ */
 function responseHeaders(headers: Headers): Headers {
   const out = new Headers();
-  const decoded = headers.has("content-encoding");
   for (const [name, value] of headers) {
     if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
-    if (decoded && (name === "content-encoding" || name === "content-length")) continue;
     out.append(name, value);
   }
   return out;

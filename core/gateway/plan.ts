@@ -7,7 +7,7 @@ import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
 import { RoutingFailure } from "../routing/engine.ts";
-import { checkedCustomHostBase, customHostDispatcher, type Dispatcher } from "../security/custom-host.ts";
+import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { AttemptRecord, InferenceOutcome } from "./outcome.ts";
 import { forwardedValues, headerCredentials, targetFromHeaders } from "./target-from-headers.ts";
 
@@ -21,8 +21,6 @@ export function gatewayHeadersOf(request: Request, ctx: RequestContext): Gateway
 export interface ResolvedLeaf {
   target: ProviderTarget;
   timeoutMs: number;
-  /** The SSRF-guarded connection pool when the target has a custom host. */
-  dispatcher?: Dispatcher;
 }
 
 /**
@@ -88,7 +86,6 @@ export class LeafResolver {
     const timeoutMs =
       leaf.settings.requestTimeoutMs ?? gateway.requestTimeoutMs ?? ctx.services.settings.REQUEST_TIMEOUT;
     const resolved: ResolvedLeaf = { target, timeoutMs };
-    if (target.customHost) resolved.dispatcher = await customHostDispatcher(trusted);
     return resolved;
   }
 

@@ -1,9 +1,10 @@
 import { badRequest } from "../http/errors.ts";
-import { type GatewayRequestHeaders, parseGatewayHeaders } from "../http/gateway-headers.ts";
+import { type GatewayRequestHeaders, isForwardable, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import type { HeaderSource } from "../http/request-headers.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../security/custom-host.ts";
+import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 
 export { parseHeaderList } from "../http/gateway-headers.ts";
 
@@ -68,15 +69,30 @@ export function headerCredentials(
     region: gatewayHeader("aws-region"),
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
+  checkHostHeader("aws-region", "aws_region", aws.region);
+  checkHostHeader("vertex-region", "vertex_region", vertex.region);
+  checkHostHeader("vertex-project-id", "vertex_project_id", vertex.projectId);
+  checkHostHeader("azure-resource-name", "resource_name", azure.resourceName);
   return target;
 }
 
-/** The values of the named request headers (those present), or undefined when none are. */
+/** A header whose value becomes part of a host name: 400 naming the header unless it has the strict shape. */
+function checkHostHeader(header: string, field: HostValueField, value: string | undefined): void {
+  if (value === undefined) return;
+  const problem = hostValueProblem(field, value);
+  if (problem) throw badRequest(`Invalid x-gateway-${header}: ${problem}`, `x-gateway-${header}`, "invalid_header");
+}
+
+/**
+ * The values of the named request headers (those present), or undefined when none are. Credentials, the
+ * gateway's own headers and hop-by-hop headers are never forwarded, whoever named them (header or config).
+ */
 export function forwardedValues(headers: HeaderSource, names: readonly string[]): Record<string, string> | undefined {
   if (names.length === 0) return undefined;
   const values: Record<string, string> = {};
   let found = false;
   for (const name of names) {
+    if (!isForwardable(name)) continue;
     const value = headers.get(name);
     if (value === null) continue;
     values[name] = value;

@@ -1,4 +1,5 @@
 import { sha256Hex } from "../ids.ts";
+import { isCredentialField, isCredentialHeader } from "../security/credential-fields.ts";
 import { badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 
@@ -122,7 +123,9 @@ export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(h
   const forward = raw.get("forward-headers");
   if (forward) {
     const hidden = new Set(parsed.sensitiveHeaders);
-    parsed.forwardHeaders = parseHeaderList(forward).filter((name) => !hidden.has(name.toLowerCase()));
+    parsed.forwardHeaders = parseHeaderList(forward).filter(
+      (name) => !hidden.has(name.toLowerCase()) && isForwardable(name),
+    );
   }
   const beta = raw.get("beta");
   if (beta)
@@ -215,6 +218,36 @@ export function parseMetadata(value: string): Record<string, string> | undefined
   return metadata;
 }
 
+/** Connection and framing headers: the gateway's own business on each hop, never a forwarded value. */
+const HOP_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "content-type",
+  "expect",
+  "proxy-connection",
+]);
+
+/**
+ * Whether `x-gateway-forward-headers` (or a config's `forward_headers`) may pass a header to the provider:
+ * never a credential (the caller's gateway key, cookies, Authorization), never the gateway's own
+ * `x-gateway-*` / `x-portkey-*` headers, never a hop-by-hop or framing header.
+ */
+export function isForwardable(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    !lower.startsWith("x-gateway-") &&
+    !lower.startsWith("x-portkey-") &&
+    !HOP_HEADERS.has(lower) &&
+    !isCredentialHeader(lower)
+  );
+}
+
 /** A header list is sent as JSON array or comma-separated names. */
 export function parseHeaderList(value: string): string[] {
   const trimmed = value.trim();
@@ -236,28 +269,6 @@ export function parseHeaderList(value: string): string[] {
     .filter(Boolean);
 }
 
-/** Headers whose values are credentials: always masked in logs. */
-const CREDENTIAL_HEADERS = new Set([
-  "authorization",
-  "proxy-authorization",
-  "cookie",
-  "set-cookie",
-  "api-key",
-  "x-api-key",
-  "x-goog-api-key",
-  "x-gateway-api-key",
-  "x-portkey-api-key",
-]);
-/** Credential-bearing gateway header names (after the prefix): provider keys, cloud secrets, session tokens. */
-const CREDENTIAL_SUFFIXES = [
-  "api-key",
-  "secret-access-key",
-  "session-token",
-  "access-key-id",
-  "service-account-json",
-  "token",
-];
-
 export const MASKED = "[masked]";
 
 /**
@@ -275,7 +286,7 @@ export function headersForLog(
   const out: Record<string, string> = {};
   for (const [name, value] of headers) {
     if (sensitive?.has(name)) out[name] = `sha256:${sha256Hex(value).slice(0, 16)}`;
-    else if (masked?.has(name) || isCredentialHeader(name)) out[name] = MASKED;
+    else if (masked?.has(name) || isCredentialHeaderCached(name)) out[name] = MASKED;
     else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskConfigSecrets(value);
     else out[name] = value;
   }
@@ -289,31 +300,22 @@ function lowerCaseSet(names: string[] | undefined): Set<string> | undefined {
 /** Whether a header name carries a credential; remembered per name (requests repeat the same few names). */
 const credentialNames = new Map<string, boolean>();
 
-function isCredentialHeader(name: string): boolean {
+function isCredentialHeaderCached(name: string): boolean {
   let credential = credentialNames.get(name);
   if (credential === undefined) {
-    credential = CREDENTIAL_HEADERS.has(name) || isCredentialGatewayHeader(name);
+    credential = isCredentialHeader(name);
     if (credentialNames.size >= 1_000) credentialNames.clear();
     credentialNames.set(name, credential);
   }
   return credential;
 }
 
-function isCredentialGatewayHeader(name: string): boolean {
-  if (!name.startsWith("x-gateway-") && !name.startsWith("x-portkey-")) return false;
-  const suffix = name.slice(10);
-  return CREDENTIAL_SUFFIXES.some((credential) => suffix === credential || suffix.endsWith(`-${credential}`));
-}
-
-const CONFIG_SECRET_KEYS =
-  /^(api_?key|apiKey|aws_secret_access_key|awsSecretAccessKey|aws_session_token|awsSessionToken|vertex_service_account_json|vertexServiceAccountJson|aws_access_key_id|awsAccessKeyId)$/;
-
 function maskConfigSecrets(value: string): string {
   const json = inlineConfigJson(value);
   if (json === undefined) return value; // a saved config id or slug
   try {
     return JSON.stringify(JSON.parse(json), (key, item) =>
-      CONFIG_SECRET_KEYS.test(key) && item !== null && item !== undefined ? MASKED : item,
+      isCredentialField(key) && item !== null && item !== undefined ? MASKED : item,
     );
   } catch {
     return MASKED;

@@ -4,6 +4,7 @@ import { validate } from "../http/json.ts";
 import { int } from "../http/zod-mini.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import { checkCustomHostSyntax, type TrustedHosts } from "../security/custom-host.ts";
+import { hostValueProblem } from "../security/host-values.ts";
 import type { ParamRules } from "./params.ts";
 import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
 
@@ -278,6 +279,10 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     else fail(state, "provider", `unknown provider '${provider}'. The README lists the supported provider ids.`);
   }
   if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;
+  for (const field of ["aws_region", "vertex_region", "vertex_project_id", "resource_name"] as const) {
+    const problem = raw[field] === undefined ? undefined : hostValueProblem(field, raw[field]);
+    if (problem) fail(state, field, problem);
+  }
   if (raw.api_key) leaf.apiKey = raw.api_key.replace(/^Bearer\s+/i, "").trim();
   const azure = {
     resourceName: raw.resource_name,

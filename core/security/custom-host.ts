@@ -12,9 +12,10 @@ import { Lru } from "../routing/lru.ts";
  * TRUSTED_CUSTOM_HOSTS (host names, addresses or CIDRs) lets air-gapped deployments reach internal hosts.
  *
  * Checking a name's addresses before the call is not enough on its own: DNS may answer differently when the
- * connection is made (DNS rebinding). So calls to custom hosts go through `customHostDispatcher`, whose
- * connect-time lookup re-checks every address it resolves and connects only to checked ones. Redirects are
- * never followed (the upstream fetch uses `redirect: "manual"` and answers a 3xx as a 502).
+ * connection is made (DNS rebinding), and host names built from other values (regions, resource names) never
+ * pass through this check. So every upstream connection goes through the guarded dispatcher
+ * (guarded-dispatcher.ts), which checks each address at connect time and connects only to checked ones.
+ * Redirects are never followed (a 3xx is answered as a 502).
  */
 
 const FORBIDDEN = new BlockList();
@@ -38,8 +39,12 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, "ipv4");
 }
 for (const [network, prefix] of [
-  ["::", 128],
+  // IPv4-compatible (deprecated; `[::7f00:1]` is how a URL spells `::127.0.0.1`) and the unspecified/loopback.
+  ["::", 96],
   ["::1", 128],
+  // IPv4-translated (SIIT). IPv4-mapped `::ffff:0:0/96` is judged by its IPv4 address (addressAllowed), and
+  // BlockList applies IPv4 rules to mapped addresses anyway (a mapped range here would block every IPv4).
+  ["::ffff:0:0:0", 96],
   ["64:ff9b::", 96],
   ["100::", 64],
   ["2001::", 32],
@@ -68,6 +73,9 @@ export interface TrustedHosts {
   networks: BlockList;
 }
 
+/** An empty TRUSTED_CUSTOM_HOSTS: nothing private or reserved is reachable. */
+export const NO_TRUSTED_HOSTS: TrustedHosts = { names: new Set(), networks: new BlockList() };
+
 export function parseTrustedHosts(entries: string[]): TrustedHosts {
   const names = new Set<string>();
   const networks = new BlockList();
@@ -94,7 +102,8 @@ function mappedIpv4(address: string): string | undefined {
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
-function addressAllowed(address: string, trusted: TrustedHosts): boolean {
+/** Whether a resolved or literal address may be connected to: trusted, or not private/reserved/metadata. */
+export function addressAllowed(address: string, trusted: TrustedHosts): boolean {
   // IPv4-mapped IPv6 is judged by its IPv4 address.
   const mapped = mappedIpv4(address);
   if (mapped) return addressAllowed(mapped, trusted);
@@ -188,7 +197,13 @@ export async function checkCustomHost(value: string, trusted: TrustedHosts, para
 export class CustomHostBlockedError extends Error {
   readonly code = "ERR_CUSTOM_HOST_BLOCKED";
   constructor(host: string, address?: string) {
-    super(address ? `${host} resolved to ${address}, a private or reserved address` : `host ${host} is internal`);
+    super(
+      address === host
+        ? `address ${host} is private, reserved or a metadata endpoint`
+        : address
+          ? `${host} resolved to ${address}, a private or reserved address`
+          : `host ${host} is internal`,
+    );
     this.name = "CustomHostBlockedError";
   }
 }
@@ -219,58 +234,6 @@ export function guardedLookup(trusted: TrustedHosts) {
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
-}
-
-/** What Node's fetch takes as `dispatcher` (an undici Dispatcher); opaque here. */
-export type Dispatcher = object;
-
-interface AgentConstructor {
-  new (options: { connect: { lookup: ReturnType<typeof guardedLookup> }; keepAliveTimeout?: number }): Dispatcher;
-}
-
-let agentConstructor: Promise<AgentConstructor | undefined> | undefined;
-
-/**
- * undici's Agent class without importing undici (it ships inside Node but is not a package here): Node's
- * fetch installs an undici Agent as the global dispatcher on first use, and its constructor is that class.
- * Undefined when something else (a proxy agent, say) was installed as the global dispatcher.
- */
-function undiciAgent(): Promise<AgentConstructor | undefined> {
-  agentConstructor ??= (async () => {
-    const globals = globalThis as Record<symbol, unknown>;
-    const current = () =>
-      (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as
-        | { constructor?: unknown }
-        | undefined;
-    if (!current()) await fetch("data:,").catch(() => undefined);
-    const dispatcher = current();
-    const ctor = dispatcher?.constructor as (AgentConstructor & { name?: string }) | undefined;
-    if (typeof ctor !== "function" || ctor.name !== "Agent") {
-      console.warn(
-        "custom hosts: no undici Agent available; connect-time address checks are off (pre-checks still apply)",
-      );
-      return undefined;
-    }
-    return ctor;
-  })();
-  return agentConstructor;
-}
-
-const dispatchers = new WeakMap<TrustedHosts, Promise<Dispatcher | undefined>>();
-
-/**
- * The fetch dispatcher for calls to custom hosts: a keep-alive connection pool whose DNS lookups are
- * re-checked against the SSRF rules at connect time (see guardedLookup). One per TrustedHosts (per process).
- */
-export function customHostDispatcher(trusted: TrustedHosts): Promise<Dispatcher | undefined> {
-  let dispatcher = dispatchers.get(trusted);
-  if (!dispatcher) {
-    dispatcher = undiciAgent().then((Agent) =>
-      Agent ? new Agent({ connect: { lookup: guardedLookup(trusted) } }) : undefined,
-    );
-    dispatchers.set(trusted, dispatcher);
-  }
-  return dispatcher;
 }
 
 /** Whether a host name or address is listed in TRUSTED_CUSTOM_HOSTS (names, addresses or CIDRs). */

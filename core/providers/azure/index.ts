@@ -1,6 +1,7 @@
 import { prepareCompatibleBody, RELAYED_SSE, ROUTE_PATHS, routeStreams } from "../openai/compatible.ts";
 import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
+import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 
 /**
@@ -43,8 +44,12 @@ function resourceOrigin(ctx: TransformContext, host: (resource: string) => strin
       code: "azure_resource_required",
     });
   }
-  if (!/^[a-zA-Z0-9][a-zA-Z0-9-]*$/.test(resource)) {
-    throw new UpstreamError(400, `invalid Azure resource name: ${resource}`, { code: "azure_resource_invalid" });
+  const problem = hostValueProblem("resource_name", resource);
+  if (problem) {
+    throw new UpstreamError(400, `Invalid Azure resource name: ${problem}`, {
+      code: "azure_resource_invalid",
+      param: "resource_name",
+    });
   }
   return host(resource);
 }

@@ -1,4 +1,5 @@
 import { type TransformContext, UpstreamError, type UpstreamRequest } from "../types.ts";
+import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 
 /** Signing name of the Bedrock runtime in SigV4 credential scopes. */
@@ -15,8 +16,13 @@ export function encodeModelId(modelId: string): string {
   return encodeURIComponent(modelId).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/** The target's region; it becomes part of the host name, so nothing but a region-shaped token gets there. */
 export function regionOf(ctx: TransformContext): string {
-  return ctx.target.aws?.region || DEFAULT_REGION;
+  const region = ctx.target.aws?.region || DEFAULT_REGION;
+  const problem = hostValueProblem("aws_region", region);
+  if (problem)
+    throw new UpstreamError(400, `Invalid AWS region: ${problem}`, { param: "aws_region", code: "invalid_region" });
+  return region;
 }
 
 export function bedrockUrl(ctx: TransformContext, modelId: string, operation: BedrockOperation): string {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { type TransformContext, UpstreamError } from "../types.ts";
-import { type TrustedHosts, isTrustedHost } from "../../security/custom-host.ts";
+import { NO_TRUSTED_HOSTS, type TrustedHosts, isTrustedHost } from "../../security/custom-host.ts";
+import { guardedFetch } from "../../security/guarded-dispatcher.ts";
 
 /**
  * Vertex AI access tokens: either given (the target's apiKey is already an OAuth access token) or exchanged from a
@@ -105,7 +106,7 @@ export async function serviceAccountToken(
   // Concurrent requests share one exchange; it is not tied to any one request's signal, each waits on its own.
   let exchange = pending.get(cacheKey);
   if (!exchange) {
-    exchange = exchangeToken(key, tokenUrl, ctx.fetch ?? fetch)
+    exchange = exchangeToken(key, tokenUrl, ctx.fetch ?? guardedFetch(ctx.trustedHosts ?? NO_TRUSTED_HOSTS))
       .then(({ token, expiresIn }) => {
         const margin = Math.min(REFRESH_MARGIN_SECONDS, expiresIn / 2);
         remember(cacheKey, { token, refreshAt: Date.now() + (expiresIn - margin) * 1000 });

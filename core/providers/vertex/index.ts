@@ -6,6 +6,7 @@ import {
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "../google/chat.ts";
 import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
 import { type ProviderAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 
@@ -29,9 +30,8 @@ export function isAnthropicModel(model: string): boolean {
 export function vertexRegion(ctx: TransformContext): string {
   const region = ctx.target.vertex?.region?.trim() || DEFAULT_VERTEX_REGION;
   // The region becomes part of a host name: nothing but a region-shaped token gets there.
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(region)) {
-    throw new UpstreamError(400, `Invalid Vertex AI region ${JSON.stringify(region)}`, { param: "vertex_region" });
-  }
+  const problem = hostValueProblem("vertex_region", region);
+  if (problem) throw new UpstreamError(400, `Invalid Vertex AI region: ${problem}`, { param: "vertex_region" });
   return region;
 }
 
@@ -49,11 +49,8 @@ export function vertexProject(ctx: TransformContext): string {
       },
     );
   }
-  if (!/^[a-z0-9][a-z0-9.:-]*$/i.test(project)) {
-    throw new UpstreamError(400, `Invalid Vertex AI project id ${JSON.stringify(project)}`, {
-      param: "vertex_project_id",
-    });
-  }
+  const problem = hostValueProblem("vertex_project_id", project);
+  if (problem) throw new UpstreamError(400, `Invalid Vertex AI project id: ${problem}`, { param: "vertex_project_id" });
   return project;
 }
 

@@ -15,6 +15,7 @@ import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, conflict, notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { compileConfig } from "../../routing/config.ts";
+import { maskConfigSecrets, openConfigSecrets, sealConfigSecrets } from "../../control/config-secrets.ts";
 
 /**
  * Saved routing configs (`/v1/configs`, Portkey's /configs): CRUD, versions (every create and update stores the
@@ -48,6 +49,13 @@ const updateSchema = z.strictObject({
 });
 
 function checkedConfig(value: unknown, ctx: RequestContext): Record<string, unknown> {
+  const raw = parsedConfig(value);
+  compileConfig(raw, ctx.services.trustedHosts, "config");
+  return raw as Record<string, unknown>;
+}
+
+/** `config` as sent: an object, or a JSON string of one (400 when it is not JSON). */
+function parsedConfig(value: unknown): unknown {
   let raw = value;
   if (typeof raw === "string") {
     try {
@@ -60,8 +68,7 @@ function checkedConfig(value: unknown, ctx: RequestContext): Record<string, unkn
       );
     }
   }
-  compileConfig(raw, ctx.services.trustedHosts, "config");
-  return raw as Record<string, unknown>;
+  return raw;
 }
 
 export function presentConfig(config: ConfigResource) {
@@ -72,7 +79,7 @@ export function presentConfig(config: ConfigResource) {
     name: config.name,
     organisation_id: config.organisationId,
     workspace_id: config.workspaceId ?? null,
-    config: config.config,
+    config: maskConfigSecrets(config.config),
     is_default: config.isDefault ? 1 : 0,
     status: config.status,
     version: config.version,
@@ -98,7 +105,7 @@ export const handlers: HandlerMap = {
   async createConfig(request, ctx) {
     const principal = ctx.principal!;
     const body = await readBody(request, createSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
-    const config = checkedConfig(body.config, ctx);
+    const config = await sealConfigSecrets(ctx.services.stores.secrets, checkedConfig(body.config, ctx));
     const records = ctx.services.stores.records;
     const created = await configStore(records).create(principal.organisationId, {
       name: body.name,
@@ -146,7 +153,7 @@ export const handlers: HandlerMap = {
     return json({
       ...presentConfig(config),
       name: item.name,
-      config: item.config,
+      config: maskConfigSecrets(item.config),
       version: n,
       version_id: String(n),
       current_version: config.version,
@@ -172,7 +179,7 @@ export const handlers: HandlerMap = {
       version_id: String(item.version),
       name: item.name,
       slug: item.slug ?? null,
-      config: item.config,
+      config: maskConfigSecrets(item.config),
       created_at: isoTime(item.createdAt as number),
       created_by: item.createdBy ?? null,
     }));
@@ -186,7 +193,16 @@ export const handlers: HandlerMap = {
     const changes: Partial<ConfigResource> = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.slug !== undefined) changes.slug = body.slug;
-    if (body.config !== undefined) changes.config = checkedConfig(body.config, ctx);
+    if (body.config !== undefined) {
+      // A credential sent back as GET showed it (masked) keeps its stored value: checked with that value.
+      const sealed = await sealConfigSecrets(
+        ctx.services.stores.secrets,
+        parsedConfig(body.config) as Record<string, unknown>,
+        current.config,
+      );
+      checkedConfig(await openConfigSecrets(ctx.services.stores.secrets, sealed), ctx);
+      changes.config = sealed;
+    }
     const flag = body.is_default ?? body.isDefault;
     if (flag !== undefined) changes.isDefault = flag;
     const records = ctx.services.stores.records;

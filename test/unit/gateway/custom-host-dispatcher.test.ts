@@ -3,13 +3,9 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fetchUpstream } from "../../../core/gateway/upstream-fetch.ts";
-import {
-  CustomHostBlockedError,
-  customHostDispatcher,
-  guardedLookup,
-  parseTrustedHosts,
-} from "../../../core/security/custom-host.ts";
+import { requestUpstream } from "../../../core/gateway/upstream/client.ts";
+import { CustomHostBlockedError, guardedLookup, parseTrustedHosts } from "../../../core/security/custom-host.ts";
+import { guardedDispatcher } from "../../../core/security/guarded-dispatcher.ts";
 
 /** DNS rebinding: the address a custom host name resolves to is re-checked when the connection is made. */
 
@@ -49,27 +45,21 @@ describe("connect-time address checks", () => {
     expect(typeof single.address).toBe("string");
   });
 
-  it("makes fetch fail before connecting, as a 400 the fallback can move past", async () => {
-    const dispatcher = await customHostDispatcher(parseTrustedHosts([]));
-    expect(dispatcher).toBeDefined();
-    const error = await fetchUpstream(
+  it("makes the upstream call fail before connecting, as a 400 the fallback can move past", async () => {
+    const error = await requestUpstream(
       { url: `http://localhost:${port}/`, method: "GET", headers: {} },
-      {
-        timeoutMs: 5000,
-        signal: new AbortController().signal,
-        dispatcher,
-      },
+      { timeoutMs: 5000, signal: new AbortController().signal, trusted: parseTrustedHosts([]) },
     ).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ status: 400, code: "invalid_custom_host", transport: true });
   });
 
   it("connects when the resolved address is trusted, and reuses one pool per trust list", async () => {
     const trusted = parseTrustedHosts(["localhost"]);
-    const dispatcher = await customHostDispatcher(trusted);
-    expect(await customHostDispatcher(trusted)).toBe(dispatcher);
-    const call = await fetchUpstream(
+    const dispatcher = await guardedDispatcher(trusted);
+    expect(guardedDispatcher(trusted)).toBe(dispatcher);
+    const call = await requestUpstream(
       { url: `http://localhost:${port}/`, method: "GET", headers: {} },
-      { timeoutMs: 5000, signal: new AbortController().signal, dispatcher },
+      { timeoutMs: 5000, signal: new AbortController().signal, trusted },
     );
     expect(await call.text()).toBe("reached");
   });

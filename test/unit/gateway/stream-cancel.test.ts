@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { callTarget } from "../../../core/gateway/call-target.ts";
 import { newOutcome } from "../../../core/gateway/outcome.ts";
 import { sseSourceOf } from "../../../core/http/sse-source.ts";
+import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -42,6 +43,7 @@ describe("a streamed answer the client cancels", () => {
       outcome,
       startedAt: performance.now(),
       sourceOnly: true,
+      trustedHosts: parseTrustedHosts(["127.0.0.1"]),
     } as Parameters<typeof callTarget>[0]);
     const source = sseSourceOf(response)!;
     expect(await source.next()).toContain("Hello");

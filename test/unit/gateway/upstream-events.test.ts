@@ -9,10 +9,11 @@ import {
   UpstreamBatchReader,
   UpstreamEventReader,
 } from "../../../core/gateway/upstream-events.ts";
-import { withIdleTimeout } from "../../../core/gateway/upstream-fetch.ts";
-import { requestUpstream } from "../../../core/gateway/upstream-request.ts";
+import { requestUpstream } from "../../../core/gateway/upstream/client.ts";
+import { withIdleTimeout } from "../../../core/gateway/upstream/idle-timeout.ts";
 import { type EventDecoder, eventBatches, SseDecoder } from "../../../core/providers/stream/sse.ts";
 import type { StreamFraming, UpstreamEvent } from "../../../core/providers/types.ts";
+import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 import { encodeBedrockEvent } from "../../mocks/bedrock.ts";
 
 /**
@@ -368,7 +369,7 @@ describe("UpstreamEventReader over a real HTTP upstream", () => {
   const call = () =>
     requestUpstream(
       { url, method: "POST", headers: { "content-type": "application/json" }, body: "{}" },
-      { timeoutMs: 10_000, signal: new AbortController().signal },
+      { timeoutMs: 10_000, signal: new AbortController().signal, trusted: parseTrustedHosts(["127.0.0.1"]) },
     );
 
   /** The events (batches depend on network timing) and error of one call through either path. */

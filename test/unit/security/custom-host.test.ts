@@ -66,3 +66,21 @@ describe("custom host SSRF guard", () => {
     await expect(checkCustomHost("http://localhost.:1234/", none)).rejects.toThrow();
   });
 });
+
+describe("IPv6 ranges that embed an IPv4 address", () => {
+  it.each([
+    "http://[::127.0.0.1]/",
+    "http://[::7f00:1]/",
+    "http://[::a9fe:a9fe]/",
+    "http://[::ffff:0:7f00:1]/",
+    "http://[::ffff:0:a9fe:a9fe]/",
+    "http://[0:0:0:0:0:ffff:7f00:1]/",
+  ])("rejects %s (IPv4-compatible ::/96, IPv4-translated ::ffff:0:0:0/96, IPv4-mapped)", (url) => {
+    expect(() => checkCustomHostSyntax(url, none)).toThrow(/Custom host rejected/);
+  });
+
+  it("still accepts public IPv4 and IPv6 addresses", () => {
+    expect(() => checkCustomHostSyntax("http://8.8.8.8/", none)).not.toThrow();
+    expect(() => checkCustomHostSyntax("http://[2606:4700:4700::1111]/", none)).not.toThrow();
+  });
+});

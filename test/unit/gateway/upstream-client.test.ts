@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestUpstream } from "../../../core/gateway/upstream-request.ts";
+import { requestUpstream } from "../../../core/gateway/upstream/client.ts";
 import { UpstreamError } from "../../../core/providers/types.ts";
+import { parseTrustedHosts, type TrustedHosts } from "../../../core/security/custom-host.ts";
 
-describe("requestUpstream (undici's dispatcher API) over real HTTP", () => {
+const loopbackTrusted = parseTrustedHosts(["127.0.0.1"]);
+
+describe("requestUpstream (undici's public dispatcher API, guarded pool) over real HTTP", () => {
   let server: Server;
   let base: string;
   let handler: (req: IncomingMessage, res: ServerResponse) => void = () => {};
@@ -19,7 +22,7 @@ describe("requestUpstream (undici's dispatcher API) over real HTTP", () => {
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const call = (path: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}) =>
+  const call = (path: string, options: { timeoutMs?: number; signal?: AbortSignal; trusted?: string[] } = {}) =>
     requestUpstream(
       {
         url: `${base}${path}?api-version=1`,
@@ -27,7 +30,11 @@ describe("requestUpstream (undici's dispatcher API) over real HTTP", () => {
         headers: { "content-type": "application/json" },
         body: "{}",
       },
-      { timeoutMs: options.timeoutMs ?? 10_000, signal: options.signal ?? new AbortController().signal },
+      {
+        timeoutMs: options.timeoutMs ?? 10_000,
+        signal: options.signal ?? new AbortController().signal,
+        trusted: options.trusted ? parseTrustedHosts(options.trusted) : loopbackTrusted,
+      },
     );
 
   it("sends the request as given and reads the answer, its headers built only when asked", async () => {
@@ -83,5 +90,57 @@ describe("requestUpstream (undici's dispatcher API) over real HTTP", () => {
     await reply.discard();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((reply.body as unknown as { destroyed: boolean }).destroyed).toBe(true);
+  });
+});
+
+describe("every upstream connection goes through the SSRF guard", () => {
+  let server: Server;
+  let port: number;
+  let seen = 0;
+  let connections = 0;
+
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      seen++;
+      res.end("reached");
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const call = (url: string, trusted: TrustedHosts) =>
+    requestUpstream(
+      { url, method: "GET", headers: {} },
+      { timeoutMs: 5000, signal: new AbortController().signal, trusted },
+    );
+
+  it("refuses loopback, mapped and compatible IPv6 literals without TRUSTED_CUSTOM_HOSTS: nothing is sent", async () => {
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://localhost:${port}/`,
+      `http://[::ffff:7f00:1]:${port}/`,
+      `http://[::7f00:1]:${port}/`,
+      `http://[::ffff:0:7f00:1]:${port}/`,
+      "http://169.254.169.254/latest/meta-data/",
+    ]) {
+      const error = await call(url, parseTrustedHosts([])).catch((caught: unknown) => caught);
+      expect(error, url).toMatchObject({ status: 400, code: "invalid_custom_host", transport: true });
+    }
+    expect(seen).toBe(0);
+    expect(connections).toBe(0);
+  });
+
+  it("connects to a trusted address, through one keep-alive pool", async () => {
+    const trusted = parseTrustedHosts(["127.0.0.1"]);
+    const first = await call(`http://127.0.0.1:${port}/`, trusted);
+    expect(await first.text()).toBe("reached");
+    // The connection goes back to the pool once undici has parsed the whole answer (a turn after 'end').
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = await call(`http://127.0.0.1:${port}/`, trusted);
+    expect(await second.text()).toBe("reached");
+    expect(seen).toBe(2);
+    expect(connections).toBe(1);
   });
 });

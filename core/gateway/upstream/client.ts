@@ -1,21 +1,21 @@
 import type { Readable } from "node:stream";
-import type { UpstreamRequest } from "../providers/types.ts";
-import { UpstreamError } from "../providers/types.ts";
-import type { Dispatcher } from "../security/custom-host.ts";
-import { AttemptAbort } from "./attempt-abort.ts";
-import { timeoutError, transportFailure } from "./upstream-fetch.ts";
+import type { Dispatcher } from "undici";
+import type { UpstreamRequest } from "../../providers/types.ts";
+import { UpstreamError } from "../../providers/types.ts";
+import type { TrustedHosts } from "../../security/custom-host.ts";
+import { guardedDispatcher } from "../../security/guarded-dispatcher.ts";
+import { AttemptAbort } from "./attempt.ts";
+import { timeoutError, transportFailure } from "./failures.ts";
 
-/** The parts of an undici Dispatcher this module uses (Node ships undici; its Agent has `request`). */
-interface RawDispatcher {
-  request(options: {
-    origin: string;
-    path: string;
-    method: string;
-    headers: Record<string, string>;
-    body?: string | Uint8Array;
-    signal?: AbortSignal;
-  }): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: Readable }>;
-}
+/**
+ * The one HTTP client of the gateway's upstream calls (inference, pass-through): undici's public
+ * `Dispatcher.request` over the SSRF-guarded keep-alive pool (core/security/guarded-dispatcher.ts), so every
+ * connection is checked at connect time whatever built its URL. No WHATWG Request/Response or web streams per
+ * call: the body is undici's Node stream. Redirects are never followed (callers answer a 3xx as a 502, see
+ * redirectError); timeouts become 408 and transport failures 502 (failures.ts); the client leaving, 499.
+ */
+
+type DispatcherAnswer = Dispatcher.ResponseData;
 
 export interface UpstreamReply {
   status: number;
@@ -31,36 +31,21 @@ export interface UpstreamReply {
   release(): void;
   /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
   text(): Promise<string>;
+  /** Reads the whole body as bytes, like text() (pass-through keeps a provider's error as it came). */
+  bytes(): Promise<Uint8Array>;
+  /** Maps an error met while reading the body (timeout, client gone, network) to an UpstreamError. */
+  failure(error: unknown): UpstreamError;
   /** Throws the body away (redirects, errors not worth reading). */
   discard(): Promise<void>;
 }
 
-let globalDispatcher: Promise<RawDispatcher> | undefined;
-
-/** Node's shared undici Agent (created by the first fetch), with its keep-alive connection pools. */
-function sharedDispatcher(): Promise<RawDispatcher> {
-  globalDispatcher ??= (async () => {
-    const globals = globalThis as Record<symbol, unknown>;
-    const find = () =>
-      (globals[Symbol.for("undici.globalDispatcher.2")] ?? globals[Symbol.for("undici.globalDispatcher.1")]) as
-        | RawDispatcher
-        | undefined;
-    if (!find()) await fetch("data:,").catch(() => undefined);
-    const dispatcher = find();
-    if (typeof dispatcher?.request !== "function") throw new Error("Node's undici dispatcher is not available");
-    return dispatcher;
-  })();
-  return globalDispatcher;
-}
-
 /**
- * One HTTP call to a provider through undici's dispatcher API: the same pools, timeouts and SSRF-guarded
- * dispatcher as fetch, without building WHATWG Request/Response objects and web streams per call (the hot path
- * of chat, completions and embeddings). Redirects are never followed. Failures map like fetchUpstream's.
+ * One HTTP call to a provider, bounded by `timeoutMs` and cancelled when `signal` (the client) aborts.
+ * `trusted` is TRUSTED_CUSTOM_HOSTS: the only private or reserved addresses the connection may reach.
  */
 export async function requestUpstream(
   request: UpstreamRequest,
-  options: { timeoutMs: number; signal: AbortSignal; dispatcher?: Dispatcher },
+  options: { timeoutMs: number; signal: AbortSignal; trusted: TrustedHosts },
 ): Promise<UpstreamReply> {
   const attempt = new AttemptAbort(options.signal, options.timeoutMs);
   const failure = (error: unknown): UpstreamError => {
@@ -69,10 +54,11 @@ export async function requestUpstream(
     if (attempt.timedOut) return timeoutError(options.timeoutMs);
     return transportFailure(error, attempt.clientGone);
   };
-  const url = new URL(request.url);
-  let reply: Awaited<ReturnType<RawDispatcher["request"]>>;
+  let reply: DispatcherAnswer;
   try {
-    const dispatcher = (options.dispatcher as RawDispatcher | undefined) ?? (await sharedDispatcher());
+    const url = new URL(request.url);
+    const pool = guardedDispatcher(options.trusted);
+    const dispatcher = pool instanceof Promise ? await pool : pool;
     reply = await dispatcher.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
@@ -98,16 +84,12 @@ export async function requestUpstream(
 class DispatcherReply implements UpstreamReply {
   readonly status: number;
   readonly body: Readable;
-  readonly #rawHeaders: Record<string, string | string[] | undefined>;
+  readonly #rawHeaders: DispatcherAnswer["headers"];
   readonly #attempt: AttemptAbort;
   readonly #failure: (error: unknown) => UpstreamError;
   #headers: Headers | undefined;
 
-  constructor(
-    reply: Awaited<ReturnType<RawDispatcher["request"]>>,
-    attempt: AttemptAbort,
-    failure: (error: unknown) => UpstreamError,
-  ) {
+  constructor(reply: DispatcherAnswer, attempt: AttemptAbort, failure: (error: unknown) => UpstreamError) {
     this.status = reply.statusCode;
     this.body = reply.body;
     this.#rawHeaders = reply.headers;
@@ -143,6 +125,10 @@ class DispatcherReply implements UpstreamReply {
   }
 
   async text(): Promise<string> {
+    return (await this.bytes()).toString("utf8");
+  }
+
+  async bytes(): Promise<Buffer> {
     try {
       return await readAll(this.body);
     } catch (error) {
@@ -150,6 +136,10 @@ class DispatcherReply implements UpstreamReply {
     } finally {
       this.#attempt.release();
     }
+  }
+
+  failure(error: unknown): UpstreamError {
+    return this.#failure(error);
   }
 
   async discard(): Promise<void> {
@@ -161,16 +151,14 @@ class DispatcherReply implements UpstreamReply {
 function ignoreError(): void {}
 
 /**
- * A whole body as text, from its 'data' and 'end' events: a stream's async iterator costs a promise and a
+ * A whole body, from its 'data' and 'end' events: a stream's async iterator costs a promise and a
  * 'readable' round trip per chunk, which showed on the hot path of every JSON answer.
  */
-function readAll(body: Readable): Promise<string> {
+function readAll(body: Readable): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     body.on("data", (chunk: Buffer) => chunks.push(chunk));
-    body.once("end", () =>
-      resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")),
-    );
+    body.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     body.once("error", reject);
     body.once("close", () => {
       // Destroyed before its end (an abort): the 'error' above usually came first; this covers a silent close.
