@@ -3,6 +3,7 @@ import type { Page, RecordItem } from "../store/ports.ts";
 import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { Invalid } from "./errors.ts";
+import { type Lazy, resolveLazy } from "./lazy.ts";
 import {
   type GuardrailPhase,
   type OrganisationRecord,
@@ -13,7 +14,7 @@ import {
   updateOrganisation,
 } from "./organisation.ts";
 import type { DefaultsUpdateInput, ExclusionsUpdateInput, SettingsUpdateInput } from "./organisation-schemas.ts";
-import { invalidCursor } from "./paging.ts";
+import { type PageRequest, invalidCursor } from "./paging.ts";
 import { workspaceStore } from "./workspaces.ts";
 
 /**
@@ -53,9 +54,10 @@ export async function getOrganisationSettings(deps: OrganisationDeps, principal:
 export async function updateOrganisationSettings(
   deps: OrganisationDeps,
   principal: Principal,
-  input: SettingsUpdateInput,
+  lazyInput: Lazy<SettingsUpdateInput>,
 ): Promise<SettingsView> {
   const current = await loadOrganisation(deps, principal);
+  const input = await resolveLazy(lazyInput);
   const settings = { ...current.settings };
   for (const [field, value] of Object.entries(input)) {
     if (value === undefined) continue;
@@ -84,9 +86,10 @@ export async function getOrganisationDefaults(deps: ControlDeps, principal: Prin
 export async function updateOrganisationDefaults(
   deps: ControlDeps,
   principal: Principal,
-  input: DefaultsUpdateInput,
+  lazyInput: Lazy<DefaultsUpdateInput>,
 ): Promise<DefaultsView> {
   const current = await loadOrganisation(deps, principal);
+  const input = await resolveLazy(lazyInput);
   const defaults = { ...current.defaults };
   for (const phase of ["input_guardrails", "output_guardrails"] as const) {
     const refs = input[phase];
@@ -143,10 +146,11 @@ async function presentExclusions(
 export async function listWorkspaceExclusions(
   deps: ControlDeps,
   principal: Principal,
-  input: { phase: GuardrailPhase; limit: number; cursor?: string },
+  input: { phase: GuardrailPhase; query: Lazy<PageRequest> },
 ): Promise<ExclusionsPage> {
   const organisation = await loadOrganisation(deps, principal);
-  return presentExclusions(deps, organisation, input.phase, input.limit, input.cursor);
+  const query = await resolveLazy(input.query);
+  return presentExclusions(deps, organisation, input.phase, query.limit, query.cursor);
 }
 
 /**
@@ -156,10 +160,11 @@ export async function listWorkspaceExclusions(
 export async function updateWorkspaceExclusions(
   deps: ControlDeps,
   principal: Principal,
-  input: { phase: GuardrailPhase; changes: ExclusionsUpdateInput },
+  input: { phase: GuardrailPhase; changes: Lazy<ExclusionsUpdateInput> },
 ): Promise<ExclusionsPage> {
-  const { phase, changes } = input;
+  const { phase } = input;
   const current = await loadOrganisation(deps, principal);
+  const changes = await resolveLazy(input.changes);
   const param = changes.workspace_ids !== undefined ? "workspace_ids" : "workspaces";
   const requested = changes.workspace_ids ?? changes.workspaces ?? [];
   const store = workspaceStore(deps.records);
@@ -227,9 +232,10 @@ function presentAudit(item: RecordItem) {
 export async function listAuditLogs(
   deps: ControlDeps,
   principal: Principal,
-  query: AuditLogQuery,
+  lazyQuery: Lazy<AuditLogQuery>,
 ): Promise<Page<AuditLogView>> {
   requireOrganisationAdmin(principal);
+  const query = await resolveLazy(lazyQuery);
   let after: string | undefined;
   if (query.cursor) {
     const text = Buffer.from(query.cursor, "base64url").toString("utf8");

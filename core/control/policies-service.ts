@@ -8,10 +8,18 @@ import {
   policyStore,
   presentPolicy,
 } from "../policies/model.ts";
-import { type RateCreate, type RateUpdate, type UsageCreate, type UsageUpdate, rateFields, usageFields } from "../policies/requests.ts";
+import {
+  type RateCreate,
+  type RateUpdate,
+  type UsageCreate,
+  type UsageUpdate,
+  rateFields,
+  usageFields,
+} from "../policies/requests.ts";
 import type { Counters, Page } from "../store/ports.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { NotFound } from "./errors.ts";
+import { type Lazy, resolveLazy } from "./lazy.ts";
 import { type PageRequest, readPage } from "./paging.ts";
 import { assertWritable, boundWorkspace } from "./provider-credentials.ts";
 
@@ -32,10 +40,10 @@ export type PolicyView = ReturnType<typeof presentPolicy>;
 /** A create body, parsed by its family's schema (core/policies/requests.ts). */
 export type PolicyCreate = { family: "usage_limits"; body: UsageCreate } | { family: "rate_limits"; body: RateCreate };
 
-/** An update body, parsed by its family's schema, for the policy `id`. */
+/** An update body, parsed by its family's schema, for the policy `id` (read after the access checks). */
 export type PolicyUpdate = { id: string } & (
-  | { family: "usage_limits"; body: UsageUpdate }
-  | { family: "rate_limits"; body: RateUpdate }
+  | { family: "usage_limits"; body: Lazy<UsageUpdate> }
+  | { family: "rate_limits"; body: Lazy<RateUpdate> }
 );
 
 /** One group's consumption in the current window. */
@@ -77,11 +85,7 @@ async function visiblePolicy(
 }
 
 /** Creates a policy in the caller's workspace (workspace keys) or the one named (admin keys; none: organisation-wide). */
-export async function createPolicy(
-  deps: PolicyDeps,
-  principal: Principal,
-  input: PolicyCreate,
-): Promise<PolicyView> {
+export async function createPolicy(deps: PolicyDeps, principal: Principal, input: PolicyCreate): Promise<PolicyView> {
   const { family, body } = input;
   const fields = input.family === "usage_limits" ? usageFields(input.body) : rateFields(input.body);
   const created = await policyStore(deps.records, family).create(principal.organisationId, {
@@ -135,15 +139,13 @@ export async function getPolicy(
 }
 
 /** Changes the fields given; a policy's `type` never changes. */
-export async function updatePolicy(
-  deps: PolicyDeps,
-  principal: Principal,
-  input: PolicyUpdate,
-): Promise<PolicyView> {
+export async function updatePolicy(deps: PolicyDeps, principal: Principal, input: PolicyUpdate): Promise<PolicyView> {
   const policy = await visiblePolicy(deps, principal, input.family, input.id);
   assertWritable(principal, policy, "policies");
   const changes =
-    input.family === "usage_limits" ? usageFields(input.body, policy) : rateFields(input.body, policy);
+    input.family === "usage_limits"
+      ? usageFields(await resolveLazy(input.body), policy)
+      : rateFields(await resolveLazy(input.body), policy);
   const updated = await policyStore(deps.records, input.family).update(policy, changes);
   deps.policyChanged(updated.organisationId, updated);
   const view = presentPolicy(updated);
@@ -182,13 +184,14 @@ export async function deletePolicy(
 export async function policyUsage(
   deps: PolicyDeps,
   principal: Principal,
-  input: PageRequest & { family: PolicyFamily; id: string },
+  input: { family: PolicyFamily; id: string; query: Lazy<PageRequest> },
 ): Promise<PolicyUsage> {
   const policy = await visiblePolicy(deps, principal, input.family, input.id);
+  const { limit: pageSize, cursor } = await resolveLazy(input.query);
   const compiled = compilePolicy(policy);
   const window = compiled.window(Date.now());
   const page = await readPage(() =>
-    deps.records.query({ partition: groupIndexPk(policy.id, window.start), limit: input.limit, cursor: input.cursor }),
+    deps.records.query({ partition: groupIndexPk(policy.id, window.start), limit: pageSize, cursor }),
   );
   const keys = page.items.map((item) => String(item.counterKey));
   const values = keys.length > 0 ? await deps.counters.getMany(keys) : new Map<string, number>();

@@ -4,6 +4,7 @@ import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { Conflict, Forbidden, Gone, Invalid, NotFound } from "./errors.ts";
 import { type JoinResult, joinWorkspace } from "./join.ts";
+import { type Lazy, resolveLazy } from "./lazy.ts";
 import { listUserWorkspaces, removeUserMemberships } from "./members.ts";
 import { getOrganisation } from "./organisation.ts";
 import { type PageRequest, readPage } from "./paging.ts";
@@ -86,9 +87,10 @@ const userExists = (email: string) =>
 export async function listUsers(
   deps: ControlDeps,
   principal: Principal,
-  input: PageRequest & { role?: string; email?: string },
+  lazyInput: Lazy<PageRequest & { role?: string; email?: string }>,
 ): Promise<Page<UserView>> {
   requireOrganisationAdmin(principal);
+  const input = await resolveLazy(lazyInput);
   const email = input.email?.toLowerCase();
   const page = await readPage(() =>
     userStore(deps.records).list(principal.organisationId, {
@@ -109,12 +111,13 @@ export async function getUser(deps: ControlDeps, principal: Principal, input: { 
 export async function updateUser(
   deps: ControlDeps,
   principal: Principal,
-  input: { user: string; changes: UserUpdateInput },
+  input: { user: string; changes: Lazy<UserUpdateInput> },
 ): Promise<UserView> {
   const current = await loadUser(deps, principal, input.user);
+  const body = await resolveLazy(input.changes);
   const changes: Partial<User> = {};
   for (const field of ["role", "name", "first_name", "last_name"] as const) {
-    if (input.changes[field] !== undefined) (changes as Record<string, unknown>)[field] = input.changes[field];
+    if (body[field] !== undefined) (changes as Record<string, unknown>)[field] = body[field];
   }
   const updated = await userStore(deps.records).update(current, changes);
   await audit(deps, principal, {
@@ -156,9 +159,10 @@ export async function deleteUser(
 export async function listInvites(
   deps: ControlDeps,
   principal: Principal,
-  input: PageRequest & { status?: string; role?: string; email?: string },
+  lazyInput: Lazy<PageRequest & { status?: string; role?: string; email?: string }>,
 ): Promise<Page<InviteView>> {
   requireOrganisationAdmin(principal);
+  const input = await resolveLazy(lazyInput);
   const email = input.email?.toLowerCase();
   const page = await readPage(() =>
     inviteStore(deps.records).list(principal.organisationId, {
@@ -177,9 +181,10 @@ export async function listInvites(
 export async function createInvite(
   deps: UserDeps,
   principal: Principal,
-  input: InviteCreateInput,
+  lazyInput: Lazy<InviteCreateInput>,
 ): Promise<IssuedInvite> {
   requireOrganisationAdmin(principal);
+  const input = await resolveLazy(lazyInput);
   const organisationId = principal.organisationId;
   if (input.role === "owner" && principal.organisationRole !== "owner") {
     throw new Forbidden("Only an organisation owner can invite owners.", { param: "role" });
@@ -216,7 +221,11 @@ export async function createInvite(
   return { invite: view, token };
 }
 
-export async function getInvite(deps: ControlDeps, principal: Principal, input: { invite: string }): Promise<InviteView> {
+export async function getInvite(
+  deps: ControlDeps,
+  principal: Principal,
+  input: { invite: string },
+): Promise<InviteView> {
   return presentInvite(await loadInvite(deps, principal, input.invite));
 }
 
@@ -285,8 +294,7 @@ export async function acceptInvite(
   deps: ControlDeps,
   input: Omit<InviteAcceptInput, "token"> & { token: string | undefined },
 ): Promise<{ user: UserView; inviteId: string; apiKeys: NonNullable<JoinResult["apiKey"]>[] }> {
-  if (!input.token)
-    throw new Invalid("'token' is required.", { param: "token", code: "missing_required_parameter" });
+  if (!input.token) throw new Invalid("'token' is required.", { param: "token", code: "missing_required_parameter" });
   const invite = await findInviteByToken(deps.records, input.token);
   if (!invite) throw new NotFound("Unknown or superseded invite token.", { param: "token", code: "invite_not_found" });
   const status = inviteStatus(invite);

@@ -5,6 +5,7 @@ import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { Conflict, Forbidden, Invalid, NotFound, isConflict } from "./errors.ts";
 import { joinWorkspace } from "./join.ts";
+import { type Lazy, resolveLazy } from "./lazy.ts";
 import {
   type Membership,
   getMembership,
@@ -108,9 +109,10 @@ export async function listWorkspaces(
 export async function createWorkspace(
   deps: ControlDeps,
   principal: Principal,
-  input: WorkspaceCreateInput,
+  lazyInput: Lazy<WorkspaceCreateInput>,
 ): Promise<WorkspaceView> {
   requireOrganisationAdmin(principal);
+  const input = await resolveLazy(lazyInput);
   const store = workspaceStore(deps.records);
   const defaults = await normaliseDefaults(deps.records, principal.organisationId, {}, input.defaults);
   const fields = {
@@ -161,11 +163,11 @@ export async function getWorkspace(
 export async function updateWorkspace(
   deps: WorkspaceDeps,
   principal: Principal,
-  input: { workspace: string; changes: WorkspaceUpdateInput },
+  input: { workspace: string; changes: Lazy<WorkspaceUpdateInput> },
 ): Promise<WorkspaceView> {
   requireOrganisationAdmin(principal);
   const current = await loadWorkspace(deps, principal, input.workspace);
-  const body = input.changes;
+  const body = await resolveLazy(input.changes);
   const changes: Partial<Workspace> = {};
   if (body.name !== undefined) changes.name = body.name;
   if (body.slug !== undefined) {
@@ -230,12 +232,13 @@ export async function deleteWorkspace(
 export async function listWorkspaceMembers(
   deps: ControlDeps,
   principal: Principal,
-  input: PageRequest & { workspace: string; role?: string },
+  input: { workspace: string; query: Lazy<PageRequest & { role?: string }> },
 ): Promise<Page<MemberView>> {
   const workspace = await loadWorkspace(deps, principal, input.workspace);
-  const page = await readPage(() => listMembers(deps.records, workspace.id, input.limit, input.cursor));
+  const query = await resolveLazy(input.query);
+  const page = await readPage(() => listMembers(deps.records, workspace.id, query.limit, query.cursor));
   const items = await Promise.all(
-    page.items.filter((m) => !input.role || m.role === input.role).map((m) => presentMember(deps, m)),
+    page.items.filter((m) => !query.role || m.role === query.role).map((m) => presentMember(deps, m)),
   );
   return { items, cursor: page.cursor };
 }
@@ -247,15 +250,18 @@ export async function listWorkspaceMembers(
 export async function addWorkspaceMembers(
   deps: ControlDeps,
   principal: Principal,
-  input: { workspace: string; members: MemberToAdd[] },
+  input: { workspace: string; members: Lazy<MemberToAdd[]> },
 ): Promise<Array<MemberView & { api_key?: { id: string; key: string; workspace_id: string } }>> {
   requireOrganisationAdmin(principal);
   const workspace = await loadWorkspace(deps, principal, input.workspace);
+  const members = await resolveLazy(input.members);
   const users = userStore(deps.records);
   const organisation = await getOrganisation(deps.records, principal.organisationId);
+  // Every entry is checked first, so a bad entry adds nobody.
   const resolved: Array<{ user: User; role: WorkspaceRole }> = [];
-  for (const entry of input.members) {
-    if (!entry.user) throw new Invalid("'user_id' is required.", { param: "user_id", code: "missing_required_parameter" });
+  for (const entry of members) {
+    if (!entry.user)
+      throw new Invalid("'user_id' is required.", { param: "user_id", code: "missing_required_parameter" });
     const user = await users.get(
       principal.organisationId,
       entry.user.includes("@") ? entry.user.toLowerCase() : entry.user,
@@ -300,12 +306,13 @@ export async function getWorkspaceMember(
 export async function updateWorkspaceMember(
   deps: ControlDeps,
   principal: Principal,
-  input: { workspace: string; user: string; role: WorkspaceRole },
+  input: { workspace: string; user: string; role: Lazy<WorkspaceRole> },
 ): Promise<MemberView> {
   requireOrganisationAdmin(principal);
   const workspace = await loadWorkspace(deps, principal, input.workspace);
+  const role = await resolveLazy(input.role);
   const current = await loadMember(deps, workspace, input.user);
-  const updated = await updateMembershipRole(deps.records, current, input.role);
+  const updated = await updateMembershipRole(deps.records, current, role);
   const view = await presentMember(deps, updated);
   await audit(deps, principal, {
     action: "update",

@@ -70,7 +70,7 @@ export const handlers = mapDomainErrors({
   },
 
   async updateOrganisationSettings(request, ctx) {
-    const body = await readBody(request, settingsUpdateSchema, bodyLimit(ctx));
+    const body = () => readBody(request, settingsUpdateSchema, bodyLimit(ctx));
     return json(await organisation.updateOrganisationSettings(deps(ctx), ctx.principal!, body));
   },
 
@@ -79,43 +79,44 @@ export const handlers = mapDomainErrors({
   },
 
   async updateOrganisationDefaults(request, ctx) {
-    const body = await readBody(request, defaultsUpdateSchema, bodyLimit(ctx));
+    const body = () => readBody(request, defaultsUpdateSchema, bodyLimit(ctx));
     return json(await organisation.updateOrganisationDefaults(deps(ctx), ctx.principal!, body));
   },
 
   async listWorkspaceExclusions(request, ctx) {
     const phase = phaseOf(request);
-    const query = validate(listQuerySchema, searchParams(request));
-    const page = await organisation.listWorkspaceExclusions(deps(ctx), ctx.principal!, {
-      phase,
-      limit: query.limit,
-      cursor: query.cursor ?? query.after,
-    });
+    const query = async () => {
+      const parsed = validate(listQuerySchema, searchParams(request));
+      return { limit: parsed.limit, cursor: parsed.cursor ?? parsed.after };
+    };
+    const page = await organisation.listWorkspaceExclusions(deps(ctx), ctx.principal!, { phase, query });
     const body = { ...(await listResponse(page).json()), type: phase, total: page.total };
     return json(body);
   },
 
   async updateWorkspaceExclusions(request, ctx) {
     const phase = phaseOf(request);
-    const changes = await readBody(request, exclusionsUpdateSchema, bodyLimit(ctx));
+    const changes = () => readBody(request, exclusionsUpdateSchema, bodyLimit(ctx));
     const page = await organisation.updateWorkspaceExclusions(deps(ctx), ctx.principal!, { phase, changes });
     return json(exclusionsList(phase, page));
   },
 
   async listAuditLogs(request, ctx) {
-    const query = validate(auditQuerySchema, searchParams(request));
-    const page = await organisation.listAuditLogs(deps(ctx), ctx.principal!, {
-      limit: query.limit,
-      cursor: query.cursor ?? query.after,
-      resourceType: query.resource_type,
-      resourceId: query.resource_id,
-      action: query.action,
-      workspaceId: query.workspace_id,
-      actorKeyId: query.actor_key_id ?? query.api_key_id,
-      actorUserId: query.actor_user_id ?? query.user_id,
-      from: query.from,
-      to: query.to,
-    });
-    return listResponse(page);
+    const query = async (): Promise<organisation.AuditLogQuery> => {
+      const parsed = validate(auditQuerySchema, searchParams(request));
+      return {
+        limit: parsed.limit,
+        cursor: parsed.cursor ?? parsed.after,
+        resourceType: parsed.resource_type,
+        resourceId: parsed.resource_id,
+        action: parsed.action,
+        workspaceId: parsed.workspace_id,
+        actorKeyId: parsed.actor_key_id ?? parsed.api_key_id,
+        actorUserId: parsed.actor_user_id ?? parsed.user_id,
+        from: parsed.from,
+        to: parsed.to,
+      };
+    };
+    return listResponse(await organisation.listAuditLogs(deps(ctx), ctx.principal!, query));
   },
 });

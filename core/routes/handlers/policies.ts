@@ -6,12 +6,7 @@ import { mapDomainErrors } from "../../http/domain-errors.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
 import type { PolicyFamily } from "../../policies/model.ts";
-import {
-  rateCreateSchema,
-  rateUpdateSchema,
-  usageCreateSchema,
-  usageUpdateSchema,
-} from "../../policies/requests.ts";
+import { rateCreateSchema, rateUpdateSchema, usageCreateSchema, usageUpdateSchema } from "../../policies/requests.ts";
 
 /**
  * Usage-limit and rate-limit policies (`/v2/policies/{usage-limits,rate-limits}`, also under /v1): parse,
@@ -33,11 +28,12 @@ async function readCreate(request: Request, ctx: RequestContext, family: PolicyF
     : { family, body: await readBody(request, rateCreateSchema, bodyLimit(ctx)) };
 }
 
-async function readUpdate(request: Request, ctx: RequestContext, family: PolicyFamily): Promise<policies.PolicyUpdate> {
+/** The update of the addressed policy; its body is read once the service has checked access. */
+function updateOf(request: Request, ctx: RequestContext, family: PolicyFamily): policies.PolicyUpdate {
   const id = ctx.params.id!;
   return family === "usage_limits"
-    ? { id, family, body: await readBody(request, usageUpdateSchema, bodyLimit(ctx)) }
-    : { id, family, body: await readBody(request, rateUpdateSchema, bodyLimit(ctx)) };
+    ? { id, family, body: () => readBody(request, usageUpdateSchema, bodyLimit(ctx)) }
+    : { id, family, body: () => readBody(request, rateUpdateSchema, bodyLimit(ctx)) };
 }
 
 type FamilyHandlers = Record<"create" | "list" | "get" | "update" | "remove" | "usage", Handler>;
@@ -61,7 +57,7 @@ function familyHandlers(family: PolicyFamily): FamilyHandlers {
     },
 
     async update(request, ctx) {
-      const input = await readUpdate(request, ctx, family);
+      const input = updateOf(request, ctx, family);
       return json(await policies.updatePolicy(deps(ctx), ctx.principal!, input));
     },
 
@@ -71,12 +67,14 @@ function familyHandlers(family: PolicyFamily): FamilyHandlers {
     },
 
     async usage(request, ctx) {
-      const params = new URL(request.url).searchParams;
-      const limit = Number(params.get("limit") ?? "100");
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw badRequest("'limit' must be an integer from 1 to 1000.", "limit", "invalid_value");
-      const cursor = params.get("cursor") ?? undefined;
-      const usage = await policies.policyUsage(deps(ctx), ctx.principal!, { family, id: ctx.params.id!, limit, cursor });
+      const query = async () => {
+        const params = new URL(request.url).searchParams;
+        const limit = Number(params.get("limit") ?? "100");
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+          throw badRequest("'limit' must be an integer from 1 to 1000.", "limit", "invalid_value");
+        return { limit, cursor: params.get("cursor") ?? undefined };
+      };
+      const usage = await policies.policyUsage(deps(ctx), ctx.principal!, { family, id: ctx.params.id!, query });
       const iso = (seconds: number | undefined) =>
         seconds === undefined ? null : new Date(seconds * 1000).toISOString();
       return json({

@@ -36,9 +36,12 @@ const withAcceptUrl = (request: Request, ctx: RequestContext, issued: users.Issu
 export const handlers = mapDomainErrors({
   // --- users ---------------------------------------------------------------------------------------------
   async listUsers(request, ctx) {
-    const query = readListQuery(request);
-    const filter = { role: param(request, "role"), email: param(request, "email") };
-    return listResponse(await users.listUsers(deps(ctx), ctx.principal!, { ...query, ...filter }));
+    const query = async () => ({
+      ...readListQuery(request),
+      role: param(request, "role"),
+      email: param(request, "email"),
+    });
+    return listResponse(await users.listUsers(deps(ctx), ctx.principal!, query));
   },
 
   async getUser(_request, ctx) {
@@ -46,7 +49,7 @@ export const handlers = mapDomainErrors({
   },
 
   async updateUser(request, ctx) {
-    const changes = await readBody(request, userUpdateSchema, bodyLimit(ctx));
+    const changes = () => readBody(request, userUpdateSchema, bodyLimit(ctx));
     return json(await users.updateUser(deps(ctx), ctx.principal!, { user: ctx.params.id!, changes }));
   },
 
@@ -57,13 +60,17 @@ export const handlers = mapDomainErrors({
 
   // --- invites -------------------------------------------------------------------------------------------
   async listInvites(request, ctx) {
-    const query = readListQuery(request);
-    const filter = { status: param(request, "status"), role: param(request, "role"), email: param(request, "email") };
-    return listResponse(await users.listInvites(deps(ctx), ctx.principal!, { ...query, ...filter }));
+    const query = async () => ({
+      ...readListQuery(request),
+      status: param(request, "status"),
+      role: param(request, "role"),
+      email: param(request, "email"),
+    });
+    return listResponse(await users.listInvites(deps(ctx), ctx.principal!, query));
   },
 
   async createInvite(request, ctx) {
-    const body = await readBody(request, inviteCreateSchema, bodyLimit(ctx));
+    const body = () => readBody(request, inviteCreateSchema, bodyLimit(ctx));
     const issued = await users.createInvite(deps(ctx), ctx.principal!, body);
     return json(withAcceptUrl(request, ctx, issued), { status: 201 });
   },

@@ -31,7 +31,7 @@ export const handlers = mapDomainErrors({
   },
 
   async createWorkspace(request, ctx) {
-    const body = await readBody(request, workspaceCreateSchema, bodyLimit(ctx));
+    const body = () => readBody(request, workspaceCreateSchema, bodyLimit(ctx));
     return json(await workspaces.createWorkspace(deps(ctx), ctx.principal!, body), { status: 201 });
   },
 
@@ -40,7 +40,7 @@ export const handlers = mapDomainErrors({
   },
 
   async updateWorkspace(request, ctx) {
-    const changes = await readBody(request, workspaceUpdateSchema, bodyLimit(ctx));
+    const changes = () => readBody(request, workspaceUpdateSchema, bodyLimit(ctx));
     return json(await workspaces.updateWorkspace(deps(ctx), ctx.principal!, { workspace: ctx.params.id!, changes }));
   },
 
@@ -50,28 +50,29 @@ export const handlers = mapDomainErrors({
   },
 
   async listWorkspaceMembers(request, ctx) {
-    const query = readListQuery(request);
-    const role = new URL(request.url).searchParams.get("role") ?? undefined;
-    const page = await workspaces.listWorkspaceMembers(deps(ctx), ctx.principal!, {
-      ...query,
-      workspace: ctx.params.id!,
-      role,
-    });
-    return listResponse(page);
+    const query = async () => {
+      const role = new URL(request.url).searchParams.get("role") ?? undefined;
+      return { ...readListQuery(request), role };
+    };
+    const input = { workspace: ctx.params.id!, query };
+    return listResponse(await workspaces.listWorkspaceMembers(deps(ctx), ctx.principal!, input));
   },
 
   /** One user (`user_id` or `email`) answers the member; a `users` list answers a list. */
   async addWorkspaceMembers(request, ctx) {
-    const body = await readBody(request, memberAddSchema, bodyLimit(ctx));
-    const members =
-      "users" in body
-        ? body.users.map((entry, index) => ({ user: entry.id, role: entry.role, param: `users[${index}].id` }))
-        : [{ user: body.user_id ?? body.email, role: body.role, param: body.user_id ? "user_id" : "email" }];
+    let list = false;
+    const members = async () => {
+      const body = await readBody(request, memberAddSchema, bodyLimit(ctx));
+      if (!("users" in body))
+        return [{ user: body.user_id ?? body.email, role: body.role, param: body.user_id ? "user_id" : "email" }];
+      list = true;
+      return body.users.map((entry, index) => ({ user: entry.id, role: entry.role, param: `users[${index}].id` }));
+    };
     const added = await workspaces.addWorkspaceMembers(deps(ctx), ctx.principal!, {
       workspace: ctx.params.id!,
       members,
     });
-    if ("users" in body) return json({ object: "list", data: added, has_more: false }, { status: 201 });
+    if (list) return json({ object: "list", data: added, has_more: false }, { status: 201 });
     return json(added[0], { status: 201 });
   },
 
@@ -81,7 +82,7 @@ export const handlers = mapDomainErrors({
   },
 
   async updateWorkspaceMember(request, ctx) {
-    const { role } = await readBody(request, memberUpdateSchema, bodyLimit(ctx));
+    const role = async () => (await readBody(request, memberUpdateSchema, bodyLimit(ctx))).role;
     const input = { workspace: ctx.params.id!, user: ctx.params.userId!, role };
     return json(await workspaces.updateWorkspaceMember(deps(ctx), ctx.principal!, input));
   },
