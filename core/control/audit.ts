@@ -1,6 +1,8 @@
+import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
 import { newId } from "../ids.ts";
 import { isCredentialField } from "../security/credential-fields.ts";
+import type { Records } from "../store/ports.ts";
 
 /**
  * Audit log of control-plane mutations: who (key, user), what (action), which resource, when, and the
@@ -32,12 +34,18 @@ export function redact(value: unknown): unknown {
   return value;
 }
 
-export async function writeAudit(ctx: RequestContext, entry: AuditEntry): Promise<void> {
-  const principal = ctx.principal;
-  if (!principal) return;
+/** An audit entry with who made the change and the trace id of the request that made it. */
+export interface AuditRecordInput extends AuditEntry {
+  principal: Principal;
+  traceId: string;
+}
+
+/** Writes one audit entry from plain data (control-plane services call this; they hold no RequestContext). */
+export async function recordAudit(records: Records, entry: AuditRecordInput): Promise<void> {
+  const { principal } = entry;
   const id = newId("audit");
   const now = Date.now();
-  await ctx.services.stores.records.put({
+  await records.put({
     pk: `AUDIT#${id}`,
     sk: "AUDIT",
     gsi1pk: `ORG#${principal.organisationId}#AUDIT`,
@@ -52,7 +60,13 @@ export async function writeAudit(ctx: RequestContext, entry: AuditEntry): Promis
     resourceId: entry.resourceId,
     before: redact(entry.before),
     after: redact(entry.after),
-    traceId: ctx.traceId,
+    traceId: entry.traceId,
     createdAt: new Date(now).toISOString(),
   });
+}
+
+/** For handlers not yet moved to services: recordAudit with the request's principal and trace id. */
+export async function writeAudit(ctx: RequestContext, entry: AuditEntry): Promise<void> {
+  if (!ctx.principal) return;
+  await recordAudit(ctx.services.stores.records, { ...entry, principal: ctx.principal, traceId: ctx.traceId });
 }

@@ -1,6 +1,6 @@
 import type { Records } from "../store/ports.ts";
 import { type Membership, getMembership } from "./members.ts";
-import { getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
+import { findOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
 import { PerOrganisationCache } from "./per-organisation-cache.ts";
 import { type User, normaliseEmail, userStore } from "./users.ts";
 import { type Workspace, workspaceStore } from "./workspaces.ts";
@@ -104,7 +104,7 @@ export class OrganisationSettingsCache {
           ?.block_inline_config;
         if (typeof override === "boolean") return override;
       }
-      const organisation = await getOrganisation(this.records, organisationId);
+      const organisation = await findOrganisation(this.records, organisationId);
       return organisation ? organisationBlocksInlineConfig(organisation) : false;
     })().catch((error) => {
       this.blocks.deleteIf(organisationId, workspaceKey, value);

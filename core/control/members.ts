@@ -1,6 +1,6 @@
 import type { WorkspaceRole } from "../auth/principal.ts";
-import { conflict } from "../http/errors.ts";
 import { ConditionFailedError, type Page, type RecordItem, type Records } from "../store/ports.ts";
+import { Conflict } from "./errors.ts";
 
 /**
  * Workspace membership, one per (workspace, user), as two single-item records:
@@ -71,7 +71,7 @@ export async function listMembers(
   return { items: page.items.map(toMembership), cursor: page.cursor };
 }
 
-/** Adds a member; 409 when the user already belongs to the workspace. */
+/** Adds a member; Conflict when the user already belongs to the workspace. */
 export async function addMembership(
   records: Records,
   input: Omit<Membership, "createdAt" | "updatedAt">,
@@ -82,7 +82,7 @@ export async function addMembership(
     await records.put({ ...forwardKey(input.workspaceId, input.userId), ...membership }, { exists: false });
   } catch (error) {
     if (error instanceof ConditionFailedError)
-      throw conflict(`User '${input.userId}' is already a member of this workspace.`, "user_id");
+      throw new Conflict(`User '${input.userId}' is already a member of this workspace.`, { param: "user_id" });
     throw error;
   }
   await records.put({ ...reverseKey(input.workspaceId, input.userId), ...membership });

@@ -46,3 +46,7 @@ export const exclusionsUpdateSchema = z
     message: "'workspace_ids' is required",
     path: ["workspace_ids"],
   });
+
+export type SettingsUpdateInput = z.infer<typeof settingsUpdateSchema>;
+export type DefaultsUpdateInput = z.infer<typeof defaultsUpdateSchema>;
+export type ExclusionsUpdateInput = z.infer<typeof exclusionsUpdateSchema>;

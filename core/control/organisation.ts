@@ -1,5 +1,5 @@
-import { conflict, notFound } from "../http/errors.ts";
 import { ConditionFailedError, type Records } from "../store/ports.ts";
+import { Conflict, NotFound } from "./errors.ts";
 import type { GuardrailRefInput } from "./organisation-schemas.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 
@@ -44,15 +44,26 @@ export const BLOCK_INLINE_CONFIG_DEFAULT_FROM = Date.UTC(2026, 5, 19);
 
 export const organisationKey = (organisationId: string) => ({ pk: `ORG#${organisationId}`, sk: "ORG" });
 
-export async function getOrganisation(records: Records, organisationId: string): Promise<OrganisationRecord> {
+/** The organisation record, or undefined (for lookups on the data plane, which must not fail on it). */
+export async function findOrganisation(
+  records: Records,
+  organisationId: string,
+): Promise<OrganisationRecord | undefined> {
   const key = organisationKey(organisationId);
   const item = await records.get(key.pk, key.sk);
-  if (!item) throw notFound(`No organisation with id '${organisationId}'.`);
+  if (!item) return undefined;
   const { pk, sk, gsi1pk, gsi1sk, ttl, ...rest } = item;
   return rest as unknown as OrganisationRecord;
 }
 
-/** Writes a change if the organisation still has the version that was read (else 409). */
+/** The organisation record; NotFound when there is none. */
+export async function getOrganisation(records: Records, organisationId: string): Promise<OrganisationRecord> {
+  const organisation = await findOrganisation(records, organisationId);
+  if (!organisation) throw new NotFound(`No organisation with id '${organisationId}'.`);
+  return organisation;
+}
+
+/** Writes a change if the organisation still has the version that was read (else Conflict). */
 export async function updateOrganisation(
   records: Records,
   current: OrganisationRecord,
@@ -69,7 +80,7 @@ export async function updateOrganisation(
     await records.put({ ...organisationKey(current.id), ...next }, { equals: { version: current.version ?? null } });
   } catch (error) {
     if (error instanceof ConditionFailedError)
-      throw conflict("The organisation was changed concurrently; read it again and retry.");
+      throw new Conflict("The organisation was changed concurrently; read it again and retry.");
     throw error;
   }
   return next;
@@ -152,7 +163,7 @@ export async function organisationGuardrailsFor(
   workspaceId: string | undefined,
   phase: GuardrailPhase,
 ): Promise<GuardrailRef[]> {
-  const organisation = await getOrganisation(records, organisationId);
-  if (workspaceId && organisation.exclusions?.[phase]?.includes(workspaceId)) return [];
-  return organisation.defaults?.[phase] ?? [];
+  const organisation = await findOrganisation(records, organisationId);
+  if (workspaceId && organisation?.exclusions?.[phase]?.includes(workspaceId)) return [];
+  return organisation?.defaults?.[phase] ?? [];
 }

@@ -36,3 +36,7 @@ export const inviteAcceptSchema = z.strictObject({
   first_name: z.string().trim().max(100).optional(),
   last_name: z.string().trim().max(100).optional(),
 });
+
+export type UserUpdateInput = z.infer<typeof userUpdateSchema>;
+export type InviteCreateInput = z.infer<typeof inviteCreateSchema>;
+export type InviteAcceptInput = z.infer<typeof inviteAcceptSchema>;

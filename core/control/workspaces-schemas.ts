@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { workspaceRoleSchema } from "./users-schemas.ts";
 
 /**
  * Request bodies of the workspaces admin API (core/routes/handlers/workspaces.ts). Kept apart from the record
@@ -41,3 +42,23 @@ export type WorkspaceDefaultsInput = z.infer<typeof defaultsSchema>;
 
 export const workspaceCreateSchema = z.strictObject(workspaceFields);
 export const workspaceUpdateSchema = z.strictObject({ ...workspaceFields, name: workspaceFields.name.optional() });
+
+export type WorkspaceCreateInput = z.infer<typeof workspaceCreateSchema>;
+export type WorkspaceUpdateInput = z.infer<typeof workspaceUpdateSchema>;
+
+/** One user (`user_id` or `email`) or several (`users: [{id, role}]`). */
+export const memberAddSchema = z.union([
+  z.strictObject({
+    users: z
+      .array(z.strictObject({ id: z.string().min(1).max(200), role: workspaceRoleSchema.default("member") }))
+      .min(1)
+      .max(100),
+  }),
+  z.strictObject({
+    user_id: z.string().min(1).max(200).optional(),
+    email: z.email().optional(),
+    role: workspaceRoleSchema.default("member"),
+  }),
+]);
+
+export const memberUpdateSchema = z.strictObject({ role: workspaceRoleSchema });

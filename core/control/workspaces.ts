@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { badRequest, conflict } from "../http/errors.ts";
 import type { Records } from "../store/ports.ts";
-import { type OrganisationRecord, getOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
+import { Conflict, Invalid } from "./errors.ts";
+import { type OrganisationRecord, findOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 import type { WorkspaceDefaultsInput } from "./workspaces-schemas.ts";
 
@@ -44,7 +44,7 @@ export const workspaceStore = (records: Records) =>
   new ResourceStore<Workspace>(records, WORKSPACE_KIND, WORKSPACE_ID_PREFIX);
 export const configStore = (records: Records) => new ResourceStore<Resource>(records, CONFIG_KIND, CONFIG_ID_PREFIX);
 
-/** A config by id or slug, in the organisation; 400 naming `param` when there is none. Returns its id. */
+/** A config by id or slug, in the organisation; Invalid naming `param` when there is none. Returns its id. */
 export async function resolveConfigRef(
   records: Records,
   organisationId: string,
@@ -53,7 +53,7 @@ export async function resolveConfigRef(
 ): Promise<string> {
   const config = await configStore(records).get(organisationId, ref);
   if (!config || config.status === "deleted" || config.status === "archived") {
-    throw badRequest(`No config '${ref}' in this organisation.`, param, "config_not_found");
+    throw new Invalid(`No config '${ref}' in this organisation.`, { param, code: "config_not_found" });
   }
   return config.id;
 }
@@ -133,11 +133,11 @@ export async function hasSharedPrompts(records: Records, workspace: Workspace): 
   return false;
 }
 
-/** Throws 409 unless the workspace may be deleted (not the default; no shared prompts or partials). */
+/** Throws Conflict unless the workspace may be deleted (not the default; no shared prompts or partials). */
 export async function assertDeletable(records: Records, workspace: Workspace): Promise<void> {
-  if (workspace.isDefault) throw conflict("The default workspace cannot be deleted.");
+  if (workspace.isDefault) throw new Conflict("The default workspace cannot be deleted.");
   if (await hasSharedPrompts(records, workspace)) {
-    throw conflict("This workspace still has shared prompts or partials; unshare or delete them first.");
+    throw new Conflict("This workspace still has shared prompts or partials; unshare or delete them first.");
   }
 }
 
@@ -178,7 +178,8 @@ export async function blockInlineConfigFor(
     const override = workspace?.security_settings?.block_inline_config;
     if (typeof override === "boolean") return override;
   }
-  return organisationBlocksInlineConfig(await getOrganisation(records, organisationId));
+  const organisation = await findOrganisation(records, organisationId);
+  return organisation ? organisationBlocksInlineConfig(organisation) : false;
 }
 
 /** `user_api_key_auto_create` for members joining a workspace: workspace override, then organisation settings. */

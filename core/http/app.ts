@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { RouteFamily, RouteSpec } from "../routes/table.ts";
+import type { RouteFamily, RouteSpec } from "./route-types.ts";
 import type { Services } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";

@@ -1,7 +1,7 @@
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
 import { headersOf } from "../http/request-headers.ts";
-import type { RouteSpec } from "../routes/table.ts";
+import type { RouteSpec } from "../http/route-types.ts";
 import type { RequestLog } from "./log-record.ts";
 
 /**

@@ -4,40 +4,33 @@
  * Pure data, so infra and tests can read it without loading any handler code.
  */
 
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+import type { RouteFamily, RouteSpec } from "../http/route-types.ts";
 
-export interface RouteSpec {
-  method: Method;
-  /** Hono path syntax: `:param` for one segment, `*` for the rest. */
-  path: string;
-  /** Name of the handler in the family's handler module (core/routes/handlers/<family>.ts). */
-  handler: string;
-  /** `api_key`: x-gateway-api-key or a JWT is required. `none`: public. */
-  auth: "api_key" | "none";
-  /**
-   * The scope a caller must hold (checked centrally by the app before the handler runs; `*` holds all).
-   * Data-plane routes usually need none beyond a valid key.
-   */
-  scope?: string;
-  /** Body limit class: `json` (GATEWAY_MAX_JSON_BODY_BYTES) or `upload` (GATEWAY_MAX_UPLOAD_BYTES). */
-  body?: "json" | "upload";
-  /**
-   * A catch-all (`/v1/*`): it gets only the requests no other route matches. The app mounts catch-alls after
-   * every other route, and the AWS Router's longest-prefix rule gives every other family's prefix precedence.
-   */
-  catchAll?: true;
-}
-
-export interface RouteFamily {
-  name: string;
-  /** True for families that serve inference traffic (hot path; bundle size and cold start matter most). */
-  dataPlane: boolean;
-  /** Lambda timeout in seconds (streamed answers can be long). */
-  timeoutSeconds: number;
-  routes: RouteSpec[];
-}
+export type { Method, RouteFamily, RouteSpec } from "../http/route-types.ts";
 
 const PASSTHROUGH_METHODS = ["POST", "GET", "PUT", "DELETE"] as const;
+
+/** The six routes of one policy kind at `path`; handler names spelled out so they can be grepped. */
+function policyRoutes(
+  path: string,
+  handler: Record<"create" | "list" | "get" | "update" | "remove" | "usage", string>,
+): RouteSpec[] {
+  return [
+    { method: "POST", path, handler: handler.create, auth: "api_key", body: "json", scope: "policies.create" },
+    { method: "GET", path, handler: handler.list, auth: "api_key", scope: "policies.list" },
+    { method: "GET", path: `${path}/:id`, handler: handler.get, auth: "api_key", scope: "policies.read" },
+    {
+      method: "PUT",
+      path: `${path}/:id`,
+      handler: handler.update,
+      auth: "api_key",
+      body: "json",
+      scope: "policies.update",
+    },
+    { method: "DELETE", path: `${path}/:id`, handler: handler.remove, auth: "api_key", scope: "policies.delete" },
+    { method: "GET", path: `${path}/:id/usage`, handler: handler.usage, auth: "api_key", scope: "policies.read" },
+  ];
+}
 
 export const ROUTE_FAMILIES: RouteFamily[] = [
   {
@@ -671,47 +664,24 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     name: "policies",
     dataPlane: false,
     timeoutSeconds: 30,
-    routes: ["/v2/policies", "/v1/policies"].flatMap((base) =>
-      (
-        [
-          ["usage-limits", "UsageLimitPolic"],
-          ["rate-limits", "RateLimitPolic"],
-        ] as const
-      ).flatMap(([kind, name]): RouteSpec[] => [
-        {
-          method: "POST",
-          path: `${base}/${kind}`,
-          handler: `create${name}y`,
-          auth: "api_key",
-          body: "json",
-          scope: "policies.create",
-        },
-        { method: "GET", path: `${base}/${kind}`, handler: `list${name}ies`, auth: "api_key", scope: "policies.list" },
-        { method: "GET", path: `${base}/${kind}/:id`, handler: `get${name}y`, auth: "api_key", scope: "policies.read" },
-        {
-          method: "PUT",
-          path: `${base}/${kind}/:id`,
-          handler: `update${name}y`,
-          auth: "api_key",
-          body: "json",
-          scope: "policies.update",
-        },
-        {
-          method: "DELETE",
-          path: `${base}/${kind}/:id`,
-          handler: `delete${name}y`,
-          auth: "api_key",
-          scope: "policies.delete",
-        },
-        {
-          method: "GET",
-          path: `${base}/${kind}/:id/usage`,
-          handler: `get${name}yUsage`,
-          auth: "api_key",
-          scope: "policies.read",
-        },
-      ]),
-    ),
+    routes: ["/v2/policies", "/v1/policies"].flatMap((base) => [
+      ...policyRoutes(`${base}/usage-limits`, {
+        create: "createUsageLimitPolicy",
+        list: "listUsageLimitPolicies",
+        get: "getUsageLimitPolicy",
+        update: "updateUsageLimitPolicy",
+        remove: "deleteUsageLimitPolicy",
+        usage: "getUsageLimitPolicyUsage",
+      }),
+      ...policyRoutes(`${base}/rate-limits`, {
+        create: "createRateLimitPolicy",
+        list: "listRateLimitPolicies",
+        get: "getRateLimitPolicy",
+        update: "updateRateLimitPolicy",
+        remove: "deleteRateLimitPolicy",
+        usage: "getRateLimitPolicyUsage",
+      }),
+    ]),
   },
 ];
 

@@ -1,181 +1,91 @@
-import { workspaceScope } from "../../auth/scopes.ts";
-import { writeAudit } from "../../control/audit.ts";
-import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
-import { assertWritable, boundWorkspace } from "../../control/provider-credentials.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { badRequest, notFound } from "../../http/errors.ts";
+import { listResponse, readListQuery } from "../../control/list-query.ts";
+import * as policies from "../../control/policies-service.ts";
+import type { PolicyDeps } from "../../control/policies-service.ts";
+import type { Handler, RequestContext } from "../../http/context.ts";
+import { mapDomainErrors } from "../../http/domain-errors.ts";
+import { badRequest } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
-import {
-  type PolicyFamily,
-  type PolicyResource,
-  compilePolicy,
-  groupIndexPk,
-  policyStore,
-  presentPolicy,
-} from "../../policies/model.ts";
-import {
-  rateCreateSchema,
-  rateFields,
-  rateUpdateSchema,
-  usageCreateSchema,
-  usageFields,
-  usageUpdateSchema,
-} from "../../policies/requests.ts";
+import type { PolicyFamily } from "../../policies/model.ts";
+import { rateCreateSchema, rateUpdateSchema, usageCreateSchema, usageUpdateSchema } from "../../policies/requests.ts";
 
 /**
- * Usage-limit and rate-limit policies (`/v2/policies/{usage-limits,rate-limits}`, also under /v1): CRUD and
- * current consumption per group. Admin keys manage every policy; workspace keys only their workspace's.
- * Changes apply at once in this process and within a few seconds elsewhere (core/policies/enforcer.ts).
+ * Usage-limit and rate-limit policies (`/v2/policies/{usage-limits,rate-limits}`, also under /v1): parse,
+ * call core/control/policies-service.ts, shape the answer.
  */
 
-const RESOURCE: Record<PolicyFamily, string> = { usage_limits: "usage_limit_policy", rate_limits: "rate_limit_policy" };
+const deps = (ctx: RequestContext): PolicyDeps => ({
+  records: ctx.services.stores.records,
+  counters: ctx.services.stores.counters,
+  traceId: ctx.traceId,
+  policyChanged: (organisationId, policy, removedId) =>
+    ctx.services.policies.changed(organisationId, policy, removedId),
+});
+const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 
-async function visiblePolicy(ctx: RequestContext, family: PolicyFamily): Promise<PolicyResource> {
-  const principal = ctx.principal!;
-  const id = ctx.params.id!;
-  const store = policyStore(ctx.services.stores.records, family);
-  const policy = store.isId(id) ? await store.get(principal.organisationId, id) : undefined;
-  const bound = boundWorkspace(principal);
-  if (!policy || policy.family !== family || (bound && policy.workspaceId !== bound))
-    throw notFound(
-      `No ${family === "usage_limits" ? "usage-limit" : "rate-limit"} policy '${id}'.`,
-      "policy_not_found",
-    );
-  return policy;
+async function readCreate(request: Request, ctx: RequestContext, family: PolicyFamily): Promise<policies.PolicyCreate> {
+  return family === "usage_limits"
+    ? { family, body: await readBody(request, usageCreateSchema, bodyLimit(ctx)) }
+    : { family, body: await readBody(request, rateCreateSchema, bodyLimit(ctx)) };
 }
 
-function familyHandlers(family: PolicyFamily) {
-  const isUsage = family === "usage_limits";
-  const max = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
+/** The update of the addressed policy; its body is read once the service has checked access. */
+function updateOf(request: Request, ctx: RequestContext, family: PolicyFamily): policies.PolicyUpdate {
+  const id = ctx.params.id!;
+  return family === "usage_limits"
+    ? { id, family, body: () => readBody(request, usageUpdateSchema, bodyLimit(ctx)) }
+    : { id, family, body: () => readBody(request, rateUpdateSchema, bodyLimit(ctx)) };
+}
 
+type FamilyHandlers = Record<"create" | "list" | "get" | "update" | "remove" | "usage", Handler>;
+
+function familyHandlers(family: PolicyFamily): FamilyHandlers {
   return {
-    async create(request: Request, ctx: RequestContext): Promise<Response> {
-      const principal = ctx.principal!;
-      const body = isUsage
-        ? await readBody(request, usageCreateSchema, max(ctx))
-        : await readBody(request, rateCreateSchema, max(ctx));
-      const fields = isUsage ? usageFields(body as never) : rateFields(body as never);
-      const created = await policyStore(ctx.services.stores.records, family).create(principal.organisationId, {
-        conditions: [],
-        groupBy: [],
-        ...(isUsage ? { periodicReset: "none" as const } : {}),
-        ...fields,
-        family,
-        type: fields.type!,
-        workspaceId: workspaceScope(principal, body.workspace_id),
-        status: "active",
-        createdBy: principal.userId ?? principal.keyId,
-      });
-      ctx.services.policies.changed(principal.organisationId, created);
-      const view = presentPolicy(created);
-      await writeAudit(ctx, {
-        action: "create",
-        resourceType: RESOURCE[family],
-        resourceId: created.id,
-        workspaceId: created.workspaceId,
-        after: view,
-      });
-      return json(view, { status: 201 });
+    async create(request, ctx) {
+      const input = await readCreate(request, ctx, family);
+      return json(await policies.createPolicy(deps(ctx), ctx.principal!, input), { status: 201 });
     },
 
-    async list(request: Request, ctx: RequestContext): Promise<Response> {
-      const principal = ctx.principal!;
+    async list(request, ctx) {
       const query = readListQuery(request);
-      const workspaceId = workspaceScope(principal, query.workspace_id);
       const apiKeyId = new URL(request.url).searchParams.get("api_key_id") ?? undefined;
-      const page = await listPage(() =>
-        policyStore(ctx.services.stores.records, family).list(principal.organisationId, {
-          limit: query.limit,
-          cursor: query.cursor,
-          filter: (policy) =>
-            (workspaceId === undefined || policy.workspaceId === workspaceId) &&
-            (apiKeyId === undefined || policy.apiKeyId === apiKeyId),
-        }),
-      );
-      return listResponse(page, presentPolicy);
+      const input = { family, limit: query.limit, cursor: query.cursor, workspaceId: query.workspace_id, apiKeyId };
+      return listResponse(await policies.listPolicies(deps(ctx), ctx.principal!, input));
     },
 
-    async get(_request: Request, ctx: RequestContext): Promise<Response> {
-      return json(presentPolicy(await visiblePolicy(ctx, family)));
+    async get(_request, ctx) {
+      return json(await policies.getPolicy(deps(ctx), ctx.principal!, { family, id: ctx.params.id! }));
     },
 
-    async update(request: Request, ctx: RequestContext): Promise<Response> {
-      const policy = await visiblePolicy(ctx, family);
-      assertWritable(ctx.principal!, policy, "policies");
-      const body = isUsage
-        ? await readBody(request, usageUpdateSchema, max(ctx))
-        : await readBody(request, rateUpdateSchema, max(ctx));
-      const changes = isUsage ? usageFields(body as never, policy) : rateFields(body as never, policy);
-      const updated = await policyStore(ctx.services.stores.records, family).update(policy, changes);
-      ctx.services.policies.changed(updated.organisationId, updated);
-      const view = presentPolicy(updated);
-      await writeAudit(ctx, {
-        action: "update",
-        resourceType: RESOURCE[family],
-        resourceId: policy.id,
-        workspaceId: policy.workspaceId,
-        before: presentPolicy(policy),
-        after: view,
-      });
-      return json(view);
+    async update(request, ctx) {
+      const input = updateOf(request, ctx, family);
+      return json(await policies.updatePolicy(deps(ctx), ctx.principal!, input));
     },
 
-    async remove(_request: Request, ctx: RequestContext): Promise<Response> {
-      const policy = await visiblePolicy(ctx, family);
-      assertWritable(ctx.principal!, policy, "policies");
-      await policyStore(ctx.services.stores.records, family).delete(policy);
-      ctx.services.policies.changed(policy.organisationId, undefined, policy.id);
-      await writeAudit(ctx, {
-        action: "delete",
-        resourceType: RESOURCE[family],
-        resourceId: policy.id,
-        workspaceId: policy.workspaceId,
-        before: presentPolicy(policy),
-      });
-      return json({ id: policy.id, object: presentPolicy(policy).object, deleted: true, success: true });
+    async remove(_request, ctx) {
+      const removed = await policies.deletePolicy(deps(ctx), ctx.principal!, { family, id: ctx.params.id! });
+      return json({ id: removed.id, object: removed.object, deleted: true, success: true });
     },
 
-    /** Current consumption of each group seen in the current window, from the counters. */
-    async usage(request: Request, ctx: RequestContext): Promise<Response> {
-      const policy = await visiblePolicy(ctx, family);
-      const compiled = compilePolicy(policy);
-      const window = compiled.window(Date.now());
-      const params = new URL(request.url).searchParams;
-      const limit = Number(params.get("limit") ?? "100");
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw badRequest("'limit' must be an integer from 1 to 1000.", "limit", "invalid_value");
-      const page = await listPage(() =>
-        ctx.services.stores.records.query({
-          partition: groupIndexPk(policy.id, window.start),
-          limit,
-          cursor: params.get("cursor") ?? undefined,
-        }),
-      );
-      const keys = page.items.map((item) => String(item.counterKey));
-      const values = keys.length > 0 ? await ctx.services.stores.counters.getMany(keys) : new Map<string, number>();
+    async usage(request, ctx) {
+      const query = async () => {
+        const params = new URL(request.url).searchParams;
+        const limit = Number(params.get("limit") ?? "100");
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+          throw badRequest("'limit' must be an integer from 1 to 1000.", "limit", "invalid_value");
+        return { limit, cursor: params.get("cursor") ?? undefined };
+      };
+      const usage = await policies.policyUsage(deps(ctx), ctx.principal!, { family, id: ctx.params.id!, query });
       const iso = (seconds: number | undefined) =>
         seconds === undefined ? null : new Date(seconds * 1000).toISOString();
-      const limitUnits = compiled.toUnits(compiled.limit);
-      const data = page.items.map((item) => {
-        const used = compiled.toUnits(values.get(String(item.counterKey)) ?? 0);
-        return {
-          group: item.group,
-          usage: used,
-          limit: limitUnits,
-          remaining: Math.max(0, limitUnits - used),
-          exhausted: used >= limitUnits,
-          ...(isUsage && policy.alertThreshold !== undefined ? { alert_reached: used >= policy.alertThreshold } : {}),
-        };
-      });
       return json({
         object: "list",
-        policy_id: policy.id,
-        type: policy.type,
-        window_start: iso(window.start || undefined),
-        resets_at: iso(window.end),
-        data,
-        has_more: page.cursor !== undefined,
-        next_cursor: page.cursor ?? null,
+        policy_id: usage.policyId,
+        type: usage.type,
+        window_start: iso(usage.windowStart || undefined),
+        resets_at: iso(usage.resetsAt),
+        data: usage.items,
+        has_more: usage.cursor !== undefined,
+        next_cursor: usage.cursor ?? null,
       });
     },
   };
@@ -184,7 +94,7 @@ function familyHandlers(family: PolicyFamily) {
 const usage = familyHandlers("usage_limits");
 const rate = familyHandlers("rate_limits");
 
-export const handlers: HandlerMap = {
+export const handlers = mapDomainErrors({
   createUsageLimitPolicy: usage.create,
   listUsageLimitPolicies: usage.list,
   getUsageLimitPolicy: usage.get,
@@ -197,4 +107,4 @@ export const handlers: HandlerMap = {
   updateRateLimitPolicy: rate.update,
   deleteRateLimitPolicy: rate.remove,
   getRateLimitPolicyUsage: rate.usage,
-};
+});

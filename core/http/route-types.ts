@@ -1,0 +1,37 @@
+/**
+ * The shape of the route table (core/routes/table.ts): the app, the log writer and infra read routes through
+ * these types, so they live in the HTTP layer, which routes/ builds on: nothing imports upward into routes/.
+ */
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface RouteSpec {
+  method: Method;
+  /** Hono path syntax: `:param` for one segment, `*` for the rest. */
+  path: string;
+  /** Name of the handler in the family's handler module (core/routes/handlers/<family>.ts). */
+  handler: string;
+  /** `api_key`: x-gateway-api-key or a JWT is required. `none`: public. */
+  auth: "api_key" | "none";
+  /**
+   * The scope a caller must hold (checked centrally by the app before the handler runs; `*` holds all).
+   * Data-plane routes usually need none beyond a valid key.
+   */
+  scope?: string;
+  /** Body limit class: `json` (GATEWAY_MAX_JSON_BODY_BYTES) or `upload` (GATEWAY_MAX_UPLOAD_BYTES). */
+  body?: "json" | "upload";
+  /**
+   * A catch-all (`/v1/*`): it gets only the requests no other route matches. The app mounts catch-alls after
+   * every other route, and the AWS Router's longest-prefix rule gives every other family's prefix precedence.
+   */
+  catchAll?: true;
+}
+
+export interface RouteFamily {
+  name: string;
+  /** True for families that serve inference traffic (hot path; bundle size and cold start matter most). */
+  dataPlane: boolean;
+  /** Lambda timeout in seconds (streamed answers can be long). */
+  timeoutSeconds: number;
+  routes: RouteSpec[];
+}
