@@ -1,8 +1,10 @@
+import type { BuildOptions } from "esbuild";
+
 /**
  * How every gateway Lambda is bundled: the `nodejs` options infra/ hands to sst.aws.Function, and the esbuild
  * options SST derives from them (SST 3/4, pkg/runtime/node/build.go). The benchmark (bench/bundle-size.ts) and
  * the Lambda bundle test (test/lambda/bundles.test.ts) build from `sstEsbuildOptions(LAMBDA_NODEJS)`, so what is
- * measured and tested is what is deployed. This module imports nothing at run time: SST evaluates it.
+ * measured and tested is what is deployed. This module imports nothing at run time (SST evaluates it).
  */
 
 /** The `nodejs` block of every gateway function: ESM, minified, code splitting, for Node 24. */
@@ -40,7 +42,7 @@ export const SST_EXTERNALS = ["sharp", "pg-native"] as const;
  * excluded): bundle, platform node, keepNames, mainFields module then main, the banner, SST's externals plus
  * the function's own.
  */
-export function sstEsbuildOptions(nodejs: LambdaNodejsOptions = LAMBDA_NODEJS) {
+export function sstEsbuildOptions(nodejs: LambdaNodejsOptions = LAMBDA_NODEJS): BuildOptions {
   const esm = (nodejs.format ?? "esm") === "esm";
   return {
     bundle: true,
@@ -54,5 +56,5 @@ export function sstEsbuildOptions(nodejs: LambdaNodejsOptions = LAMBDA_NODEJS) {
     ...(esm ? { banner: { js: SST_BANNER }, splitting: nodejs.splitting ?? false } : {}),
     outExtension: { ".js": esm ? ".mjs" : ".js" },
     sourcemap: false,
-  } as const;
+  };
 }
