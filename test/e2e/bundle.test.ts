@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
-import { type BundleGateway, startBundleGateway } from "../helpers/bundle-gateway.ts";
+import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
 import type { MockServer } from "../helpers/mock-server.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
@@ -38,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await Promise.all(mocks.map((mock) => mock.close()));
+  await removeBuiltBundle();
 });
 
 function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {

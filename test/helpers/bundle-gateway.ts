@@ -26,15 +26,26 @@ export interface BundleGateway {
 
 let built: Promise<string> | undefined;
 
-/** Builds the bundle once per test file (into a scratch folder, removed when the process exits). */
+/** Builds the bundle once per test file, into a scratch folder (removeBuiltBundle deletes it). */
 export function builtBundle(): Promise<string> {
   built ??= (async () => {
     const dir = scratchBuildDir("gateway-bundle-e2e");
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    await buildLocal(dir);
+    try {
+      await buildLocal(dir);
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
     return dir;
   })();
   return built;
+}
+
+/** Deletes the scratch build (call it in afterAll, once every gateway of the file is closed). */
+export async function removeBuiltBundle(): Promise<void> {
+  const dir = await built?.catch(() => undefined);
+  built = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
 export async function startBundleGateway(env: Record<string, string> = {}): Promise<BundleGateway> {
