@@ -6,19 +6,19 @@ import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import * as esbuild from "esbuild";
 import { ROUTE_FAMILIES } from "../core/routes/table.ts";
+import { LAMBDA_NODEJS, sstEsbuildOptions } from "../infra/lambda-bundle.ts";
 import { flagOn, parseFlags } from "./lib/cli.ts";
 import { initChunks } from "./lib/init-chunks.ts";
 import { benchNode, REPO_DIR } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 
 /**
- * Every Lambda entry (functions/*.ts, functions/workers/*.ts) bundled as SST 3/4 bundles Node functions
- * (pkg/runtime/node/build.go): esbuild, bundle, minified, ESM (.mjs), platform node, keepNames, mainFields
- * module,main, the createRequire/__filename/__dirname banner, and only `sharp` and `pg-native` external:
- * SST does NOT mark `@aws-sdk/*` external, so the SDK v3 clients we use are inside the bundle (the runtime's
- * own SDK copy is not used). SST's default target is esnext; we pin node24 (the runtime of infra/). And with
- * code splitting, as infra/gateway-runtime.ts deploys every function (`nodejs.splitting: true`): dynamic
- * imports become chunks loaded on first use.
+ * Every Lambda entry (functions/*.ts, functions/workers/*.ts) bundled as SST 3/4 bundles Node functions, with
+ * the options infra/ deploys them with (infra/lambda-bundle.ts): esbuild, bundle, minified, ESM (.mjs), platform
+ * node, keepNames, mainFields module,main, the createRequire/__filename/__dirname banner, and only `sharp` and
+ * `pg-native` external: SST does NOT mark `@aws-sdk/*` external, so the SDK v3 clients we use are inside the
+ * bundle (the runtime's own SDK copy is not used). With code splitting, dynamic imports become chunks loaded
+ * on first use.
  *
  * For each function: what its cold start loads (the entry chunk and the chunks it imports statically: raw
  * and gzip), all its chunks (what the zip holds), module-initialisation time (import of the entry in a fresh
@@ -26,14 +26,6 @@ import { median } from "./lib/stats.ts";
  * point at nothing reachable: init is lazy (core/platform/aws/lambda-handler.ts), so import time is what is
  * measured. Targets, on what init loads: data-plane functions < 400 KB and init < 60 ms.
  */
-
-export const SST_BANNER = [
-  `import { createRequire as topLevelCreateRequire } from 'module';`,
-  `const require = topLevelCreateRequire(import.meta.url);`,
-  `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
-  `const __filename = topLevelFileUrlToPath(import.meta.url)`,
-  `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
-].join("\n");
 
 export const SIZE_TARGET_KB = 400;
 export const INIT_TARGET_MS = 60;
@@ -109,7 +101,12 @@ export async function measurePackages(outDir: string, runs: number): Promise<Pac
   for (const [name, contents] of Object.entries(PACKAGE_CASES)) {
     const outfile = join(outDir, `pkg-${results.length}.mjs`);
     try {
-      await esbuild.build({ ...SST_OPTIONS, stdin: { contents, resolveDir: REPO_DIR, loader: "js" }, outfile });
+      await esbuild.build({
+        ...SST_OPTIONS,
+        splitting: false,
+        stdin: { contents, resolveDir: REPO_DIR, loader: "js" },
+        outfile,
+      });
       const times: number[] = [];
       await importTime(outfile, FUNCTION_ENV);
       for (let i = 0; i < runs; i++) times.push((await importTime(outfile, FUNCTION_ENV)).wallMs);
@@ -146,19 +143,10 @@ function contributorOf(input: string): string {
   return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
 }
 
-/** SST's esbuild options for a deployed Node function (minify on, no source map). */
+/** SST's esbuild options for a deployed gateway function, from infra's own `nodejs` options. */
 const SST_OPTIONS = {
+  ...sstEsbuildOptions(LAMBDA_NODEJS),
   absWorkingDir: REPO_DIR,
-  bundle: true,
-  minify: true,
-  format: "esm",
-  platform: "node",
-  target: "node24",
-  keepNames: true,
-  mainFields: ["module", "main"],
-  external: ["sharp", "pg-native"],
-  banner: { js: SST_BANNER },
-  sourcemap: false,
   logLevel: "silent",
 } satisfies esbuild.BuildOptions;
 
@@ -176,8 +164,6 @@ export async function bundleEntry(entry: string, outDir: string): Promise<Functi
     ...SST_OPTIONS,
     entryPoints: [entry],
     outdir: dir,
-    splitting: true,
-    outExtension: { ".js": ".mjs" },
     metafile: true,
   });
   const outputs = metafile.outputs;

@@ -26,6 +26,7 @@ declare namespace sst {
       handler: string;
       runtime?: "nodejs22.x" | "nodejs24.x";
       architecture?: "x86_64" | "arm64";
+      nodejs?: import("./lambda-bundle.ts").LambdaNodejsOptions;
       memory?: SstSize;
       timeout?: SstDuration;
       streaming?: boolean;

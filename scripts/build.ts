@@ -26,7 +26,7 @@ export async function buildLocal(
   entry: { name: string; source: string } = { name: "main", source: "core/platform/local/main.ts" },
 ): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
-  await esbuild.build({
+  const { metafile } = await esbuild.build({
     absWorkingDir: root,
     entryPoints: {
       [entry.name]: entry.source,
@@ -46,7 +46,28 @@ export async function buildLocal(
       js: "import { createRequire as gatewayCreateRequire } from 'node:module'; const require = gatewayCreateRequire(import.meta.url);",
     },
     logLevel: "warning",
+    metafile: true,
   });
+  assertNoLazyCommonJs(metafile);
+}
+
+/**
+ * Fails a build in which code loads a CommonJS module with `import()`: in a split bundle esbuild turns that
+ * module into a chunk whose only export is `default`, so its named exports are undefined at run time (Bedrock
+ * answered 500 under `npm start`, `SignatureV4 is not a constructor`, while the sources worked). Import such
+ * packages statically from a module that is itself loaded lazily.
+ */
+export function assertNoLazyCommonJs(metafile: esbuild.Metafile): void {
+  const offences: string[] = [];
+  for (const [importer, input] of Object.entries(metafile.inputs)) {
+    for (const record of input.imports) {
+      if (record.kind === "dynamic-import" && !record.external && metafile.inputs[record.path]?.format === "cjs")
+        offences.push(`${importer} imports ${record.original ?? record.path} (CommonJS) with import()`);
+    }
+  }
+  if (offences.length > 0) {
+    throw new Error(`Lazily loaded CommonJS loses its named exports in a split bundle:\n  ${offences.join("\n  ")}`);
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildLocal();

@@ -146,6 +146,13 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       }
       pipeline.take(next.value, pending);
     }
+    // A 200 that ended, or began, with nothing usable: nothing is sent, the target failed (a fallback moves on).
+    if (!pipeline.answered()) {
+      throw new UpstreamError(502, "The provider answered 200 with a stream that holds no valid event.", {
+        code: "invalid_upstream_stream",
+        transport: true,
+      });
+    }
   } catch (error) {
     // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
     upstream.abort();

@@ -6,7 +6,7 @@ import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
-import { RoutingFailure } from "../routing/engine.ts";
+import { gatewayTargetError, RoutingFailure } from "../routing/engine.ts";
 import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { AttemptRecord, InferenceOutcome } from "./outcome.ts";
 import { forwardedValues, headerCredentials, targetFromHeaders } from "./target-from-headers.ts";
@@ -49,7 +49,17 @@ export class LeafResolver {
   resolve(leaf: LeafNode): Promise<ResolvedLeaf> {
     let resolved = this.resolved.get(leaf);
     if (!resolved) {
-      resolved = this.build(leaf);
+      resolved = this.build(leaf).catch((thrown: unknown) => {
+        if (thrown instanceof HttpError || thrown instanceof UpstreamError) throw thrown;
+        // A lookup that threw (a store, credentials that no longer open): a failed target, noted in the log's
+        // attempts like one that was called.
+        const error = gatewayTargetError(thrown);
+        const outcome = this.ctx.outcome;
+        const provider = leaf.provider ?? leaf.virtualKey ?? this.gateway.provider ?? this.gateway.virtualKey ?? "";
+        if (outcome)
+          recordAttempt(outcome, { path: leaf.path, provider, retry: 0, status: 502, ms: 0, error: error.message });
+        throw error;
+      });
       this.resolved.set(leaf, resolved);
     }
     return resolved;
@@ -147,8 +157,10 @@ export async function recordedAttempt(
     const response = await run();
     recordAttempt(outcome, { ...attempt, status: response.status, ms: performance.now() - started });
     return response;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+  } catch (thrown) {
+    // Anything but an upstream failure or the client's mistake failed inside the gateway: a failed target.
+    const error = thrown instanceof HttpError || thrown instanceof UpstreamError ? thrown : gatewayTargetError(thrown);
+    const message = error.message;
     recordAttempt(outcome, {
       ...attempt,
       status: attemptStatus(error),

@@ -52,6 +52,8 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
   readonly transcript: Transcript;
   /** Bytes released. */
   bytes = 0;
+  /** The first event with data is a JSON object (a chunk): a body without one is not an answer. */
+  firstChunkValid = false;
 
   /** `hideUsageOnly`: cut out the usage-only chunk (the client did not ask for `include_usage`). */
   constructor(options: { hideUsageOnly: boolean; transcript: Transcript }) {
@@ -137,6 +139,7 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
       const data = eventData(bytes, start, next);
       if (data !== undefined) {
         this.#dataSeen = true;
+        this.firstChunkValid = parseJson(data) !== undefined;
         // Keys end with `":`; what follows the first one shows the provider's JSON style.
         if (data.charCodeAt(data.indexOf('":') + 2) === 0x20) this.#keys = SPACED_KEYS;
         return true;

@@ -26,6 +26,11 @@ export interface StreamPipeline<B> {
   answer(): unknown;
   /** Characters (or bytes) of every chunk: a bound on the size of the answer assembled from them. */
   chars(): number;
+  /**
+   * Whether the upstream sent a well-formed event so far. A 200 whose body ends without one (empty, an HTML
+   * page, data that is not JSON) is no answer: call-target treats it as a failed target.
+   */
+  answered(): boolean;
 }
 
 interface PipelineOptions {
@@ -52,6 +57,7 @@ export async function transformPipeline(
   const { outcome } = options;
   let usage: ChatUsage | undefined;
   let chars = 0;
+  let events = 0;
   const emit = (chunk: object | string, pending: StreamPiece[]) => {
     const parsed = assembler.add(chunk);
     if (parsed?.usage) usage = parsed.usage;
@@ -65,6 +71,7 @@ export async function transformPipeline(
   return {
     batches,
     take(batch, pending) {
+      events += batch.length;
       for (const event of batch) for (const chunk of transformer.push(event)) emit(chunk, pending);
     },
     end(pending) {
@@ -74,6 +81,7 @@ export async function transformPipeline(
     usage: () => usage,
     answer: () => assembler.result(),
     chars: () => chars,
+    answered: () => events > 0,
   };
 }
 
@@ -96,6 +104,7 @@ export function relayPipeline(body: AsyncIterable<Uint8Array>, options: Pipeline
     usage: () => relay.usage,
     answer: () => relay.transcript.answer(),
     chars: () => relay.bytes,
+    answered: () => relay.firstChunkValid,
   };
 }
 

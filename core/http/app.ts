@@ -70,7 +70,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
         response = await handler(request, ctx);
       } catch (error) {
         if (error instanceof RouteNotMatched) return unmatched(request, false);
-        response = errorResponse(toHttpError(error, ctx.traceId));
+        response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal));
       }
       response = withTraceId(response, ctx.traceId);
       // One log record per authenticated request, written after the response (core/logs).
@@ -137,9 +137,17 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
   };
 }
 
-/** Maps anything thrown to a client-safe error. Unknown errors are logged here, never sent with a stack. */
-export function toHttpError(error: unknown, traceId: string): HttpError {
+/**
+ * Maps anything thrown to a client-safe error. Unknown errors are logged here, never sent with a stack. A client
+ * that went away (its signal aborted, or its upload cut: Node's "aborted") is no fault of the gateway: one
+ * line, status 499 for the request's log.
+ */
+export function toHttpError(error: unknown, traceId: string, signal?: AbortSignal): HttpError {
   if (error instanceof HttpError) return error;
+  if (signal?.aborted || isClientAbort(error)) {
+    console.warn(`[${traceId}] client closed the request`);
+    return new HttpError(499, "The client closed the request.", { code: "client_closed_request" });
+  }
   if (error instanceof StoreUnavailableError) {
     console.error(`[${traceId}] store unavailable: ${error.message}`);
     return serviceUnavailable("The gateway's storage is temporarily unavailable; retry shortly.");
@@ -149,6 +157,12 @@ export function toHttpError(error: unknown, traceId: string): HttpError {
   }
   console.error(`[${traceId}] unhandled error`, error);
   return new HttpError(500, `Internal server error (trace id ${traceId}).`, { code: "internal_error" });
+}
+
+/** What Node's HTTP server throws to a reader of a request body the client stopped sending. */
+function isClientAbort(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && error.message === "aborted" && (code === "ECONNRESET" || code === undefined);
 }
 
 function withTraceId(response: Response, traceId: string): Response {

@@ -19,7 +19,10 @@ import { nextRetryDelay, sleep } from "./retry.ts";
  * Route-independent: inference and pass-through use it with their own `call`.
  */
 export interface EngineIO {
-  /** One call to a leaf (`retry` 0 for the first call). Throws UpstreamError on upstream failure. */
+  /**
+   * One call to a leaf (`retry` 0 for the first call). Throws UpstreamError on upstream failure, HttpError to
+   * end the request (the client's mistake); anything else is a failure inside the gateway (gatewayTargetError).
+   */
   call(leaf: LeafNode, retry: number): Promise<Response>;
   /** The request seen by conditional queries; built on first use. */
   queryContext(): QueryContext;
@@ -111,24 +114,53 @@ async function runLeaf(leaf: LeafNode, state: RunState): Promise<RoutingSuccess>
   for (let retry = 0; ; retry++) {
     try {
       return { response: await io.call(leaf, retry), leaf, retries: retry };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
+    } catch (thrown) {
+      // The client's own mistakes (a bad config, a rate limit) end the request as they are.
+      if (thrown instanceof HttpError) throw thrown;
+      const error =
+        thrown instanceof UpstreamError ? thrown : io.signal.aborted ? clientClosed() : gatewayTargetError(thrown);
       if (error.status === 499 || io.signal.aborted) throw new RoutingFailure(error, leaf, retry);
       const delay = nextRetryDelay(leaf.settings.retry, retry + 1, error.status, error.headers, waited, state.random);
       if (delay === undefined) throw new RoutingFailure(error, leaf, retry);
       try {
         await sleep(delay, io.signal);
       } catch {
-        throw new RoutingFailure(
-          new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" }),
-          leaf,
-          retry,
-        );
+        throw new RoutingFailure(clientClosed(), leaf, retry);
       }
       waited += delay;
     }
   }
 }
+
+const clientClosed = () => new UpstreamError(499, "The client closed the request.", { code: "client_closed_request" });
+
+/**
+ * A target that failed inside the gateway (a transform, a signer, a credential lookup threw) is a failed
+ * target like one whose network failed: 502, and a fallback always moves on. The message names the error
+ * without what it quotes (a JSON parser quotes the text it read, which may be a credential); the server's log
+ * gets the stack, once per error.
+ */
+export function gatewayTargetError(error: unknown): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  const name = error instanceof Error ? error.name : typeof error;
+  const detail = (error instanceof Error ? error.message : String(error))
+    .replace(/"(?:[^"\\]|\\.)*"?/g, '"…"')
+    .slice(0, 200);
+  const converted = new UpstreamError(502, `The gateway failed while calling the provider: ${name}: ${detail}`, {
+    type: "server_error",
+    code: "gateway_target_error",
+    transport: true,
+  });
+  const logged = typeof error === "object" && error !== null && LOGGED.has(error);
+  if (!logged) {
+    if (typeof error === "object" && error !== null) LOGGED.add(error);
+    const frames = error instanceof Error ? (error.stack ?? "").split("\n").slice(1).join("\n") : "";
+    console.error(`target failed inside the gateway: ${name}: ${detail}\n${frames}`);
+  }
+  return converted;
+}
+
+const LOGGED = new WeakSet<object>();
 
 /** Index of a target chosen with probability weight / sum of weights (weights <= 0 are never chosen). */
 export function pickWeighted(weights: readonly number[], random: () => number = Math.random): number {

@@ -14,6 +14,9 @@ import { type MockServer, type RecordedRequest, sendJson, startMockServer } from
  *   redirect      302 to http://169.254.169.254/
  *   stream-before 200 SSE headers, then the connection dies before the first event
  *   stream-after  one SSE chunk, then the connection dies
+ *   stream-empty  200 SSE headers, then the body ends with no event at all
+ *   stream-html   200 with an HTML page for a stream request (a proxy's error page)
+ *   stream-nonjson 200 SSE whose data events are not JSON, then [DONE]
  *   flaky-<id>-<n> the first n calls with that id answer 503, then ok
  *   ok-<name>     like ok, content "<name>" (to tell targets apart)
  */
@@ -97,6 +100,18 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       res.write(chunk("partial", "m"));
       await new Promise((resolve) => setTimeout(resolve, 50));
       return void res.socket?.destroy();
+    }
+    if (behaviour === "stream-empty") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void res.end();
+    }
+    if (behaviour === "stream-html") {
+      res.writeHead(200, { "content-type": "text/html" });
+      return void res.end("<html><body>Bad gateway</body></html>");
+    }
+    if (behaviour === "stream-nonjson") {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void res.end("data: not json\n\ndata: [DONE]\n\n");
     }
     const flakyMatch = /^flaky-(\w+)-(\d+)$/.exec(behaviour);
     if (flakyMatch) {

@@ -1,3 +1,7 @@
+// Static imports of these CommonJS packages: this module is itself loaded on first use (providers/registry.ts),
+// and a dynamic import() of a CommonJS package loses its named exports in an esbuild split bundle.
+import { Sha256 } from "@aws-crypto/sha256-js";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { type TransformContext, UpstreamError, type UpstreamRequest } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
@@ -87,12 +91,6 @@ export async function signRequest(
   signingDate: Date = new Date(),
 ): Promise<Record<string, string>> {
   const url = new URL(request.url);
-  // Loaded on the first signed call: most functions' requests never go to Bedrock with AWS keys, and the signer
-  // (with the @smithy/core modules it imports) would otherwise be parsed at every cold start.
-  const [{ SignatureV4 }, { Sha256 }] = await Promise.all([
-    import("@smithy/signature-v4"),
-    import("@aws-crypto/sha256-js"),
-  ]);
   const signer = new SignatureV4({
     service: BEDROCK_SIGNING_SERVICE,
     region,

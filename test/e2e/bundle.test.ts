@@ -1,0 +1,302 @@
+import OpenAI from "openai";
+import { Portkey } from "portkey-ai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
+import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
+import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
+import type { MockServer } from "../helpers/mock-server.ts";
+import { startAnthropicMock } from "../mocks/anthropic.ts";
+import { startAzureMock } from "../mocks/azure.ts";
+import { startBedrockMock } from "../mocks/bedrock.ts";
+import { startCohereMock } from "../mocks/cohere.ts";
+import { startGoogleMock } from "../mocks/google.ts";
+import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
+import { createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
+
+/**
+ * What users run is what is tested: the bundle `npm start` runs (built and started as npm start does,
+ * test/helpers/bundle-gateway.ts), driven over HTTP by the official openai and portkey-ai SDKs, against mock
+ * upstreams. Every provider family (each loads its own lazily loaded chunk of the bundle), streaming and not,
+ * a fallback, a saved integration, and every route family of the route table at least once.
+ */
+
+let gateway: BundleGateway;
+let openai: OpenAIMock;
+let faults: FaultUpstream;
+const mocks: MockServer[] = [];
+const messages = [{ role: "user" as const, content: "Hi" }];
+
+beforeAll(async () => {
+  [gateway, openai, faults] = await Promise.all([
+    startBundleGateway({ ENABLE_PROMETHEUS: "true" }),
+    startOpenAIMock(),
+    startFaultUpstream(),
+  ]);
+  mocks.push(openai, faults);
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.close();
+  await Promise.all(mocks.map((mock) => mock.close()));
+  await removeBuiltBundle();
+});
+
+function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {
+  return new OpenAI({
+    apiKey,
+    baseURL: `${gateway.url}/v1`,
+    defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },
+    maxRetries: 0,
+    timeout: 15_000,
+  });
+}
+
+async function api(method: string, path: string, body?: unknown, key = gateway.adminKey) {
+  const response = await fetch(`${gateway.url}${path}`, {
+    method,
+    headers: { "x-gateway-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: response.status, body: json };
+}
+
+/** Chat JSON and chat stream through a client; answers both texts. */
+async function chatBoth(client: OpenAI, model: string) {
+  const answer = await client.chat.completions.create({ model, messages });
+  let streamed = "";
+  let chunks = 0;
+  const stream = await client.chat.completions.create({
+    model,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  for await (const chunk of stream) {
+    chunks++;
+    streamed += chunk.choices[0]?.delta?.content ?? "";
+  }
+  return { text: answer.choices[0]!.message.content, streamed, chunks };
+}
+
+describe("every provider family through the bundle", () => {
+  it("OpenAI and a row of the OpenAI-compatible table", async () => {
+    for (const provider of ["openai", "groq"]) {
+      const result = await chatBoth(
+        clientFor({ "x-gateway-provider": provider, "x-gateway-custom-host": `${openai.url}/v1` }),
+        "gpt-4o-mini",
+      );
+      expect(result.text, provider).toBeTruthy();
+      expect(result.streamed, provider).toBeTruthy();
+    }
+  });
+
+  it("Anthropic", async () => {
+    const mock = await startAnthropicMock();
+    mocks.push(mock);
+    const result = await chatBoth(
+      clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": mock.url }),
+      "claude-sonnet-4-5",
+    );
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+  });
+
+  it("Bedrock: Converse, ConverseStream and embeddings with a verified SigV4 signature", async () => {
+    const credentials = { accessKeyId: "AKIDBUNDLE", secretAccessKey: "bundle-secret-key" };
+    const mock = await startBedrockMock({ credentials });
+    mocks.push(mock);
+    const client = clientFor({
+      "x-gateway-provider": "bedrock",
+      "x-gateway-custom-host": mock.url,
+      "x-gateway-aws-access-key-id": credentials.accessKeyId,
+      "x-gateway-aws-secret-access-key": credentials.secretAccessKey,
+      "x-gateway-aws-region": "us-east-1",
+    });
+    const result = await chatBoth(client, "anthropic.claude-3-5-sonnet-20240620-v1:0");
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+    const embedding = await client.embeddings.create({ model: "amazon.titan-embed-text-v2:0", input: "hello" });
+    expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0);
+  });
+
+  it("Google Gemini", async () => {
+    const mock = await startGoogleMock({ apiKey: "provider-key" });
+    mocks.push(mock);
+    const result = await chatBoth(
+      clientFor({ "x-gateway-provider": "google", "x-gateway-custom-host": mock.url }),
+      "gemini-2.5-flash",
+    );
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+  });
+
+  it("Vertex AI (service-account token exchange)", async () => {
+    const mock = await startVertexMock();
+    mocks.push(mock);
+    const account = await createTestServiceAccount(mock.tokenUri);
+    const result = await chatBoth(
+      clientFor({
+        "x-gateway-provider": "vertex-ai",
+        "x-gateway-custom-host": mock.url,
+        "x-gateway-vertex-region": "us-central1",
+        "x-gateway-vertex-service-account-json": account.json,
+      }),
+      "gemini-2.5-pro",
+    );
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+  });
+
+  it("Cohere", async () => {
+    const mock = await startCohereMock({ apiKey: "co-key" });
+    mocks.push(mock);
+    const client = clientFor({ "x-gateway-provider": "cohere", "x-gateway-custom-host": mock.url }, "co-key");
+    const result = await chatBoth(client, "command-r-plus");
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+  });
+
+  it("Azure OpenAI", async () => {
+    const mock = await startAzureMock({ apiKey: "azure-key" });
+    mocks.push(mock);
+    const client = clientFor(
+      {
+        "x-gateway-provider": "azure-openai",
+        "x-gateway-custom-host": mock.url,
+        "x-gateway-azure-deployment-id": "my-gpt4o",
+        "x-gateway-azure-api-version": "2024-10-21",
+      },
+      "azure-key",
+    );
+    const result = await chatBoth(client, "gpt-4o");
+    expect(result.text).toBeTruthy();
+    expect(result.streamed).toBeTruthy();
+  });
+
+  it("the portkey-ai SDK with its own headers", async () => {
+    const portkey = new Portkey({
+      apiKey: gateway.adminKey,
+      baseURL: `${gateway.url}/v1`,
+      provider: "openai",
+      customHost: `${openai.url}/v1`,
+      Authorization: "Bearer provider-key",
+    });
+    const answer = (await portkey.chat.completions.create({ model: "gpt-4o-mini", messages })) as any;
+    expect(answer.choices[0].message.content).toBeTruthy();
+    expect(openai.requests.at(-1)!.headers.authorization).toBe("Bearer provider-key");
+  });
+});
+
+describe("routing through the bundle", () => {
+  it("a fallback whose first target fails answers from the second", async () => {
+    const config = {
+      strategy: { mode: "fallback" },
+      targets: [
+        { provider: "openai", api_key: "k", custom_host: faults.host("503") },
+        { provider: "openai", api_key: "k", custom_host: faults.host("ok-second") },
+      ],
+    };
+    const client = clientFor({ "x-gateway-config": JSON.stringify(config) });
+    const { data, response } = await client.chat.completions.create({ model: "m", messages }).withResponse();
+    expect(data.choices[0]!.message.content).toBe("second");
+    expect(response.headers.get("x-gateway-last-used-option-index")).toBe("config.targets[1]");
+    let streamed = "";
+    for await (const chunk of await client.chat.completions.create({ model: "m", messages, stream: true }))
+      streamed += chunk.choices[0]?.delta?.content ?? "";
+    expect(streamed).toBe("second");
+  });
+
+  it("a saved integration, also inside a saved config", async () => {
+    const created = await api("POST", "/v1/integrations", {
+      name: "Bundle OpenAI",
+      slug: "bundle-openai",
+      ai_provider_id: "openai",
+      key: "sk-integration-bundle",
+      configurations: { custom_host: `${openai.url}/v1` },
+    });
+    expect(created.status).toBe(201);
+    const direct = await clientFor({ "x-gateway-provider": "@bundle-openai" }).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages,
+    });
+    expect(direct.choices[0]!.message.content).toBeTruthy();
+    expect(openai.requests.at(-1)!.headers.authorization).toBe("Bearer sk-integration-bundle");
+
+    const config = await api("POST", "/v1/configs", {
+      name: "bundle fallback",
+      config: { strategy: { mode: "fallback" }, targets: [{ provider: "@bundle-openai" }] },
+    });
+    expect(config.status, JSON.stringify(config.body)).toBeLessThan(300);
+    const viaConfig = await clientFor({
+      "x-gateway-config": config.body.slug ?? config.body.id,
+    }).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages,
+    });
+    expect(viaConfig.choices[0]!.message.content).toBeTruthy();
+  });
+});
+
+describe("every route family through the bundle", () => {
+  it("completions, embeddings, models, passthrough", async () => {
+    const client = clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` });
+    const completion = await client.completions.create({ model: "gpt-3.5-turbo-instruct", prompt: "Say hi" });
+    expect(completion.choices[0]!.text).toBeTruthy();
+    const embedding = await client.embeddings.create({ model: "text-embedding-3-small", input: "hi" });
+    expect(embedding.data[0]!.embedding.length).toBeGreaterThan(0);
+    const models = await client.models.list();
+    expect(models.data.length).toBeGreaterThan(0);
+    const passthrough = await fetch(`${gateway.url}/v1/proxy/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: "Bearer provider-key",
+        "x-gateway-api-key": gateway.adminKey,
+        "x-gateway-provider": "openai",
+        "x-gateway-custom-host": `${openai.url}/v1`,
+      },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages }),
+    });
+    expect(passthrough.status).toBe(200);
+    expect((await passthrough.json()).choices[0].message.content).toBeTruthy();
+  });
+
+  it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {
+    await expect.poll(async () => (await api("GET", "/v1/logs?limit=5")).body.data?.length ?? 0).toBeGreaterThan(0);
+    expect((await api("GET", "/v1/configs")).status).toBe(200);
+    expect((await api("GET", "/v1/integrations")).status).toBe(200);
+    expect((await api("GET", "/v1/api-keys")).status).toBe(200);
+    const workspaces = await api("GET", "/v1/admin/workspaces");
+    expect(workspaces.status).toBe(200);
+    expect(workspaces.body.data.length).toBeGreaterThan(0);
+    // Without a key, a control-plane route refuses (authentication runs in the bundle too).
+    expect((await api("GET", "/v1/configs", undefined, "gk-not-a-key")).status).toBe(401);
+  });
+
+  it("each family of the route table is mounted and answers without a server error", async () => {
+    const failures: string[] = [];
+    for (const family of ROUTE_FAMILIES) {
+      // Its first GET route without parameters (a list), else its first route.
+      const route =
+        family.routes.find((candidate) => candidate.method === "GET" && !/[:*]/.test(candidate.path)) ??
+        family.routes[0]!;
+      const path = route.path.replace(/:\w+/g, "x").replace("*", "x");
+      const { status, body } = await api(route.method, path, route.method === "GET" ? undefined : {});
+      const text = JSON.stringify(body);
+      // /v1/auth/self takes a JWT, never a key: a 403 that says so is its answer to the admin key.
+      const plain = route.method === "GET" && !/[:*]/.test(route.path) && route.path !== "/v1/auth/self";
+      if (status >= 500 || text.includes("unknown_url") || (plain && status !== 200)) {
+        failures.push(`${family.name}: ${route.method} ${path} -> ${status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(gateway.output()).not.toMatch(/unhandled error/);
+  });
+});

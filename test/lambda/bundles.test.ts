@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import * as esbuild from "esbuild";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { StreamingLambdaHandler } from "../../core/platform/aws/function-url-handler.ts";
+import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
+import { LAMBDA_NODEJS, sstEsbuildOptions } from "../../infra/lambda-bundle.ts";
+import { assertNoLazyCommonJs } from "../../scripts/build.ts";
+import { lambdaEnv } from "../helpers/aws-stores.ts";
+import { startOpenAIMock, type OpenAIMock } from "../mocks/openai.ts";
+import { installRecordingSst } from "../infra/recording-sst.ts";
+import { createTable } from "../setup/emulators.ts";
+import { installAwsLambdaGlobal, invoke } from "./awslambda-runtime.ts";
+import { functionUrlEvent } from "./fake-app.ts";
+
+/**
+ * What is deployed is what is tested: every Lambda entry (functions/*.ts, functions/workers/*.ts) is bundled
+ * with the options the SST definition gives it (read from sst.config.ts evaluated against a recording
+ * stand-in of sst.aws.*, turned into esbuild options as SST does: infra/lambda-bundle.ts), the bundle is
+ * loaded, and invoked once: route families through the streaming adapter with a function-URL event, workers
+ * with an event of their source. The stores are the emulators of the test run.
+ */
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const ADMIN_KEY = `gk-bundle-${randomUUID()}`;
+const savedEnv = { ...process.env };
+
+interface DeployedFunction {
+  /** functions/chat.ts */
+  entry: string;
+  nodejs: unknown;
+}
+
+let deployed: DeployedFunction[];
+let outDir: string;
+let upstream: OpenAIMock;
+
+function entriesOnDisk(): string[] {
+  const entries: string[] = [];
+  for (const dir of ["functions", "functions/workers"]) {
+    for (const file of readdirSync(join(ROOT, dir))) {
+      if (file.endsWith(".ts") && statSync(join(ROOT, dir, file)).isFile()) entries.push(`${dir}/${file}`);
+    }
+  }
+  return entries.sort();
+}
+
+beforeAll(async () => {
+  const recording = installRecordingSst();
+  const config = (await import("../../sst.config.ts")).default;
+  await config.run();
+  const handlers = [
+    ...recording.of("Function").map((fn) => fn.args),
+    ...recording.subscriptions.map((subscription) => subscription.subscriber),
+    ...recording.streamSubscriptions.map((subscription) => subscription.subscriber),
+  ];
+  deployed = handlers.map((args) => ({
+    entry: `${String(args.handler).replace(/\.handler$/, "")}.ts`,
+    nodejs: args.nodejs,
+  }));
+
+  const emulators = inject("emulators");
+  const tableName = `bundles-${randomUUID()}`;
+  await createTable(emulators.dynamodb, tableName);
+  Object.assign(process.env, {
+    ...lambdaEnv(emulators, tableName),
+    GATEWAY_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    // The mock upstream listens on loopback.
+    TRUSTED_CUSTOM_HOSTS: "127.0.0.1",
+  });
+  installAwsLambdaGlobal();
+  upstream = await startOpenAIMock({ reply: "Hello from the bundled chat function." });
+  outDir = mkdtempSync(join(tmpdir(), "lambda-bundles-"));
+});
+
+afterAll(async () => {
+  process.env = savedEnv;
+  await upstream?.close();
+  if (outDir) rmSync(outDir, { recursive: true, force: true });
+});
+
+/** Bundles one entry as SST does with these `nodejs` options; answers the entry chunk's path. */
+async function bundle(entry: string, nodejs: any): Promise<string> {
+  const dir = join(outDir, entry.replace(/[/.]/g, "-"));
+  const { metafile } = await esbuild.build({
+    ...sstEsbuildOptions(nodejs),
+    absWorkingDir: ROOT,
+    entryPoints: [entry],
+    outdir: dir,
+    metafile: true,
+    logLevel: "silent",
+  });
+  assertNoLazyCommonJs(metafile);
+  const output = Object.keys(metafile.outputs).find((file) => metafile.outputs[file]!.entryPoint === entry)!;
+  return join(ROOT, output);
+}
+
+const json = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString("utf8"));
+
+describe("the SST definition", () => {
+  it("deploys every functions/ entry, each bundled with the shared options", () => {
+    expect(deployed.map((fn) => fn.entry).sort()).toEqual(entriesOnDisk());
+    for (const fn of deployed) expect(fn.nodejs, fn.entry).toEqual(LAMBDA_NODEJS);
+  });
+});
+
+describe("every Lambda bundle answers through its adapter", () => {
+  for (const family of ROUTE_FAMILIES) {
+    it(`functions/${family.name}.ts`, async () => {
+      const fn = deployed.find((candidate) => candidate.entry === `functions/${family.name}.ts`)!;
+      const { handler } = (await import(pathToFileURL(await bundle(fn.entry, fn.nodejs)).href)) as {
+        handler: StreamingLambdaHandler;
+      };
+      if (family.name === "health") {
+        const result = await invoke(handler, functionUrlEvent("GET", "/health"));
+        expect(result.prelude.statusCode).toBe(200);
+        return;
+      }
+      if (family.name === "chat") {
+        const result = await invoke(
+          handler,
+          functionUrlEvent("POST", "/v1/chat/completions", {
+            headers: {
+              "content-type": "application/json",
+              "x-gateway-api-key": ADMIN_KEY,
+              "x-gateway-provider": "openai",
+              "x-gateway-custom-host": `${upstream.url}/v1`,
+              authorization: "Bearer provider-key",
+            },
+            body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] }),
+          }),
+        );
+        expect(result.prelude.statusCode, result.body.toString()).toBe(200);
+        expect(json(result.body).choices[0].message.content).toBe("Hello from the bundled chat function.");
+        return;
+      }
+      // Any other family: its first route refuses a request without a key (authentication ran in the bundle);
+      // its first GET route without parameters answers 200 with the admin key.
+      const route = family.routes.find((candidate) => candidate.auth === "api_key") ?? family.routes[0]!;
+      const path = route.path.replace(/:\w+/g, "x").replace("*", "x");
+      if (route.auth === "api_key") {
+        const anonymous = await invoke(handler, functionUrlEvent(route.method, path));
+        expect(anonymous.prelude.statusCode, `${route.method} ${path}`).toBe(401);
+      }
+      const list = family.routes.find(
+        (candidate) => candidate.method === "GET" && !/[:*]/.test(candidate.path) && candidate.path !== "/v1/auth/self",
+      );
+      if (list) {
+        const result = await invoke(
+          handler,
+          functionUrlEvent("GET", list.path, { headers: { "x-gateway-api-key": ADMIN_KEY } }),
+        );
+        // Metrics answer 404 when ENABLE_PROMETHEUS is off (as deployed by default): still the family's handler.
+        const expected = family.name === "metrics" ? 404 : 200;
+        expect(result.prelude.statusCode, `GET ${list.path}: ${result.body.toString().slice(0, 300)}`).toBe(expected);
+      }
+    });
+  }
+
+  for (const entry of entriesOnDisk().filter((file) => file.startsWith("functions/workers/"))) {
+    it(entry, async () => {
+      const fn = deployed.find((candidate) => candidate.entry === entry)!;
+      const { handler } = (await import(pathToFileURL(await bundle(fn.entry, fn.nodejs)).href)) as {
+        handler: (event: unknown) => Promise<any>;
+      };
+      if (basename(entry) === "analytics-stream.ts") {
+        expect(await handler({ Records: [] })).toEqual({ batchItemFailures: [] });
+        return;
+      }
+      // A message the consumer cannot use (no such job) is acknowledged, not retried forever.
+      const answer = await handler({
+        Records: [
+          {
+            messageId: "m1",
+            receiptHandle: "r1",
+            body: JSON.stringify({ id: "no-such-job", organisationId: "org_none" }),
+            attributes: { ApproximateReceiveCount: "1" },
+          },
+        ],
+      });
+      expect(answer).toHaveProperty("batchItemFailures");
+      expect(Array.isArray(answer.batchItemFailures)).toBe(true);
+    });
+  }
+});
