@@ -243,6 +243,8 @@ describe("JWT authentication", () => {
       undefined,
       bearer(await token({ email: "alice@example.com", workspace_id: ws.untrusted })),
     );
-    expect(refused.status).toBe(401);
+    // The JWKS cannot be read (refused by the SSRF guard): the token cannot be judged, so 503, not 401.
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe("jwks_unavailable");
   });
 });

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { Principal } from "../../auth/principal.ts";
-import { isOrganisationAdmin, requireAdmin } from "../../auth/scopes.ts";
+import { isOrganisationWide, requireAdmin } from "../../auth/scopes.ts";
 import { writeAudit } from "../../control/audit.ts";
 import { joinWorkspace } from "../../control/join.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
@@ -25,7 +25,7 @@ import {
 } from "../../control/workspaces.ts";
 import { workspaceCreateSchema, workspaceUpdateSchema } from "../../control/workspaces-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { HttpError, badRequest, forbidden, notFound } from "../../http/errors.ts";
+import { HttpError, badRequest, notFound } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
 
 /**
@@ -37,18 +37,17 @@ import { json, readBody } from "../../http/json.ts";
 const records = (ctx: RequestContext) => ctx.services.stores.records;
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 
-/** The workspace by id or slug; 404 when unknown, 403 when the caller is bound to another workspace. */
+/** The workspace by id or slug; 404 when unknown or when the caller is bound to another workspace (alike). */
 async function loadWorkspace(ctx: RequestContext, idOrSlug: string): Promise<Workspace> {
   const principal = ctx.principal!;
   const workspace = await workspaceStore(records(ctx)).get(principal.organisationId, idOrSlug);
-  if (!workspace) throw notFound(`No workspace '${idOrSlug}'.`, "workspace_not_found");
-  if (!canSee(principal, workspace.id))
-    throw forbidden("This key cannot access another workspace.", "workspace_forbidden");
+  if (!workspace || !canSee(principal, workspace.id))
+    throw notFound(`No workspace '${idOrSlug}'.`, "workspace_not_found");
   return workspace;
 }
 
 function canSee(principal: Principal, workspaceId: string): boolean {
-  return isOrganisationAdmin(principal) || principal.workspaceId === workspaceId;
+  return isOrganisationWide(principal) || principal.workspaceId === workspaceId;
 }
 
 const memberAddSchema = z.union([
@@ -131,7 +130,7 @@ export const handlers: HandlerMap = {
     const principal = ctx.principal!;
     const query = readListQuery(request);
     const name = new URL(request.url).searchParams.get("name")?.toLowerCase();
-    const admin = isOrganisationAdmin(principal);
+    const admin = isOrganisationWide(principal);
     const page = await listPage(() =>
       workspaceStore(records(ctx)).list(principal.organisationId, {
         limit: query.limit,
