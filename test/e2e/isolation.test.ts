@@ -92,6 +92,7 @@ const callers: Record<string, string> = {};
 async function make(name: string, run: () => Promise<{ status: number; body: any; text: string }>, slug = false) {
   const answer = await run();
   if (answer.status >= 300) throw new Error(`isolation: fixture '${name}' failed: ${answer.status} ${answer.text}`);
+  if (slug && typeof answer.body.slug !== "string") throw new Error(`isolation: fixture '${name}' has no slug`);
   a[name] = { id: answer.body.id, ...(slug ? { slug: answer.body.slug } : {}) };
 }
 
@@ -142,6 +143,7 @@ beforeAll(async () => {
     () =>
       call(gateway, keyA.key, "POST", "/v1/configs", {
         name: "a-config",
+        slug: "a-config",
         config: { targets: [{ provider: "openai" }, { provider: "anthropic" }], strategy: { mode: "fallback" } },
       }),
     true,
