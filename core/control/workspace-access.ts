@@ -11,7 +11,10 @@ export interface WorkspaceAccess {
   workspaceIds: string[];
 }
 
-export const NO_WORKSPACE_ACCESS: WorkspaceAccess = Object.freeze({ global: false, workspaceIds: [] }) as WorkspaceAccess;
+export const NO_WORKSPACE_ACCESS: WorkspaceAccess = Object.freeze({
+  global: false,
+  workspaceIds: [],
+}) as WorkspaceAccess;
 
 /** Body of `PUT /v1/integrations/:id/workspaces` and `PUT /v1/virtual-keys/:slug/workspaces`. */
 export const workspaceAccessSchema = z.strictObject({

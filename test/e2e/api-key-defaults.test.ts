@@ -118,9 +118,7 @@ describe("API key defaults", () => {
       });
       answers.push({ status: answer.status, code: answer.body.error?.code, param: answer.body.error?.param });
     }
-    expect(answers).toEqual(
-      Array(3).fill({ status: 400, code: "config_not_found", param: "defaults.config_id" }),
-    );
+    expect(answers).toEqual(Array(3).fill({ status: 400, code: "config_not_found", param: "defaults.config_id" }));
     const wrongType = await call(gateway, admin, "POST", "/v1/api-keys/workspace/service", {
       name: "bad default",
       workspace_id: workspace.id,

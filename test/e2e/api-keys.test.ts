@@ -460,7 +460,9 @@ describe("API keys", () => {
       expect(updated.status, `${field}: ${value} on update`).toBe(400);
     }
     // The latest date there is still works.
-    const latest = await call(gateway, admin, "PUT", `/v1/api-keys/${target.id}`, { expires_at: "9999-12-31T23:59:59Z" });
+    const latest = await call(gateway, admin, "PUT", `/v1/api-keys/${target.id}`, {
+      expires_at: "9999-12-31T23:59:59Z",
+    });
     expect(latest.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
     expect((await call(gateway, admin, "GET", `/v1/api-keys/${target.id}`)).status).toBe(200);
     expect((await call(gateway, admin, "GET", "/v1/api-keys?limit=100")).status).toBe(200);

@@ -33,7 +33,10 @@ const CREATORS: Creator[] = [
     name: "organisation service key [logs.list, api_keys.create] (issue 19)",
     make: async () => {
       const scopes = ["logs.list", "api_keys.create"];
-      return { ...(await createKey(gateway, admin, "organisation", "service", { name: "limited-org", scopes })), scopes };
+      return {
+        ...(await createKey(gateway, admin, "organisation", "service", { name: "limited-org", scopes })),
+        scopes,
+      };
     },
   },
   {
@@ -42,7 +45,10 @@ const CREATORS: Creator[] = [
     make: async () => {
       const scopes = ["logs.list", "api_keys.create"];
       const parent = keyOf["organisation service key [logs.list, api_keys.create] (issue 19)"]!;
-      return { ...(await createKey(gateway, parent.key, "organisation", "service", { name: "child", scopes })), scopes };
+      return {
+        ...(await createKey(gateway, parent.key, "organisation", "service", { name: "child", scopes })),
+        scopes,
+      };
     },
   },
   {

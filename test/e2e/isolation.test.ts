@@ -134,9 +134,7 @@ beforeAll(async () => {
     }),
   );
   a.trace = { id: "trace-of-workspace-a" };
-  await make("export", () =>
-    call(gateway, keyA.key, "POST", "/v1/logs/exports", { requested_data: ["id", "status"] }),
-  );
+  await make("export", () => call(gateway, keyA.key, "POST", "/v1/logs/exports", { requested_data: ["id", "status"] }));
   await make("feedback", () => call(gateway, keyA.key, "POST", "/v1/feedback", { trace_id: a.trace!.id, value: 1 }));
   await make(
     "config",
@@ -228,7 +226,11 @@ function pathFor(route: RouteSpec, variant: Variant, known: boolean): string | u
       const resource = a[fixture]!;
       if (variant === "slug" && !resource.slug) return undefined;
       const real = variant === "slug" ? resource.slug! : resource.id;
-      value = known ? real : variant === "slug" ? `zz-unknown-${Math.random().toString(36).slice(2, 8)}` : unknownLike(real);
+      value = known
+        ? real
+        : variant === "slug"
+          ? `zz-unknown-${Math.random().toString(36).slice(2, 8)}`
+          : unknownLike(real);
     }
     path = path.replace(`:${name}`, encodeURIComponent(value));
   }
@@ -284,7 +286,8 @@ describe("workspace isolation", () => {
           const atNothing = await call(gateway, callers[callerName], route.method, unknown, body);
           compared++;
           const label = `${route.method} ${route.path} by ${variant}`;
-          if (atA.status < 300) failures.push(`${label}: A's resource answered ${atA.status} ${atA.text.slice(0, 160)}`);
+          if (atA.status < 300)
+            failures.push(`${label}: A's resource answered ${atA.status} ${atA.text.slice(0, 160)}`);
           else if (atA.status !== atNothing.status || atA.body?.error?.code !== atNothing.body?.error?.code)
             failures.push(
               `${label}: A's -> ${atA.status} ${atA.body?.error?.code}, unknown -> ${atNothing.status} ${atNothing.body?.error?.code}`,

@@ -25,7 +25,8 @@ const viaConfig = (key: string) =>
   call(gateway, key, "POST", "/v1/chat/completions", chatBody, {
     "x-gateway-config": JSON.stringify({ strategy: { mode: "fallback" }, targets: [{ virtual_key: SLUG }] }),
   });
-const shareWith = (body: unknown, key = admin) => call(gateway, key, "PUT", `/v1/virtual-keys/${SLUG}/workspaces`, body);
+const shareWith = (body: unknown, key = admin) =>
+  call(gateway, key, "PUT", `/v1/virtual-keys/${SLUG}/workspaces`, body);
 
 beforeAll(async () => {
   upstream = await startOpenAIMock();
