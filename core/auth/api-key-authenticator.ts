@@ -7,6 +7,8 @@ import type { Principal } from "./principal.ts";
 interface CacheEntry {
   principal: Principal | undefined;
   until: number;
+  /** The key's `expires_at` in ms, checked on every request: a cached key must not outlive it. */
+  expiresAtMs?: number;
 }
 
 /** Misses are cached briefly so a flood of bad keys cannot turn into a flood of store reads. */
@@ -15,7 +17,8 @@ const MAX_CACHE_ENTRIES = 10_000;
 
 /**
  * Resolves `x-gateway-api-key` secrets to principals: sha256 of the secret, one store read, then cached for
- * a short time so warm requests cost no read. Revocation takes effect within the cache period.
+ * a short time so warm requests cost no read. Revocation takes effect within the cache period; expiry at once,
+ * cached or not.
  */
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>();
@@ -37,16 +40,17 @@ export class ApiKeyAuthenticator {
     const hash = this.hashOf(secret);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    let principal: Principal | undefined;
+    let entry: CacheEntry;
     if (cached && cached.until > now) {
-      principal = cached.principal;
+      entry = cached;
     } else {
-      principal = await this.load(hash, now);
+      entry = await this.load(hash, now);
       if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
-      this.cache.set(hash, { principal, until: now + (principal ? this.ttlMs : NEGATIVE_CACHE_MS) });
+      this.cache.set(hash, entry);
     }
-    if (!principal) throw unauthorized("Invalid API key. Send a valid key in the x-gateway-api-key header.");
-    return principal;
+    if (!entry.principal || (entry.expiresAtMs !== undefined && entry.expiresAtMs <= now))
+      throw unauthorized("Invalid API key. Send a valid key in the x-gateway-api-key header.");
+    return entry.principal;
   }
 
   private hashOf(secret: string): string {
@@ -64,10 +68,12 @@ export class ApiKeyAuthenticator {
     this.cache.delete(secretHash);
   }
 
-  private async load(hash: string, now: number): Promise<Principal | undefined> {
+  private async load(hash: string, now: number): Promise<CacheEntry> {
     const lookup = await readApiKeyLookup(this.records, hash);
-    if (lookup?.status !== "active") return undefined;
-    if (lookup.expiresAt !== undefined && lookup.expiresAt * 1000 <= now) return undefined;
-    return lookup.principal;
+    const missing = { principal: undefined, until: now + NEGATIVE_CACHE_MS };
+    if (lookup?.status !== "active") return missing;
+    const expiresAtMs = typeof lookup.expiresAt === "number" ? lookup.expiresAt * 1000 : undefined;
+    if (expiresAtMs !== undefined && expiresAtMs <= now) return missing;
+    return { principal: lookup.principal, until: now + this.ttlMs, expiresAtMs };
   }
 }

@@ -90,6 +90,7 @@ export function principalOf(key: ApiKeyRecord): Principal {
     organisationRole: key.organisationRole,
     workspaceRole: key.workspaceRole,
     scopes: key.scopes,
+    defaultConfigId: typeof key.defaults?.config_id === "string" ? key.defaults.config_id : undefined,
   };
 }
 

@@ -61,15 +61,25 @@ export class JwtAuthenticator {
   private async verify(token: string): Promise<JWTPayload> {
     // jose is loaded by the first JWT: most deployments authenticate with API keys only.
     const { errors, jwtVerify } = await import("jose");
+    let keySet: JWTVerifyGetKey;
     try {
-      let keySet: JWTVerifyGetKey;
+      keySet = await this.getKeySet();
+    } catch (error) {
+      throw jwksUnavailable(error);
+    }
+    // Failures of the key set itself (unreachable, timed out, not 200, malformed) say nothing about the token:
+    // 503, so clients retry. Only "no key for this token" and unsupported algorithms are the token's fault.
+    const tokenFaults = [errors.JWKSNoMatchingKey, errors.JWKSMultipleMatchingKeys, errors.JOSENotSupported];
+    const guardedKeySet: JWTVerifyGetKey = async (header, input) => {
       try {
-        keySet = await this.getKeySet();
+        return await keySet(header, input);
       } catch (error) {
-        console.error(`JWT: the JWKS is unavailable: ${(error as Error).message}`);
-        throw invalidToken("The JWT could not be verified: the gateway's JWKS is unavailable.");
+        if (tokenFaults.some((fault) => error instanceof fault)) throw error;
+        throw jwksUnavailable(error);
       }
-      const { payload } = await jwtVerify(token, keySet, {
+    };
+    try {
+      const { payload } = await jwtVerify(token, guardedKeySet, {
         issuer: this.settings.GATEWAY_JWT_ISSUER || undefined,
         audience: this.settings.GATEWAY_JWT_AUDIENCE || undefined,
         clockTolerance: this.settings.GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS,
@@ -77,6 +87,7 @@ export class JwtAuthenticator {
       });
       return payload;
     } catch (error) {
+      if (error instanceof HttpError) throw error;
       if (error instanceof errors.JWTExpired) throw invalidToken("The JWT has expired.");
       if (error instanceof errors.JWTClaimValidationFailed)
         throw invalidToken(`The JWT's '${error.claim}' claim is not accepted.`);
@@ -135,9 +146,9 @@ export class JwtAuthenticator {
       return { kind: "jwt", organisationId, userId: user.id, userEmail: email, organisationRole, scopes };
     }
     const workspace = await findWorkspace(this.records, organisationId, workspaceClaim);
-    if (!workspace) throw forbidden(`No workspace '${workspaceClaim}'.`, "workspace_forbidden");
-    const membership = await findMembership(this.records, workspace.id, user.id);
-    if (!membership)
+    const membership = workspace && (await findMembership(this.records, workspace.id, user.id));
+    // One answer for unknown workspaces and other people's: a token must not tell which workspaces exist.
+    if (!workspace || !membership)
       throw forbidden(`User '${email}' is not a member of workspace '${workspaceClaim}'.`, "not_a_member");
     return {
       kind: "jwt",
@@ -169,3 +180,13 @@ function scopesOf(payload: JWTPayload): string[] {
 }
 
 const invalidToken = (message: string) => new HttpError(401, message, { code: "invalid_jwt" });
+
+/** The JWKS could not be read (or is misconfigured): the token cannot be judged, so 503 and retry, never 401. */
+function jwksUnavailable(error: unknown): HttpError {
+  console.error(`JWT: the JWKS is unavailable: ${(error as Error)?.message ?? String(error)}`);
+  return new HttpError(503, "The JWT could not be verified now: the gateway's JWKS is unavailable. Retry later.", {
+    type: "server_error",
+    code: "jwks_unavailable",
+    headers: { "retry-after": "5" },
+  });
+}

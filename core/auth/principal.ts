@@ -10,7 +10,10 @@ export interface Principal {
   /** Set for workspace keys and for JWTs that name a workspace; admin keys reach every workspace. */
   workspaceId?: string;
   keyId?: string;
-  /** `organisation` keys are admin keys; `workspace` keys are bound to one workspace. */
+  /**
+   * Reach only: `organisation` keys act across every workspace, `workspace` keys in one. Rights come from
+   * `scopes` (core/auth/scopes.ts), never from the type.
+   */
   keyType?: "organisation" | "workspace";
   /** `service` keys act for a system; `user` keys act for one user. */
   keySubType?: "service" | "user";
@@ -19,9 +22,6 @@ export interface Principal {
   organisationRole?: OrganisationRole;
   workspaceRole?: WorkspaceRole;
   scopes: string[];
+  /** The API key's own default config (`defaults.config_id`, a config id): routes requests that name none. */
+  defaultConfigId?: string;
 }
-
-export const isAdmin = (principal: Principal) =>
-  principal.keyType === "organisation" ||
-  principal.organisationRole === "owner" ||
-  principal.organisationRole === "admin";

@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
-import { isOrganisationAdmin } from "../auth/scopes.ts";
+import { isOrganisationWide } from "../auth/scopes.ts";
 import { Forbidden } from "./errors.ts";
 
 /**
@@ -7,6 +7,6 @@ import { Forbidden } from "./errors.ts";
  * JWTs of owners/admins not bound to a workspace). Workspace keys and workspace-bound JWTs are refused.
  */
 export function requireOrganisationAdmin(principal: Principal): Principal {
-  if (isOrganisationAdmin(principal)) return principal;
+  if (isOrganisationWide(principal)) return principal;
   throw new Forbidden("This operation needs an organisation admin key.", { code: "admin_required" });
 }

@@ -13,12 +13,13 @@ import {
 } from "../auth/api-key-records.ts";
 import type { Principal } from "../auth/principal.ts";
 import { isKnownScope } from "../auth/scope-list.ts";
-import { isOrganisationAdmin, managesWorkspace } from "../auth/scopes.ts";
+import { firstMissingScope, isOrganisationWide, managesWorkspace } from "../auth/scopes.ts";
 import type { RequestContext } from "../http/context.ts";
 import { badRequest, forbidden, notFound } from "../http/errors.ts";
 import { sha256Hex } from "../ids.ts";
 import { applyKeyLimits, parseKeyLimits } from "../policies/key-policies.ts";
 import { findMembership, findUser, findWorkspace } from "./directory.ts";
+import { configStore } from "./saved-resources.ts";
 
 /**
  * API key management (spec 2.11, 4.8, 5.5): creation by type and sub-type, rotation settings, rotation with
@@ -45,14 +46,24 @@ export function normaliseRotationPeriod(value: unknown, param: string): number {
   return days;
 }
 
-/** ISO date-time or Unix seconds -> Unix seconds. */
-function toUnixSeconds(value: unknown, param: string): number {
-  if (typeof value === "number" && Number.isFinite(value)) return Math.floor(value > 1e12 ? value / 1000 : value);
-  if (typeof value === "string") {
+/** The last second of year 9999: later instants have no 4-digit ISO 8601 form (and 1e308 none at all). */
+const LATEST_UNIX_SECONDS = 253_402_300_799;
+
+/** ISO date-time or Unix seconds (milliseconds are recognised) -> Unix seconds, up to the year 9999. */
+export function toUnixSeconds(value: unknown, param: string): number {
+  let seconds: number | undefined;
+  if (typeof value === "number" && Number.isFinite(value)) seconds = Math.floor(value > 1e12 ? value / 1000 : value);
+  else if (typeof value === "string" && value.trim() !== "") {
     const parsed = Date.parse(value);
-    if (!Number.isNaN(parsed)) return Math.floor(parsed / 1000);
+    if (!Number.isNaN(parsed)) seconds = Math.floor(parsed / 1000);
   }
-  throw badRequest(`'${param}' must be an ISO 8601 date-time or Unix seconds.`, param, "invalid_value");
+  if (seconds === undefined || seconds < 0 || seconds > LATEST_UNIX_SECONDS)
+    throw badRequest(
+      `'${param}' must be an ISO 8601 date-time or Unix seconds, between 1970 and the end of 9999.`,
+      param,
+      "invalid_value",
+    );
+  return seconds;
 }
 
 const timeValue = z.union([z.string(), z.number()]).nullable().optional();
@@ -61,7 +72,11 @@ export const keyFieldsSchema = z.looseObject({
   name: z.string().trim().min(1).max(200).optional(),
   description: z.string().max(2000).nullable().optional(),
   scopes: z.array(z.string()).max(200).optional(),
-  defaults: z.record(z.string(), z.unknown()).nullable().optional(),
+  // portkey-ai sends `defaults` as an open object; `config_id` (id or slug) routes the key's requests.
+  defaults: z
+    .looseObject({ config_id: z.string().trim().min(1).max(128).nullable().optional() })
+    .nullable()
+    .optional(),
   rotation_period: z.union([z.string(), z.number()]).nullable().optional(),
   rotation_period_days: z.union([z.string(), z.number()]).nullable().optional(),
   next_rotation_at: timeValue,
@@ -87,12 +102,10 @@ export function validateScopes(scopes: string[], creator: Principal): string[] {
         "invalid_scope",
       );
   }
-  // Nobody grants more than they hold (admins and `*` holders hold everything).
-  if (!isOrganisationAdmin(creator) && !creator.scopes.includes("*")) {
-    const missing = scopes.find((scope) => !creator.scopes.includes(scope));
-    if (missing)
-      throw forbidden(`You cannot grant the scope '${missing}', which your own key lacks.`, "scope_escalation");
-  }
+  // Nobody grants more than they hold, whatever the type of their key (only `*` holders may grant `*`).
+  const missing = firstMissingScope(creator, scopes);
+  if (missing)
+    throw forbidden(`You cannot grant the scope '${missing}', which your own key lacks.`, "scope_escalation");
   return [...new Set(scopes)];
 }
 
@@ -166,10 +179,28 @@ function expiry(body: KeyFields, now: number): number | undefined {
   return at;
 }
 
+/**
+ * A key's `defaults`, with `config_id` (id or slug) checked and stored as the config's id: it must name a config
+ * the key could use (an organisation-level one or one of the key's workspace); 400 otherwise, unknown or not.
+ */
+async function keyDefaults(
+  ctx: RequestContext,
+  defaults: KeyFields["defaults"],
+  workspaceId: string | undefined,
+): Promise<Record<string, unknown> | undefined> {
+  if (!defaults) return undefined;
+  const { config_id: ref, ...rest } = defaults;
+  if (ref === undefined || ref === null) return rest;
+  const config = await configStore(ctx.services.stores.records).get(ctx.principal!.organisationId, ref);
+  if (!config || (workspaceId !== undefined && config.workspaceId !== undefined && config.workspaceId !== workspaceId))
+    throw badRequest(`No config '${ref}' this key can use.`, "defaults.config_id", "config_not_found");
+  return { ...rest, config_id: config.id };
+}
+
 /** Whether the caller manages `workspaceId`, re-reading a user key's membership (roles change). */
 async function callerManages(ctx: RequestContext, workspaceId: string): Promise<boolean> {
   const principal = ctx.principal!;
-  if (isOrganisationAdmin(principal)) return true;
+  if (isOrganisationWide(principal)) return true;
   if (principal.workspaceId !== workspaceId) return false;
   if (principal.userId && principal.kind === "api_key" && principal.keySubType === "user") {
     const membership = await findMembership(ctx.services.stores.records, workspaceId, principal.userId);
@@ -201,13 +232,13 @@ export async function createKey(
 
   let workspaceId: string | undefined;
   if (keyType === "organisation") {
-    if (!isOrganisationAdmin(principal))
-      throw forbidden("Creating an organisation key needs an organisation admin key.", "admin_required");
+    if (!isOrganisationWide(principal))
+      throw forbidden("Creating an organisation key needs an organisation-level key.", "admin_required");
   } else {
-    const requested = body.workspace_id ?? (isOrganisationAdmin(principal) ? undefined : principal.workspaceId);
+    const requested = body.workspace_id ?? (isOrganisationWide(principal) ? undefined : principal.workspaceId);
     if (!requested)
       throw badRequest("'workspace_id' is required for workspace keys.", "workspace_id", "missing_required_parameter");
-    if (!isOrganisationAdmin(principal) && requested !== principal.workspaceId) {
+    if (!isOrganisationWide(principal) && requested !== principal.workspaceId) {
       throw forbidden("This key cannot create keys in another workspace.", "workspace_forbidden");
     }
     const workspace = await findWorkspace(records, principal.organisationId, requested);
@@ -257,11 +288,12 @@ export async function createKey(
     keySubType,
     userId,
     scopes,
-    organisationRole: keyType === "organisation" ? "admin" : organisationRole,
+    // Only user keys carry a role (their user's); a service key's rights are its scopes.
+    organisationRole,
     workspaceRole,
     expiresAt: expiry(body, now),
     ...rotation,
-    defaults: body.defaults ?? undefined,
+    defaults: await keyDefaults(ctx, body.defaults, workspaceId),
     createdBy: principal.keyId ?? principal.userId,
   });
   await applyKeyLimits(ctx, created.key, limits);
@@ -277,23 +309,32 @@ export async function visibleKey(ctx: RequestContext, id: string): Promise<ApiKe
 }
 
 export function canSee(principal: Principal, key: ApiKeyRecord): boolean {
-  if (isOrganisationAdmin(principal)) return true;
+  if (isOrganisationWide(principal)) return true;
   return key.keyType === "workspace" && key.workspaceId !== undefined && key.workspaceId === principal.workspaceId;
 }
 
-/** Update, rotate and revoke: admins; managers (and service keys) of the key's workspace; a key itself. */
+/**
+ * Update, rotate and revoke: organisation-level callers; managers (and service keys) of the key's workspace;
+ * a key itself. In every case the caller must hold each of the key's scopes: rotating a key hands over its new
+ * secret, and changing or revoking a stronger key is an escalation too.
+ */
 export async function requireManageKey(ctx: RequestContext, key: ApiKeyRecord): Promise<void> {
   const principal = ctx.principal!;
   if (principal.keyId === key.id) return;
   if (key.keyType === "organisation") {
-    if (!isOrganisationAdmin(principal))
-      throw forbidden("Only organisation admins can change organisation keys.", "admin_required");
-    return;
-  }
-  if (!(await callerManages(ctx, key.workspaceId!)))
+    if (!isOrganisationWide(principal))
+      throw forbidden("Only organisation-level keys can change organisation keys.", "admin_required");
+  } else if (!(await callerManages(ctx, key.workspaceId!))) {
     throw forbidden(
       "Only organisation admins and managers of this workspace can change its API keys.",
       "role_forbidden",
+    );
+  }
+  const missing = firstMissingScope(principal, key.scopes);
+  if (missing)
+    throw forbidden(
+      `This key holds the scope '${missing}', which your own key lacks: only a key holding all its scopes can change it.`,
+      "scope_escalation",
     );
 }
 
@@ -304,7 +345,7 @@ export async function updateKey(ctx: RequestContext, key: ApiKeyRecord, body: Ke
   const limits = parseKeyLimits(body);
   if (body.name !== undefined) changes.name = body.name;
   if (body.description !== undefined) changes.description = body.description ?? undefined;
-  if (body.defaults !== undefined) changes.defaults = body.defaults ?? undefined;
+  if (body.defaults !== undefined) changes.defaults = await keyDefaults(ctx, body.defaults, key.workspaceId);
   if (body.scopes !== undefined) changes.scopes = validateScopes(body.scopes, ctx.principal!);
   if (body.expires_at !== undefined) changes.expiresAt = expiry(body, now);
   const enforcedDays = await enforcedRotationDays(ctx, key.organisationId, key.keySubType);
@@ -381,7 +422,9 @@ function forgetAll(ctx: RequestContext, key: ApiKeyRecord): void {
   for (const hash of [key.secretHash, ...(key.previousSecretHashes ?? [])]) ctx.services.apiKeys.forget(hash);
 }
 
-const iso = (seconds: number | undefined) => (seconds === undefined ? null : new Date(seconds * 1000).toISOString());
+/** Null for an absent time, and for one no date can show (stored before dates were validated). */
+const iso = (seconds: number | undefined) =>
+  seconds === undefined || !(Math.abs(seconds) <= LATEST_UNIX_SECONDS) ? null : new Date(seconds * 1000).toISOString();
 
 /** The public shape (portkey-ai `ApiKeysGetResponse`): never the secret, only its masked hint in `key`. */
 export function presentKey(key: ApiKeyRecord) {

@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
-import { forbidden, notFound, unauthorized } from "../http/errors.ts";
+import { notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records } from "../store/ports.ts";
@@ -8,6 +8,7 @@ import { openConfigSecrets } from "./config-secrets.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { writeAudit } from "./audit.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
+import { type WorkspaceAccess, workspaceMayUse } from "./workspace-access.ts";
 
 /**
  * Saved configs, integrations (saved providers) and legacy virtual keys: their record types, stores, and the
@@ -45,7 +46,7 @@ export interface IntegrationResource extends Resource {
   note?: string;
   credentials: StoredCredentials;
   /** Which workspaces may use an organisation-level integration (workspace-owned ones: only their own). */
-  workspaceAccess: { global: boolean; workspaceIds: string[] };
+  workspaceAccess: WorkspaceAccess;
   models: { allowAll: boolean; entries: Record<string, ModelEntry> };
   createdBy?: string;
 }
@@ -56,6 +57,8 @@ export interface VirtualKeyResource extends Resource {
   note?: string;
   status: "active";
   credentials: StoredCredentials;
+  /** As for integrations; absent on virtual keys saved before it existed (then no workspace may use them). */
+  workspaceAccess?: WorkspaceAccess;
   createdBy?: string;
 }
 
@@ -201,7 +204,8 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
   }
   const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId && resource.workspaceId !== bound) {
-    throw forbidden(`The config '${idOrSlug}' belongs to another workspace.`, "workspace_forbidden");
+    // As if it did not exist: another workspace's ids and slugs must not be told apart from unknown ones.
+    throw notFound(`Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`, "config_not_found");
   }
   const known = caches.objects.get(resource.id);
   if (known && known.version === resource.version) return known.config;
@@ -243,21 +247,20 @@ export async function resolveDefaultConfig(ctx: RequestContext): Promise<unknown
   }
 }
 
-/** May this caller use this saved provider? Organisation keys: always. Workspace keys: see below. */
+/**
+ * May this caller use this saved provider? Organisation keys: always. Workspace-bound callers: their
+ * workspace's own, and organisation-level integrations and virtual keys enabled for their workspace.
+ */
 export function canUseProvider(principal: Principal, saved: Pick<SavedProvider, "kind" | "resource">): boolean {
   const bound = boundWorkspace(principal);
   if (!bound) return true;
-  const { resource } = saved;
-  if (resource.workspaceId) return resource.workspaceId === bound;
-  if (saved.kind === "virtual_key") return true;
-  const access = (resource as IntegrationResource).workspaceAccess;
-  return access.global || access.workspaceIds.includes(bound);
+  return workspaceMayUse(bound, saved.resource.workspaceId, saved.resource.workspaceAccess);
 }
 
 /**
  * `@slug` (x-gateway-provider, a config's provider), `x-gateway-virtual-key` and a config's `virtual_key`:
- * an integration with that slug first, then a virtual key. 404 when neither exists, 403 when the caller's
- * workspace may not use it.
+ * an integration with that slug first, then a virtual key. 404 when neither exists or the caller's workspace
+ * may not use it (never 403: that would confirm another workspace's slug).
  */
 export async function resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget> {
   const principal = principalOf(ctx);
@@ -283,7 +286,10 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
     saved = remember(caches.providers, key, { kind: integration ? "integration" : "virtual_key", resource, target });
   }
   if (!canUseProvider(principal, saved)) {
-    throw forbidden(`The saved provider '@${slug}' is not enabled for this workspace.`, "provider_forbidden");
+    throw notFound(
+      `Unknown saved provider '@${slug}'. Create an integration (or virtual key) with that slug first.`,
+      "provider_not_found",
+    );
   }
   const { customHost } = saved.target;
   if (customHost) {

@@ -1,5 +1,5 @@
 import type { Principal, WorkspaceRole } from "../auth/principal.ts";
-import { isOrganisationAdmin } from "../auth/scopes.ts";
+import { isOrganisationWide } from "../auth/scopes.ts";
 import type { Page } from "../store/ports.ts";
 import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
@@ -47,12 +47,14 @@ export interface MemberToAdd {
   param: string;
 }
 
-/** The workspace by id or slug; NotFound when unknown, Forbidden when the caller is bound to another workspace. */
+/**
+ * The workspace by id or slug; NotFound when unknown or when the caller is bound to another workspace (alike,
+ * so that another workspace's ids are no existence oracle).
+ */
 async function loadWorkspace(deps: ControlDeps, principal: Principal, idOrSlug: string): Promise<Workspace> {
   const workspace = await workspaceStore(deps.records).get(principal.organisationId, idOrSlug);
-  if (!workspace) throw new NotFound(`No workspace '${idOrSlug}'.`, { code: "workspace_not_found" });
-  if (!isOrganisationAdmin(principal) && principal.workspaceId !== workspace.id)
-    throw new Forbidden("This key cannot access another workspace.", { code: "workspace_forbidden" });
+  if (!workspace || (!isOrganisationWide(principal) && principal.workspaceId !== workspace.id))
+    throw new NotFound(`No workspace '${idOrSlug}'.`, { code: "workspace_not_found" });
   return workspace;
 }
 
@@ -90,7 +92,7 @@ export async function listWorkspaces(
   input: PageRequest & { name?: string },
 ): Promise<Page<WorkspaceView>> {
   const name = input.name?.toLowerCase();
-  const admin = isOrganisationAdmin(principal);
+  const admin = isOrganisationWide(principal);
   const page = await readPage(() =>
     workspaceStore(deps.records).list(principal.organisationId, {
       limit: input.limit,

@@ -359,6 +359,21 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
       },
       {
         method: "GET",
+        path: "/v1/virtual-keys/:slug/workspaces",
+        handler: "listVirtualKeyWorkspaces",
+        auth: "api_key",
+        scope: "virtual_keys.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/virtual-keys/:slug/workspaces",
+        handler: "updateVirtualKeyWorkspaces",
+        auth: "api_key",
+        body: "json",
+        scope: "virtual_keys.update",
+      },
+      {
+        method: "GET",
         path: "/v1/virtual-keys/:slug",
         handler: "getVirtualKey",
         auth: "api_key",

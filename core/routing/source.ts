@@ -9,7 +9,8 @@ import { Lru } from "./lru.ts";
  * Where a request's routing comes from (pipeline step 2), in this order:
  * 1. `x-gateway-config`: inline JSON (or base64 of it), or a saved config id / slug (Services.resolveSavedConfig);
  * 2. `x-gateway-provider` (id or `@slug`) / `x-gateway-virtual-key`: one target built from the headers;
- * 3. the workspace's default config (Services.resolveDefaultConfig);
+ * 3. the API key's own default config (`defaults.config_id` of the key), else the workspace's default config
+ *    (Services.resolveDefaultConfig): the key's is the more specific choice, so it wins;
  * else undefined (the route answers "no provider").
  * Inline configs are compiled once and cached by their text (bounded LRU); saved ones by object identity, so
  * a control plane that caches its config objects gets compiled configs for free.
@@ -80,10 +81,27 @@ export async function resolveRouting(
     }
     return HEADER_TARGET;
   }
+  const keyDefault = await keyDefaultConfig(ctx);
+  if (keyDefault !== undefined) return savedConfig(keyDefault, services.trustedHosts, "the API key's default config");
   const fallback = await services.resolveDefaultConfig(ctx);
   return fallback === undefined || fallback === null
     ? undefined
     : savedConfig(fallback, services.trustedHosts, "default config");
+}
+
+/**
+ * The calling key's default config, if it has one. A config deleted since is skipped (the workspace default
+ * applies), as a workspace default naming a deleted config is.
+ */
+async function keyDefaultConfig(ctx: RequestContext): Promise<unknown | undefined> {
+  const configId = ctx.principal?.defaultConfigId;
+  if (!configId) return undefined;
+  try {
+    return (await ctx.services.resolveSavedConfig(configId, ctx)) ?? undefined;
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The organisation's `block_inline_config` setting, through the short-lived settings cache (no read per request). */

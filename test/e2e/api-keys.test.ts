@@ -412,4 +412,59 @@ describe("API keys", () => {
     expect(entries.some((item) => item.action === "delete")).toBe(true);
     expect(JSON.stringify(entries)).not.toMatch(/gk-[A-Za-z0-9_-]{20,}/);
   });
+
+  it("stops an expiring key at its expires_at even while it is cached", async () => {
+    // Expiry has second resolution: this key expires 1 to 2 s from now.
+    const expiresAt = Math.ceil(Date.now() / 1000) + 1;
+    const target = await createKey(gateway, admin, "workspace", "service", {
+      name: "short-lived",
+      workspace_id: wsA.id,
+      scopes: ["api_keys.list"],
+      expires_at: expiresAt,
+    });
+    // Used just before expiry: authenticated and now cached (the cache lasts far longer than the key).
+    expect((await call(gateway, target.key, "GET", "/v1/api-keys")).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, expiresAt * 1000 - Date.now() + 50));
+    const after = await call(gateway, target.key, "GET", "/v1/api-keys");
+    expect(after.status).toBe(401);
+  });
+
+  it("refuses dates no date can show (expires_at: 1e308) everywhere, and keeps reads working", async () => {
+    const bad: Array<[string, unknown]> = [
+      ["expires_at", 1e308],
+      ["expires_at", "+275760-09-13T00:00:00.000Z"],
+      ["expires_at", 253_402_300_800],
+      ["expires_at", ""],
+      ["next_rotation_at", 1e308],
+      ["next_rotation_at", "10000-01-01T00:00:00Z"],
+    ];
+    const target = await createKey(gateway, admin, "workspace", "service", {
+      name: "dates",
+      workspace_id: wsA.id,
+      scopes: [],
+    });
+    for (const [field, value] of bad) {
+      const created = await call(gateway, admin, "POST", "/v1/api-keys/workspace/service", {
+        name: "bad date",
+        workspace_id: wsA.id,
+        scopes: [],
+        [field]: value,
+      });
+      expect({ field, value, status: created.status, param: created.body.error?.param }).toEqual({
+        field,
+        value,
+        status: 400,
+        param: field,
+      });
+      const updated = await call(gateway, admin, "PUT", `/v1/api-keys/${target.id}`, { [field]: value });
+      expect(updated.status, `${field}: ${value} on update`).toBe(400);
+    }
+    // The latest date there is still works.
+    const latest = await call(gateway, admin, "PUT", `/v1/api-keys/${target.id}`, {
+      expires_at: "9999-12-31T23:59:59Z",
+    });
+    expect(latest.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
+    expect((await call(gateway, admin, "GET", `/v1/api-keys/${target.id}`)).status).toBe(200);
+    expect((await call(gateway, admin, "GET", "/v1/api-keys?limit=100")).status).toBe(200);
+  });
 });

@@ -175,8 +175,9 @@ describe("workspaces", () => {
 
     expect((await api("GET", `/v1/admin/workspaces/${defaultWorkspaceId}`, undefined, key)).status).toBe(200);
     const foreign = await api("GET", `/v1/admin/workspaces/${other.id}`, undefined, key);
-    expect(foreign.status).toBe(403);
-    expect(foreign.body.error.type).toBe("permission_error");
+    // Another workspace answers as an unknown one: 404 (never confirm it exists).
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.type).toBe("not_found_error");
     const listed = await api("GET", "/v1/admin/workspaces?limit=100", undefined, key);
     expect(listed.body.data.map((ws: any) => ws.id)).toEqual([defaultWorkspaceId]);
 

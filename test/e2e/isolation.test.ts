@@ -4,51 +4,96 @@ import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
 /**
- * Workspace isolation, table-driven: every authenticated control-plane route of the route table (read at run
- * time, so routes added later are covered) is called with a workspace key of workspace B and with a
- * member-role user key of B, aimed at workspace A's resources. Routes with a path parameter get A's fixture
- * where one is known (else a random id) and must answer 403/404; routes without one may answer 2xx only
- * without any of A's data. Finally A's resources must be unchanged.
+ * Workspace isolation matrix, derived from the route table. Every path parameter of every authenticated
+ * control-plane route has a row in PARAMETER_ROWS saying which of workspace A's resources it names (or that it
+ * names none); a route added with a parameter nobody classified fails the first test, and so does a family
+ * missing from FAMILY_ROWS. Each route is then called by workspace B's keys (a service key and a member's user
+ * key, both with `*`) aimed at A's resource, by id AND by slug where the resource has one, and aimed at an
+ * unknown id / slug of the same shape: the answers must be alike (same status and error code: nothing tells
+ * A's resources from ones that do not exist, 404 rather than 403), and never a success. The data plane's
+ * references (x-gateway-config, @provider slug, x-gateway-virtual-key) are held to the same rule. Finally A's
+ * resources must be unchanged.
  */
 
 const INFERENCE_FAMILIES = new Set(["chat", "completions", "embeddings", "models", "passthrough"]);
 
+/** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
+const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
+  health: { none: "public" },
+  metrics: { none: "public" },
+  blobs: { none: "signed URLs, no API key" },
+  logs: ["log", "export", "trace"],
+  feedback: ["feedback"],
+  analytics: { none: "aggregates by workspace, listed by the no-parameter test" },
+  configs: ["config"],
+  integrations: ["integration"],
+  "virtual-keys": ["virtualKey"],
+  "api-keys": ["key"],
+  auth: { none: "the caller's own identity" },
+  workspaces: ["workspace", "user"],
+  users: ["user", "invite"],
+  organisation: { none: "organisation-wide, admin only" },
+  policies: ["usageLimit", "rateLimit"],
+};
+
+/**
+ * Each route parameter, by the path up to it: the fixture of A it names, or `null` for parameters that name
+ * no resource (a metric, a key type...).
+ */
+const PARAMETER_ROWS: Record<string, string | null> = {
+  "/v1/logs/exports/:id": "export",
+  "/v1/logs/traces/:traceId": "trace",
+  "/v1/logs/:id": "log",
+  "/v1/feedback/:id": "feedback",
+  "/v1/analytics/graphs/:metric": null,
+  "/v1/analytics/groups/:group": null,
+  "/v1/configs/:id": "config",
+  "/v1/integrations/:id": "integration",
+  "/v1/virtual-keys/:slug": "virtualKey",
+  "/v1/api-keys/:id": "key",
+  "/v1/api-keys/:type": null,
+  "/v1/api-keys/:type/:subType": null,
+  "/v1/admin/workspaces/:id": "workspace",
+  "/v2/workspaces/:id": "workspace",
+  "/v1/admin/workspaces/:id/users/:userId": "user",
+  "/v1/admin/users/invites/:id": "invite",
+  "/v1/admin/users/:id": "user",
+  "/v2/policies/usage-limits/:id": "usageLimit",
+  "/v1/policies/usage-limits/:id": "usageLimit",
+  "/v2/policies/rate-limits/:id": "rateLimit",
+  "/v1/policies/rate-limits/:id": "rateLimit",
+};
+
+/** Request bodies valid for a route, so its answer comes from the lookup rather than from validation. */
+const BODIES: Record<string, unknown> = {
+  "PUT /v1/integrations/:id/models": { allow_all_models: false, models: [] },
+  "PUT /v1/integrations/:id/integration-models": { allow_all_models: false, models: [] },
+  "PUT /v1/integrations/:id/workspaces": { workspace_ids: [] },
+  "PUT /v1/virtual-keys/:slug/workspaces": { workspace_ids: [] },
+  "PUT /v1/admin/workspaces/:id/users/:userId": { role: "manager" },
+  "PUT /v1/feedback/:id": { value: 1 },
+  "PUT /v1/logs/exports/:id": { description: "probe" },
+  "PUT /v1/configs/:id": { name: "probe" },
+  "PUT /v1/integrations/:id": { name: "probe" },
+  "PUT /v1/virtual-keys/:slug": { name: "probe" },
+  "PUT /v1/api-keys/:id": { name: "probe" },
+  "PUT /v1/admin/workspaces/:id": { name: "probe" },
+  "PUT /v2/workspaces/:id": { name: "probe" },
+  "PUT /v1/admin/users/:id": { role: "member" },
+  "POST /v1/admin/workspaces/:id/users": { users: [{ id: "usr_probe", role: "member" }] },
+};
+
 let gateway: TestGateway;
 let admin: string;
-const a: Record<string, string> = {};
+/** A's resources: id, and slug where the resource has one. */
+const a: Record<string, { id: string; slug?: string }> = {};
 const callers: Record<string, string> = {};
 
-/** Per family, per path parameter: A's resource to aim at. Families without an entry get random ids. */
-const FIXTURES: Record<string, Record<string, () => string | undefined>> = {
-  "api-keys": { id: () => a.key },
-  logs: { id: () => a.log },
-  configs: { id: () => a.config },
-  integrations: { id: () => a.integration },
-  "virtual-keys": { slug: () => a.virtualKey, id: () => a.virtualKey },
-  workspaces: { id: () => a.workspace, workspaceId: () => a.workspace, userId: () => a.user },
-  users: { id: () => a.user, userId: () => a.user },
-};
-
-/** Request bodies that would be valid for a route, so a 403/404 proves isolation rather than validation. */
-const BODIES: Record<string, () => unknown> = {
-  "PUT /v1/integrations/:id/models": () => ({ allow_all_models: false, models: [] }),
-  "PUT /v1/integrations/:id/integration-models": () => ({ allow_all_models: false, models: [] }),
-  "PUT /v1/admin/workspaces/:id/users/:userId": () => ({ role: "manager" }),
-};
-
-async function fixture(
-  name: string,
-  run: () => Promise<{ status: number; body: any; text: string }>,
-  pick: (body: any) => string,
-) {
+async function make(name: string, run: () => Promise<{ status: number; body: any; text: string }>, slug = false) {
   const answer = await run();
-  if (answer.status >= 300) {
-    console.warn(
-      `isolation: no fixture '${name}' (${answer.status} ${answer.text.slice(0, 200)}); its routes get random ids`,
-    );
-    return;
-  }
-  a[name] = pick(answer.body);
+  if (answer.status >= 300) throw new Error(`isolation: fixture '${name}' failed: ${answer.status} ${answer.text}`);
+  if (slug && typeof answer.body.slug !== "string") throw new Error(`isolation: fixture '${name}' has no slug`);
+  a[name] = { id: answer.body.id, ...(slug ? { slug: answer.body.slug } : {}) };
 }
 
 beforeAll(async () => {
@@ -56,16 +101,19 @@ beforeAll(async () => {
   admin = gateway.adminKey;
   const wsA = await seedWorkspace(gateway, "Isolation A");
   const wsB = await seedWorkspace(gateway, "Isolation B");
-  a.workspace = wsA.id;
+  a.workspace = { id: wsA.id, slug: wsA.slug as string };
   const userA = await seedUser(gateway, "alice-a@example.com");
   await seedMember(gateway, wsA.id, userA.id, "manager");
-  a.user = userA.id;
+  a.user = { id: userA.id };
   const userB = await seedUser(gateway, "bob-b@example.com");
   await seedMember(gateway, wsB.id, userB.id, "member");
 
-  a.key = (
-    await createKey(gateway, admin, "workspace", "service", { name: "a-service", workspace_id: wsA.id, scopes: ["*"] })
-  ).id;
+  const keyA = await createKey(gateway, admin, "workspace", "service", {
+    name: "a-service",
+    workspace_id: wsA.id,
+    scopes: ["*"],
+  });
+  a.key = { id: keyA.id };
   callers.workspaceKeyB = (
     await createKey(gateway, admin, "workspace", "service", { name: "b-service", workspace_id: wsB.id, scopes: ["*"] })
   ).key;
@@ -78,53 +126,59 @@ beforeAll(async () => {
     })
   ).key;
 
-  await fixture(
-    "log",
-    () =>
-      call(gateway, admin, "POST", "/v1/logs", {
-        workspace_id: wsA.id,
-        request: { url: "https://a.example/v1/chat", body: { model: "m" } },
-        response: { status: 200, body: {} },
-      }),
-    (body) => body.id,
+  await make("log", () =>
+    call(gateway, keyA.key, "POST", "/v1/logs", {
+      request: { url: "https://a.example/v1/chat", body: { model: "m" } },
+      response: { status: 200, body: {} },
+      trace_id: "trace-of-workspace-a",
+    }),
   );
-  await fixture(
+  a.trace = { id: "trace-of-workspace-a" };
+  await make("export", () => call(gateway, keyA.key, "POST", "/v1/logs/exports", { requested_data: ["id", "status"] }));
+  await make("feedback", () => call(gateway, keyA.key, "POST", "/v1/feedback", { trace_id: a.trace!.id, value: 1 }));
+  await make(
     "config",
     () =>
-      call(gateway, admin, "POST", "/v1/configs", {
+      call(gateway, keyA.key, "POST", "/v1/configs", {
         name: "a-config",
-        workspace_id: wsA.id,
-        config: {
-          retry: { attempts: 2 },
-          targets: [{ provider: "openai" }, { provider: "anthropic" }],
-          strategy: { mode: "fallback" },
-        },
+        slug: "a-config",
+        config: { targets: [{ provider: "openai" }, { provider: "anthropic" }], strategy: { mode: "fallback" } },
       }),
-    (body) => body.id,
+    true,
   );
-  await fixture(
+  await make(
     "integration",
     () =>
-      call(gateway, admin, "POST", "/v1/integrations", {
+      call(gateway, keyA.key, "POST", "/v1/integrations", {
         name: "a-integration",
         slug: "a-integration",
         ai_provider_id: "openai",
         key: "sk-a-secret",
-        workspace_id: wsA.id,
       }),
-    (body) => body.id,
+    true,
   );
-  await fixture(
+  await make(
     "virtualKey",
     () =>
-      call(gateway, admin, "POST", "/v1/virtual-keys", {
+      call(gateway, keyA.key, "POST", "/v1/virtual-keys", {
         name: "a-vk",
         slug: "a-vk",
         provider: "openai",
         key: "sk-a-vk-secret",
-        workspace_id: wsA.id,
       }),
-    (body) => body.slug ?? body.id,
+    true,
+  );
+  await make("usageLimit", () =>
+    call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
+  );
+  await make("rateLimit", () =>
+    call(gateway, keyA.key, "POST", "/v2/policies/rate-limits", { unit: "rpm", value: 100 }),
+  );
+  await make("invite", () =>
+    call(gateway, admin, "POST", "/v1/admin/users/invites", {
+      email: "invited-a@example.com",
+      workspaces: [{ id: wsA.id }],
+    }),
   );
 });
 
@@ -143,49 +197,73 @@ function controlPlaneRoutes(): Case[] {
   );
 }
 
-/** The path with A's fixtures (or random ids); `aimed` tells whether any parameter names one of A's resources. */
-function concretePath({ family, route }: Case): { path: string; aimed: boolean; hasParams: boolean } {
-  let aimed = false;
-  let hasParams = false;
-  const path = route.path
-    .split("/")
-    .map((segment) => {
-      if (segment === "*") {
-        hasParams = true;
-        return `x_${Math.random().toString(36).slice(2, 10)}`;
-      }
-      if (!segment.startsWith(":")) return segment;
-      hasParams = true;
-      const value = FIXTURES[family]?.[segment.slice(1)]?.();
-      if (value) {
-        aimed = true;
-        return encodeURIComponent(value);
-      }
-      return `x_${Math.random().toString(36).slice(2, 10)}`;
-    })
-    .join("/");
-  return { path, aimed, hasParams };
+/** The route's parameters, each with the path up to it (the key of PARAMETER_ROWS). */
+function parametersOf(route: RouteSpec): Array<{ name: string; slot: string }> {
+  const segments = route.path.split("/");
+  return segments.flatMap((segment, index) =>
+    segment.startsWith(":") ? [{ name: segment.slice(1), slot: segments.slice(0, index + 1).join("/") }] : [],
+  );
 }
 
+/** An id shaped like `id` (same prefix and length) that names nothing. */
+function unknownLike(id: string): string {
+  const cut = id.lastIndexOf("_") + 1 || Math.min(6, id.length);
+  let tail = "";
+  while (tail.length < id.length - cut) tail += Math.random().toString(36).slice(2);
+  return id.slice(0, cut) + tail.slice(0, id.length - cut);
+}
+
+type Variant = "id" | "slug";
+
+/** The concrete path aimed at A's resources (`known`) or at unknown ones of the same shape; undefined if A's has no slug. */
+function pathFor(route: RouteSpec, variant: Variant, known: boolean): string | undefined {
+  let path = route.path;
+  for (const { name, slot } of parametersOf(route)) {
+    const fixture = PARAMETER_ROWS[slot];
+    let value: string;
+    if (!fixture) value = name === "type" ? "workspace" : name === "subType" ? "service" : "requests";
+    else {
+      const resource = a[fixture]!;
+      if (variant === "slug" && !resource.slug) return undefined;
+      const real = variant === "slug" ? resource.slug! : resource.id;
+      value = known
+        ? real
+        : variant === "slug"
+          ? `zz-unknown-${Math.random().toString(36).slice(2, 8)}`
+          : unknownLike(real);
+    }
+    path = path.replace(`:${name}`, encodeURIComponent(value));
+  }
+  return path;
+}
+
+const withBody = (route: RouteSpec) => route.method === "POST" || route.method === "PUT" || route.method === "PATCH";
+
 describe("workspace isolation", () => {
-  it("covers the control plane of the route table", () => {
-    const cases = controlPlaneRoutes();
-    expect(cases.length).toBeGreaterThan(10);
-    expect(cases.some(({ family }) => family === "api-keys")).toBe(true);
+  it("classifies every family and every route parameter of the route table", () => {
+    const families = ROUTE_FAMILIES.map((family) => family.name).filter((name) => !INFERENCE_FAMILIES.has(name));
+    expect(families.filter((name) => !(name in FAMILY_ROWS))).toEqual([]);
+    const unclassified = controlPlaneRoutes().flatMap(({ route }) =>
+      parametersOf(route)
+        .filter(({ slot }) => !(slot in PARAMETER_ROWS))
+        .map(({ slot }) => `${route.method} ${route.path} (${slot})`),
+    );
+    expect(unclassified).toEqual([]);
+    const rowFixtures = new Set(Object.values(PARAMETER_ROWS).filter((fixture): fixture is string => fixture !== null));
+    const familyFixtures = Object.values(FAMILY_ROWS).flatMap((row) => (Array.isArray(row) ? row : []));
+    expect([...rowFixtures].filter((fixture) => !familyFixtures.includes(fixture))).toEqual([]);
   });
 
   it("lists and reads without a parameter show nothing of workspace A", async () => {
     // Runs before the probes below: their own request logs (in B) carry A's ids in their paths.
+    const secrets = Object.values(a).flatMap((resource) => [resource.id, resource.slug].filter(Boolean) as string[]);
     const failures: string[] = [];
-    for (const callerName of ["workspaceKeyB", "memberKeyB"]) {
-      for (const testCase of controlPlaneRoutes()) {
-        const { route } = testCase;
-        const { path, hasParams } = concretePath(testCase);
-        if (route.method !== "GET" || hasParams) continue;
-        for (const url of [path, `${path}?workspace_id=${a.workspace}`]) {
+    for (const callerName of Object.keys(callers)) {
+      for (const { route } of controlPlaneRoutes()) {
+        if (route.method !== "GET" || parametersOf(route).length > 0) continue;
+        for (const url of [route.path, `${route.path}?workspace_id=${a.workspace!.id}`]) {
           const answer = await call(gateway, callers[callerName], "GET", url);
-          const leaked =
-            answer.status < 300 ? Object.values(a).find((value) => answer.text.includes(value)) : undefined;
+          const leaked = answer.status < 300 ? secrets.find((value) => answer.text.includes(value)) : undefined;
           if (leaked) failures.push(`${callerName}: GET ${url} -> ${answer.status} leaked A's '${leaked}'`);
         }
       }
@@ -194,49 +272,97 @@ describe("workspace isolation", () => {
   });
 
   for (const callerName of ["workspaceKeyB", "memberKeyB"]) {
-    it(`nothing of workspace A is visible to or changeable by ${callerName}`, async () => {
+    it(`answers ${callerName} alike for A's resources and unknown ones (by id and by slug), never with success`, async () => {
       const failures: string[] = [];
-      for (const testCase of controlPlaneRoutes()) {
-        const { route } = testCase;
-        const { path, aimed, hasParams } = concretePath(testCase);
-        if (route.method === "GET" && !hasParams) continue;
-        const withBody = route.method === "POST" || route.method === "PUT" || route.method === "PATCH";
-        const preset = BODIES[`${route.method} ${route.path}`];
-        const body = withBody
-          ? preset
-            ? preset()
-            : hasParams
-              ? { name: "isolation-probe" }
-              : { name: "isolation-probe", workspace_id: a.workspace }
-          : undefined;
-        const answer = await call(gateway, callers[callerName], route.method, path, body);
-        const label = `${route.method} ${route.path} -> ${answer.status}`;
-        if (aimed) {
-          if (answer.status !== 403 && answer.status !== 404)
-            failures.push(`${label} (aimed at A's resource; expected 403/404) ${answer.text.slice(0, 160)}`);
-        } else if (hasParams) {
-          if (![400, 403, 404].includes(answer.status))
-            failures.push(`${label} (random id; expected 400/403/404) ${answer.text.slice(0, 160)}`);
-        } else if (answer.status < 300) {
-          // A write without a parameter, naming workspace A in its body: it must not have acted on A.
-          const leaked = Object.values(a).find((value) => answer.text.includes(value));
-          if (leaked) failures.push(`${label} acted on or leaked A's '${leaked}'`);
+      let compared = 0;
+      for (const { route } of controlPlaneRoutes()) {
+        if (!parametersOf(route).some(({ slot }) => PARAMETER_ROWS[slot])) continue;
+        const body = withBody(route) ? (BODIES[`${route.method} ${route.path}`] ?? {}) : undefined;
+        for (const variant of ["id", "slug"] as const) {
+          const aimed = pathFor(route, variant, true);
+          if (!aimed) continue;
+          const unknown = pathFor(route, variant, false)!;
+          const atA = await call(gateway, callers[callerName], route.method, aimed, body);
+          const atNothing = await call(gateway, callers[callerName], route.method, unknown, body);
+          compared++;
+          const label = `${route.method} ${route.path} by ${variant}`;
+          if (atA.status < 300)
+            failures.push(`${label}: A's resource answered ${atA.status} ${atA.text.slice(0, 160)}`);
+          else if (atA.status !== atNothing.status || atA.body?.error?.code !== atNothing.body?.error?.code)
+            failures.push(
+              `${label}: A's -> ${atA.status} ${atA.body?.error?.code}, unknown -> ${atNothing.status} ${atNothing.body?.error?.code}`,
+            );
         }
       }
+      expect(compared).toBeGreaterThan(40);
       expect(failures).toEqual([]);
     });
   }
 
-  it("leaves workspace A's resources unchanged", async () => {
-    const key = await call(gateway, admin, "GET", `/v1/api-keys/${a.key}`);
-    expect(key.body).toMatchObject({ status: "active", name: "a-service", workspace_id: a.workspace });
-    if (a.log) expect((await call(gateway, admin, "GET", `/v1/logs/${a.log}`)).status).toBe(200);
-    if (a.config)
-      expect((await call(gateway, admin, "GET", `/v1/configs/${a.config}`)).body).toMatchObject({ name: "a-config" });
-    if (a.integration)
-      expect((await call(gateway, admin, "GET", `/v1/integrations/${a.integration}`)).body).toMatchObject({
-        name: "a-integration",
+  it("answers 404 (not 403) to B for A's resources that B's own would serve", async () => {
+    // The families where a workspace key reads its own workspace's resources: there, A's must be plain 404.
+    const reads: Array<[string, string]> = [
+      ["config", "/v1/configs/"],
+      ["integration", "/v1/integrations/"],
+      ["virtualKey", "/v1/virtual-keys/"],
+      ["key", "/v1/api-keys/"],
+      ["workspace", "/v1/admin/workspaces/"],
+      ["log", "/v1/logs/"],
+      ["export", "/v1/logs/exports/"],
+      ["usageLimit", "/v2/policies/usage-limits/"],
+      ["rateLimit", "/v2/policies/rate-limits/"],
+    ];
+    const failures: string[] = [];
+    for (const [fixture, base] of reads) {
+      for (const ref of [a[fixture]!.id, a[fixture]!.slug].filter(Boolean) as string[]) {
+        const answer = await call(gateway, callers.workspaceKeyB, "GET", `${base}${encodeURIComponent(ref)}`);
+        if (answer.status !== 404) failures.push(`GET ${base}${ref} -> ${answer.status}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("treats A's saved configs and providers as unknown on the data plane (404, like an unknown one)", async () => {
+    const chat = (headers: Record<string, string>) =>
+      call(
+        gateway,
+        callers.workspaceKeyB,
+        "POST",
+        "/v1/chat/completions",
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+        headers,
+      );
+    const pairs: Array<[string, Record<string, string>, Record<string, string>]> = [
+      ["config by id", { "x-gateway-config": a.config!.id }, { "x-gateway-config": unknownLike(a.config!.id) }],
+      ["config by slug", { "x-gateway-config": a.config!.slug! }, { "x-gateway-config": "zz-unknown-config" }],
+      ["provider @slug", { "x-gateway-provider": `@${a.integration!.slug}` }, { "x-gateway-provider": "@zz-unknown" }],
+      ["virtual key", { "x-gateway-virtual-key": a.virtualKey!.slug! }, { "x-gateway-virtual-key": "zz-unknown" }],
+    ];
+    for (const [label, aimed, unknown] of pairs) {
+      const atA = await chat(aimed);
+      const atNothing = await chat(unknown);
+      expect(atA.status, label).toBe(404);
+      expect({ status: atA.status, code: atA.body.error.code }, label).toEqual({
+        status: atNothing.status,
+        code: atNothing.body.error.code,
       });
-    if (a.virtualKey) expect((await call(gateway, admin, "GET", `/v1/virtual-keys/${a.virtualKey}`)).status).toBe(200);
+    }
+  });
+
+  it("leaves workspace A's resources unchanged", async () => {
+    const key = await call(gateway, admin, "GET", `/v1/api-keys/${a.key!.id}`);
+    expect(key.body).toMatchObject({ status: "active", name: "a-service", workspace_id: a.workspace!.id });
+    expect((await call(gateway, admin, "GET", `/v1/logs/${a.log!.id}`)).status).toBe(200);
+    expect((await call(gateway, admin, "GET", `/v1/configs/${a.config!.id}`)).body).toMatchObject({ name: "a-config" });
+    expect((await call(gateway, admin, "GET", `/v1/integrations/${a.integration!.id}`)).body).toMatchObject({
+      name: "a-integration",
+    });
+    expect((await call(gateway, admin, "GET", `/v1/virtual-keys/${a.virtualKey!.slug}`)).body).toMatchObject({
+      name: "a-vk",
+    });
+    expect((await call(gateway, admin, "GET", `/v1/admin/workspaces/${a.workspace!.id}`)).body).toMatchObject({
+      name: "Isolation A",
+    });
+    expect((await call(gateway, admin, "GET", `/v2/policies/usage-limits/${a.usageLimit!.id}`)).status).toBe(200);
   });
 });

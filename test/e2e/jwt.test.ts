@@ -18,7 +18,12 @@ let jwk: JWK;
 let inline: TestGateway;
 let remote: TestGateway;
 let untrusted: TestGateway;
+let flaky: TestGateway;
+let down: TestGateway;
 let jwksServer: Server;
+let flakyServer: Server;
+/** The flaky JWKS server's answer: 200 with the key set, or this status. */
+let flakyStatus = 200;
 let jwksHits = 0;
 const ws: Record<string, string> = {};
 
@@ -77,11 +82,29 @@ beforeAll(async () => {
   // Without 127.0.0.1 in TRUSTED_CUSTOM_HOSTS the JWKS URL is a private address: refused (SSRF guard).
   untrusted = await startTestGateway({ GATEWAY_JWT_JWKS_URL: jwksUrl, TRUSTED_CUSTOM_HOSTS: "" });
   ws.untrusted = (await seedPeople(untrusted)).id;
+
+  flakyServer = createServer((_request, response) => {
+    if (flakyStatus !== 200) return response.writeHead(flakyStatus).end("unavailable");
+    response.writeHead(200, { "content-type": "application/json" }).end(jwks);
+  });
+  await new Promise<void>((resolve) => flakyServer.listen(0, "127.0.0.1", resolve));
+  flaky = await startTestGateway({
+    GATEWAY_JWT_JWKS_URL: `http://127.0.0.1:${(flakyServer.address() as AddressInfo).port}/jwks.json`,
+  });
+  ws.flaky = (await seedPeople(flaky)).id;
+  // A JWKS URL where nothing listens: a port that was free a moment ago.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const closedPort = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  down = await startTestGateway({ GATEWAY_JWT_JWKS_URL: `http://127.0.0.1:${closedPort}/jwks.json` });
+  ws.down = (await seedPeople(down)).id;
 });
 
 afterAll(async () => {
-  await Promise.all([inline?.close(), remote?.close(), untrusted?.close()]);
+  await Promise.all([inline?.close(), remote?.close(), untrusted?.close(), flaky?.close(), down?.close()]);
   await new Promise((resolve) => jwksServer?.close(resolve));
+  await new Promise((resolve) => flakyServer?.close(resolve));
 });
 
 describe("JWT authentication", () => {
@@ -243,6 +266,34 @@ describe("JWT authentication", () => {
       undefined,
       bearer(await token({ email: "alice@example.com", workspace_id: ws.untrusted })),
     );
-    expect(refused.status).toBe(401);
+    // The JWKS cannot be read (refused by the SSRF guard): the token cannot be judged, so 503, not 401.
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe("jwks_unavailable");
+  });
+
+  it("answers 503 (retryable), never 500 or 401, while the JWKS is unreachable or failing", async () => {
+    const self = async (gateway: TestGateway, workspace: string) =>
+      call(
+        gateway,
+        undefined,
+        "GET",
+        "/v1/auth/self",
+        undefined,
+        bearer(await token({ email: "alice@example.com", workspace_id: workspace })),
+      );
+    const refused = await self(down, ws.down!);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({ type: "server_error", code: "jwks_unavailable" });
+
+    flakyStatus = 500;
+    const failing = await self(flaky, ws.flaky!);
+    expect(failing.status).toBe(503);
+    expect(failing.body.error.code).toBe("jwks_unavailable");
+    // Once the JWKS answers again, the same kind of token is accepted: the failure was not remembered.
+    flakyStatus = 200;
+    expect((await self(flaky, ws.flaky!)).status).toBe(200);
+    // A token signed by a key the (reachable) JWKS does not hold is still the token's fault: 401.
+    const foreign = await token({ email: "alice@example.com", workspace_id: ws.flaky }, { key: otherPrivateKey });
+    expect((await call(flaky, undefined, "GET", "/v1/auth/self", undefined, bearer(foreign))).status).toBe(401);
   });
 });

@@ -257,7 +257,8 @@ describe("integrations", () => {
     const denied = await chat({ "x-gateway-provider": "@openai-prod" }, "gpt-4o-mini", secret).catch(
       (error: unknown) => error,
     );
-    expect((denied as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+    // Not enabled for this workspace answers as an unknown slug would: 404.
+    expect((denied as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
     expect((await api("GET", "/v1/integrations/openai-prod", undefined, secret)).status).toBe(404);
     expect(
       (await api("PUT", "/v1/integrations/openai-prod/workspaces", { workspace_ids: [workspace.id] }, secret)).status,

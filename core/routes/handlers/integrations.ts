@@ -1,6 +1,5 @@
 import * as z from "zod";
-import { isAdmin } from "../../auth/principal.ts";
-import { workspaceScope } from "../../auth/scopes.ts";
+import { requireAdmin, workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listQuerySchema, listResponse } from "../../control/list-query.ts";
 import {
   assertWritable,
@@ -20,6 +19,7 @@ import {
   integrationStore,
   savedResourceChanged,
 } from "../../control/saved-resources.ts";
+import { applyWorkspaceAccess, presentWorkspaceAccess, workspaceAccessSchema } from "../../control/workspace-access.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
@@ -54,17 +54,6 @@ const updateSchema = z.strictObject({
   note: z.string().max(2000).optional(),
   configurations: configurationsSchema.optional(),
   configuration: configurationsSchema.optional(),
-});
-
-const workspacesSchema = z.strictObject({
-  workspaces: z
-    .array(z.looseObject({ id: z.string().min(1), enabled: z.boolean().default(true) }))
-    .max(1000)
-    .optional(),
-  workspace_ids: z.array(z.string().min(1)).max(1000).optional(),
-  global_workspace_access: z.looseObject({ enabled: z.boolean() }).nullable().optional(),
-  override_existing_workspace_access: z.boolean().optional(),
-  override_existing_workspaces_access: z.boolean().optional(),
 });
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -171,15 +160,7 @@ function modelsView(integration: IntegrationResource) {
 }
 
 function workspacesView(integration: IntegrationResource) {
-  const ids = integration.workspaceId ? [integration.workspaceId] : integration.workspaceAccess.workspaceIds;
-  const data = ids.map((id) => ({ id, object: "integration.workspace", enabled: true }));
-  return {
-    object: "list",
-    global_workspace_access: { enabled: !integration.workspaceId && integration.workspaceAccess.global },
-    total: data.length,
-    data,
-    workspaces: data,
-  };
+  return presentWorkspaceAccess("integration.workspace", integration.workspaceId, integration.workspaceAccess);
 }
 
 const listSchema = listQuerySchema.extend({ type: z.enum(["workspace", "organisation", "all"]).optional() });
@@ -316,14 +297,8 @@ export const handlers: HandlerMap = {
   },
 
   async updateIntegrationWorkspaces(request, ctx) {
-    const principal = ctx.principal!;
-    if (!isAdmin(principal) || boundWorkspace(principal)) {
-      throw forbidden(
-        "Only organisation admin keys can change which workspaces may use an integration.",
-        "admin_required",
-      );
-    }
-    const body = await readBody(request, workspacesSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    requireAdmin(ctx.principal);
+    const body = await readBody(request, workspaceAccessSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
     const current = await visibleIntegration(ctx);
     if (current.workspaceId) {
       throw forbidden(
@@ -331,18 +306,10 @@ export const handlers: HandlerMap = {
         "workspace_integration",
       );
     }
-    const override = body.override_existing_workspace_access ?? body.override_existing_workspaces_access ?? false;
-    const ids = new Set(override ? [] : current.workspaceAccess.workspaceIds);
-    for (const id of body.workspace_ids ?? []) ids.add(id);
-    for (const workspace of body.workspaces ?? []) {
-      if (workspace.enabled) ids.add(workspace.id);
-      else ids.delete(workspace.id);
-    }
-    const global = body.global_workspace_access?.enabled ?? current.workspaceAccess.global;
     const updated = await saveChange(
       ctx,
       current,
-      { workspaceAccess: { global, workspaceIds: [...ids] } },
+      { workspaceAccess: applyWorkspaceAccess(current.workspaceAccess, body) },
       "update_workspaces",
     );
     return json(workspacesView(updated));

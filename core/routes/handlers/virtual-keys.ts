@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { workspaceScope } from "../../auth/scopes.ts";
+import { requireAdmin, workspaceScope } from "../../auth/scopes.ts";
 import { listPage, listResponse, readListQuery } from "../../control/list-query.ts";
 import {
   assertWritable,
@@ -23,8 +23,14 @@ import {
   savedResourceChanged,
   virtualKeyStore,
 } from "../../control/saved-resources.ts";
+import {
+  NO_WORKSPACE_ACCESS,
+  applyWorkspaceAccess,
+  presentWorkspaceAccess,
+  workspaceAccessSchema,
+} from "../../control/workspace-access.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { notFound } from "../../http/errors.ts";
+import { forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
 
 /**
@@ -32,6 +38,8 @@ import { json, readBody } from "../../http/json.ts";
  * like integrations (core/control/provider-credentials.ts), used through `x-gateway-virtual-key: <slug>` or a
  * config target's `virtual_key`. The slug is generated from the name when not given. Fields the Portkey SDK
  * may send that this gateway does not implement here (`usage_limits`, `rate_limits`) are ignored.
+ * Workspace access is the integrations' rule (core/control/workspace-access.ts): an organisation-level virtual
+ * key serves no workspace until `PUT /v1/virtual-keys/:slug/workspaces` enables it for some (or all).
  */
 
 const text = z.string().trim().min(1);
@@ -97,6 +105,9 @@ export function presentVirtualKey(virtualKey: VirtualKeyResource) {
     status: virtualKey.status,
     organisation_id: virtualKey.organisationId,
     workspace_id: virtualKey.workspaceId ?? null,
+    global_workspace_access: virtualKey.workspaceId
+      ? null
+      : { enabled: (virtualKey.workspaceAccess ?? NO_WORKSPACE_ACCESS).global },
     masked_api_key: credentials.masked_api_key,
     model_config: credentials.configurations,
     version: virtualKey.version,
@@ -126,12 +137,14 @@ export const handlers: HandlerMap = {
     );
     const credentials = await sealCredentials(ctx.services.stores.secrets, provider, parsed.settings, parsed.secrets);
     const records = ctx.services.stores.records;
+    const workspaceId = workspaceScope(principal, body.workspace_id);
     const created = await virtualKeyStore(records).create(principal.organisationId, {
       slug: body.slug ?? slugFrom(body.name),
       name: body.name,
       note: body.note ?? undefined,
       status: "active",
-      workspaceId: workspaceScope(principal, body.workspace_id),
+      workspaceId,
+      ...(workspaceId ? {} : { workspaceAccess: { global: false, workspaceIds: [] } }),
       credentials,
       createdBy: principal.userId ?? principal.keyId,
     });
@@ -153,7 +166,7 @@ export const handlers: HandlerMap = {
         limit: query.limit,
         cursor: query.cursor,
         filter: (virtualKey) => {
-          if (bound) return !virtualKey.workspaceId || virtualKey.workspaceId === bound;
+          if (bound) return canUseProvider(principal, { kind: "virtual_key", resource: virtualKey });
           return !workspaceId || virtualKey.workspaceId === workspaceId;
         },
       }),
@@ -185,6 +198,33 @@ export const handlers: HandlerMap = {
       presentVirtualKey,
     );
     return json(view);
+  },
+
+  async listVirtualKeyWorkspaces(_request, ctx) {
+    const virtualKey = await visibleVirtualKey(ctx);
+    return json(presentWorkspaceAccess("virtual-key.workspace", virtualKey.workspaceId, virtualKey.workspaceAccess));
+  },
+
+  async updateVirtualKeyWorkspaces(request, ctx) {
+    requireAdmin(ctx.principal);
+    const body = await readBody(request, workspaceAccessSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    const current = await visibleVirtualKey(ctx);
+    if (current.workspaceId) {
+      throw forbidden(
+        `Virtual key '${current.slug}' belongs to workspace '${current.workspaceId}' and cannot be shared.`,
+        "workspace_virtual_key",
+      );
+    }
+    const records = ctx.services.stores.records;
+    const updated = await virtualKeyStore(records).update(current, {
+      workspaceAccess: applyWorkspaceAccess(current.workspaceAccess, body),
+    });
+    await savedResourceChanged(
+      ctx,
+      { action: "update_workspaces", resourceType: "virtual_key", before: current, after: updated },
+      presentVirtualKey,
+    );
+    return json(presentWorkspaceAccess("virtual-key.workspace", undefined, updated.workspaceAccess));
   },
 
   async deleteVirtualKey(_request, ctx) {

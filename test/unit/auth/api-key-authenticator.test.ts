@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApiKeyAuthenticator } from "../../../core/auth/api-key-authenticator.ts";
 import { apiKeyHashKey } from "../../../core/auth/api-key-records.ts";
 import { sha256Hex } from "../../../core/ids.ts";
@@ -48,5 +48,22 @@ describe("ApiKeyAuthenticator", () => {
       await authenticator.authenticate(`gk-wrong-${index}`).catch(() => undefined);
     }
     expect((await authenticator.authenticate("gk-secret-a")).keyId).toBe("key_a");
+  });
+
+  it("honours expires_at on every request, cached or not", async () => {
+    vi.useFakeTimers({ now: 1_700_000_000_000, toFake: ["Date"] });
+    try {
+      const store = lookups({ "gk-secret-a": "key_a" });
+      const { pk } = apiKeyHashKey(sha256Hex("gk-secret-a"));
+      store.items.get(pk)!.expiresAt = Date.now() / 1000 + 1;
+      const authenticator = new ApiKeyAuthenticator(store.records, 60_000);
+      vi.advanceTimersByTime(900);
+      expect((await authenticator.authenticate("gk-secret-a")).keyId).toBe("key_a");
+      vi.advanceTimersByTime(200);
+      await expect(authenticator.authenticate("gk-secret-a")).rejects.toMatchObject({ status: 401 });
+      expect(store.reads()).toBe(1); // refused from the cache, without a store read
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

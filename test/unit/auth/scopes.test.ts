@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../../core/auth/principal.ts";
 import { ALL_SCOPES, isKnownScope } from "../../../core/auth/scope-list.ts";
-import { isOrganisationAdmin, managesWorkspace, requireAdmin, requireScope } from "../../../core/auth/scopes.ts";
+import { isOrganisationWide, managesWorkspace, requireAdmin, requireScope } from "../../../core/auth/scopes.ts";
 import { normaliseRotationPeriod, rotationSettings } from "../../../core/control/api-keys.ts";
 import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
 
@@ -74,8 +74,8 @@ describe("scopes", () => {
     expect(() => requireScope(admin, "anything")).not.toThrow();
     expect(requireAdmin(admin)).toBe(admin);
     expect(() => requireAdmin(service)).toThrow(/admin/);
-    expect(isOrganisationAdmin(jwtAdmin)).toBe(true);
-    expect(isOrganisationAdmin({ ...jwtAdmin, workspaceId: "ws_a" })).toBe(false);
+    expect(isOrganisationWide(jwtAdmin)).toBe(true);
+    expect(isOrganisationWide({ ...jwtAdmin, workspaceId: "ws_a" })).toBe(false);
     expect(managesWorkspace(service, "ws_a")).toBe(true);
     expect(managesWorkspace(service, "ws_b")).toBe(false);
     expect(managesWorkspace(member, "ws_a")).toBe(false);

@@ -112,8 +112,8 @@ describe("workspaces service", () => {
 
     expect(await workspaces.getWorkspace(deps(), key, { workspace: own.id })).toMatchObject({ id: own.id });
     expect(await thrown(workspaces.getWorkspace(deps(), key, { workspace: other.id }))).toMatchObject({
-      kind: "forbidden",
-      code: "workspace_forbidden",
+      kind: "not_found",
+      code: "workspace_not_found",
     });
     const missing = await thrown(workspaces.getWorkspace(deps(), admin(), { workspace: "ws_missing" }));
     expect(missing).toBeInstanceOf(NotFound);
