@@ -56,7 +56,7 @@ export async function loadProvider(id: string): Promise<ProviderAdapter | undefi
   return pending;
 }
 
-/** Every adapter, all families loaded (the README's provider table, tests). */
+/** Every adapter, all families loaded (the provider table of docs/providers.md, tests). */
 export function loadAllProviders(): Promise<ProviderAdapter[]> {
   return Promise.all(PROVIDER_IDS.map(async (id) => (await loadProvider(id))!));
 }
