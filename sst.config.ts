@@ -1,5 +1,5 @@
 /**
- * The AWS deployment (SST 4). `npx sst@4 deploy --stage prod`; see the README, "Deploying to AWS".
+ * The AWS deployment (SST 4). `npx sst@4 deploy --stage prod`; see docs/deploying-aws.md.
  * Resources live in infra/, one concern a file; everything per route family is derived from the route table.
  */
 

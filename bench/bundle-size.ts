@@ -36,8 +36,6 @@ export const FUNCTION_ENV: Record<string, string> = {
   GATEWAY_TABLE: "bench-table",
   GATEWAY_BUCKET: "bench-bucket",
   GATEWAY_QUEUE_URLS: JSON.stringify({
-    batches: "http://127.0.0.1:9/000000000000/batches",
-    "batches-dlq": "http://127.0.0.1:9/000000000000/batches-dlq",
     exports: "http://127.0.0.1:9/000000000000/exports",
     "exports-dlq": "http://127.0.0.1:9/000000000000/exports-dlq",
   }),

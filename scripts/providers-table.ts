@@ -3,8 +3,8 @@ import { loadAllProviders } from "../core/providers/registry.ts";
 import type { RouteKind } from "../core/providers/types.ts";
 
 /**
- * The README's provider x route table, generated from the registry so it cannot drift
- * (`npm run docs` rewrites it; a test fails when it is stale).
+ * The provider x route table of docs/providers.md, generated from the registry so it cannot drift
+ * (`npm run docs` rewrites it; test/unit/readme.test.ts fails when it is stale).
  */
 const ROUTES: RouteKind[] = ["chat", "completions", "embeddings", "models"];
 const START = "<!-- providers:start -->";
@@ -31,15 +31,16 @@ export async function providersTable(): Promise<string> {
   ].join("\n");
 }
 
-export async function readmeWithTable(readme: string): Promise<string> {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start === -1 || end === -1) throw new Error("README has no providers markers");
-  return `${readme.slice(0, start + START.length)}\n${await providersTable()}\n${readme.slice(end)}`;
+export async function withProvidersTable(page: string): Promise<string> {
+  const start = page.indexOf(START);
+  const end = page.indexOf(END);
+  if (start === -1 || end === -1) throw new Error(`no ${START} ... ${END} markers`);
+  return `${page.slice(0, start + START.length)}\n${await providersTable()}\n${page.slice(end)}`;
 }
 
+export const PROVIDERS_PAGE = new URL("../docs/providers.md", import.meta.url);
+
 if (import.meta.main) {
-  const path = new URL("../README.md", import.meta.url);
-  writeFileSync(path, await readmeWithTable(readFileSync(path, "utf8")));
-  console.log("README provider table updated");
+  writeFileSync(PROVIDERS_PAGE, await withProvidersTable(readFileSync(PROVIDERS_PAGE, "utf8")));
+  console.log("docs/providers.md: provider table updated");
 }

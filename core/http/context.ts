@@ -55,7 +55,7 @@ export interface PlatformContext {
   headers?: HeaderSource;
   /**
    * The platform writes streamed answers from their SSE source (core/http/sse-source.ts) and never reads their
-   * body (the local server): a streamed Response then carries no web stream, which costs ~10 µs to build.
+   * body (the local server): a streamed Response then carries no web stream, which would be built for nothing.
    */
   writesSseSources?: boolean;
 }

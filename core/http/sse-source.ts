@@ -62,7 +62,7 @@ export function sseResponse(source: SseSource, status: number, headers: Record<s
 }
 
 export function attachSseSource(response: Response, source: SseSource): Response {
-  // Assigned, not defined: Object.defineProperty cost ~3 µs per streamed request (measured in a profile).
+  // Assigned, not defined: Object.defineProperty is markedly slower, and this runs on every streamed request.
   (response as unknown as Record<symbol, SseSource>)[SSE_SOURCE] = source;
   return response;
 }

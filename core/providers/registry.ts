@@ -13,7 +13,7 @@ const LOADED = new Map<string, ProviderAdapter>(
 
 /**
  * The provider families with their own transforms, loaded on first use: a cold start (a Lambda's init)
- * compiles only the families it calls (about 55 KB of the chat function's 280 KB). One line per folder.
+ * compiles only the families it calls, not every provider's transforms. One line per folder.
  */
 const LOADERS: Record<string, () => Promise<ProviderAdapter>> = {
   anthropic: () => import("./anthropic/index.ts").then((module) => module.anthropicAdapter),
@@ -56,7 +56,7 @@ export async function loadProvider(id: string): Promise<ProviderAdapter | undefi
   return pending;
 }
 
-/** Every adapter, all families loaded (the README's provider table, tests). */
+/** Every adapter, all families loaded (the provider table of docs/providers.md, tests). */
 export function loadAllProviders(): Promise<ProviderAdapter[]> {
   return Promise.all(PROVIDER_IDS.map(async (id) => (await loadProvider(id))!));
 }

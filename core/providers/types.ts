@@ -111,7 +111,7 @@ export interface RouteAdapter {
 
 export interface ProviderAdapter {
   id: string;
-  /** Human name for docs and the README table. */
+  /** Human name for docs and the provider table (docs/providers.md). */
   name: string;
   routes: Partial<Record<RouteKind, RouteAdapter>>;
   /**

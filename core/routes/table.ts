@@ -40,6 +40,8 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [
       { method: "GET", path: "/health", handler: "health", auth: "none" },
       { method: "GET", path: "/v1/health", handler: "health", auth: "none" },
+      // The API's description (core/openapi), public like the health check; generated from this table.
+      { method: "GET", path: "/v1/openapi.json", handler: "openApi", auth: "none" },
     ],
   },
   {

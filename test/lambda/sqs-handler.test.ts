@@ -28,7 +28,7 @@ describe("SQS adapter", () => {
       seen.push(...messages);
       return { failedIds: ["m2"] };
     };
-    const handler = createSqsBatchHandler("batches", init, { batches: consumer });
+    const handler = createSqsBatchHandler("exports", init, { exports: consumer });
 
     const response = await handler(
       sqsEvent({ id: "m1", body: '{"job":1}' }, { id: "m2", body: '{"job":2}', receives: 3 }, { id: "m3", body: "[]" }),
@@ -48,7 +48,7 @@ describe("SQS adapter", () => {
       seen.push(...messages.map((message) => message.id));
       return { failedIds: [] };
     };
-    const handler = createSqsBatchHandler("batches", init, { batches: consumer });
+    const handler = createSqsBatchHandler("exports", init, { exports: consumer });
 
     const response = await handler(sqsEvent({ id: "good", body: "{}" }, { id: "bad", body: "not json" }));
 
@@ -75,12 +75,12 @@ describe("SQS adapter", () => {
   it("builds the services once per container", async () => {
     let builds = 0;
     const handler = createSqsBatchHandler(
-      "batches",
+      "exports",
       async () => {
         builds++;
         return services;
       },
-      { batches: async () => ({ failedIds: [] }) },
+      { exports: async () => ({ failedIds: [] }) },
     );
     await handler(sqsEvent({ id: "a", body: "1" }));
     await handler(sqsEvent({ id: "b", body: "2" }));

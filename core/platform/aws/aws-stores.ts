@@ -8,7 +8,7 @@ import { lazyPort } from "./lazy.ts";
 export interface AwsStoresOptions {
   tableName: string;
   bucketName: string;
-  /** Logical queue name (dead-letter queues included, e.g. `batches-dlq`) -> SQS queue URL. */
+  /** Logical queue name (dead-letter queues included, e.g. `exports-dlq`) -> SQS queue URL. */
   queueUrls: Record<string, string>;
   /** 32 raw bytes or their base64; defaults to GATEWAY_MASTER_KEY. Ignored when kmsKeyId is given. */
   masterKey?: Uint8Array | string;

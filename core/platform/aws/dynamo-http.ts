@@ -5,7 +5,7 @@ import { type SigningCredentials, type SigningScope, signRequest } from "./sigv4
 /**
  * DynamoDB's JSON protocol over HTTPS, SigV4-signed: one POST per operation with `X-Amz-Target:
  * DynamoDB_20120810.<Operation>`. This replaces the SDK client on the request path, whose protocol, middleware
- * and endpoint machinery cost ~350 KB and ~100 ms of cold start for the six operations we use.
+ * and endpoint machinery weigh on every cold start (bench/README.md) for the six operations we use.
  */
 
 export interface DynamoHttpOptions {

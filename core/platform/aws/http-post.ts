@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from "node:http";
 
 /**
  * One POST with a small text body and a small text answer, over Node's http/https modules and their default
- * keep-alive agents. The modules are imported on the first call: loading them costs ~20 ms, which belongs to
+ * keep-alive agents. The modules are imported on the first call: loading them is noticeable, and belongs to
  * the first request that needs them rather than to every cold start. (fetch is not used: it refuses some
  * ports, such as the discard port the contract tests point at, and builds web streams per call.)
  */

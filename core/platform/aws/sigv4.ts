@@ -5,7 +5,7 @@ import { sha256Hex } from "../../ids.ts";
  * AWS Signature Version 4 for the requests our own AWS clients send: a body of text, no query string
  * (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html). Written on
  * node:crypto, which the functions load anyway, because @smithy/signature-v4 imports @smithy/core's barrel
- * modules and, with code splitting, drags ~85 KB that the lazily loaded SDK clients share into every cold start.
+ * modules and, with code splitting, drags the code the lazily loaded SDK clients share into every cold start.
  * test/unit/platform checks it against @smithy/signature-v4.
  */
 

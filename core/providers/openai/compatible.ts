@@ -28,7 +28,7 @@ export interface CompatibleProvider {
   noStreamOptions?: boolean;
   /** Extra static headers. */
   headers?: Record<string, string>;
-  /** Docs link for the README table. */
+  /** Docs link for the provider table (docs/providers.md). */
   docs?: string;
 }
 

@@ -93,7 +93,7 @@ describe("local stores under load", () => {
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
     // A batch is open (a counter add answers at once); a send made now must not answer before it commits.
     await stores.counters.add("open-a-batch", 1);
-    await stores.queue.send("batches", { job: 1 });
+    await stores.queue.send("exports", { job: 1 });
     expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM queue_messages")).toEqual([{ n: 1 }]);
   });
 

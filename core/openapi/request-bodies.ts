@@ -1,0 +1,46 @@
+import type * as z from "zod/v4/core";
+import { createExportSchema, updateExportSchema } from "../exports/log-exports.ts";
+import { createFeedbackSchema, updateFeedbackSchema } from "../feedback/feedback.ts";
+import { chatCompletionRequest } from "../gateway/schemas/chat.ts";
+import { completionRequest } from "../gateway/schemas/completions.ts";
+import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
+import { defaultsUpdateSchema, exclusionsUpdateSchema, settingsUpdateSchema } from "../control/organisation-schemas.ts";
+import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../control/users-schemas.ts";
+import { workspaceCreateSchema, workspaceUpdateSchema } from "../control/workspaces-schemas.ts";
+import { customLogRequest } from "../logs/schemas.ts";
+import { rateCreateSchema, rateUpdateSchema, usageCreateSchema, usageUpdateSchema } from "../policies/requests.ts";
+
+/**
+ * The zod schema each route validates its JSON body with, by `METHOD path` as the route table writes it: the
+ * OpenAPI document describes a body by the very schema that checks it, so the two cannot disagree. Routes
+ * whose handlers validate in code rather than with an exported schema are described as a plain JSON object.
+ * (test/unit/openapi/document.test.ts checks that every key names a route of the table.)
+ */
+export const REQUEST_BODIES: Record<string, z.$ZodType> = {
+  "POST /v1/chat/completions": chatCompletionRequest,
+  "POST /v1/completions": completionRequest,
+  "POST /v1/embeddings": embeddingRequest,
+  "POST /v1/logs": customLogRequest,
+  "POST /v1/logs/exports": createExportSchema,
+  "PUT /v1/logs/exports/:id": updateExportSchema,
+  "POST /v1/feedback": createFeedbackSchema,
+  "PUT /v1/feedback/:id": updateFeedbackSchema,
+  "POST /v1/admin/workspaces": workspaceCreateSchema,
+  "PUT /v1/admin/workspaces/:id": workspaceUpdateSchema,
+  "PUT /v2/workspaces/:id": workspaceUpdateSchema,
+  "PUT /v1/admin/users/:id": userUpdateSchema,
+  "POST /v1/admin/users/invites": inviteCreateSchema,
+  "POST /v1/admin/users/invites/accept": inviteAcceptSchema,
+  "PUT /v1/admin/organisation/settings": settingsUpdateSchema,
+  "PUT /v1/admin/organisation/defaults": defaultsUpdateSchema,
+  "PUT /v1/workspace-exclusions/input-guardrails": exclusionsUpdateSchema,
+  "PUT /v1/workspace-exclusions/output-guardrails": exclusionsUpdateSchema,
+  "POST /v2/policies/usage-limits": usageCreateSchema,
+  "PUT /v2/policies/usage-limits/:id": usageUpdateSchema,
+  "POST /v2/policies/rate-limits": rateCreateSchema,
+  "PUT /v2/policies/rate-limits/:id": rateUpdateSchema,
+  "POST /v1/policies/usage-limits": usageCreateSchema,
+  "PUT /v1/policies/usage-limits/:id": usageUpdateSchema,
+  "POST /v1/policies/rate-limits": rateCreateSchema,
+  "PUT /v1/policies/rate-limits/:id": rateUpdateSchema,
+};

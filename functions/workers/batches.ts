@@ -1,4 +1,0 @@
-import { createSqsHandler } from "../../core/platform/aws/sqs-handler.ts";
-
-/** Lambda entry point of the 'batches' queue's worker (infra/workers.ts). */
-export const handler = createSqsHandler("batches");
