@@ -4,20 +4,11 @@ import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
 import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
-import { gatewayResponse } from "../http/response-headers.ts";
-import { SSE_HEADERS } from "../http/sse.ts";
-import { attachSseSource, type SseSource, sseResponse } from "../http/sse-source.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import { redirectError } from "./upstream/failures.ts";
-import {
-  joinPieces,
-  relayPipeline,
-  type StreamPiece,
-  type StreamPipeline,
-  transformPipeline,
-} from "./stream-pipelines.ts";
-import { StreamTranscript } from "./stream-transcript.ts";
+import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
+import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../store/late-json.ts";
 import { requestUpstream } from "./upstream/client.ts";
 
@@ -32,8 +23,6 @@ export interface TargetCall {
   outcome: InferenceOutcome & { finish(): void };
   startedAt: number;
   trustedHosts?: TrustedHosts;
-  /** A streamed answer needs only its SSE source, no web-stream body (RequestContext.writesSseSources). */
-  sourceOnly?: boolean;
 }
 
 /**
@@ -108,13 +97,13 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
     // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
-    return gatewayResponse(body === upstreamJson ? text : JSON.stringify(body), 200, {
-      "content-type": "application/json",
-      "x-gateway-provider": adapter.id,
+    return new Response(body === upstreamJson ? text : JSON.stringify(body), {
+      status: 200,
+      headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
     });
   }
 
-  // Streams: decode framing, transform (or relay), and wait for the first chunk before answering (see above).
+  // Streams: decode framing, transform (or relay); the SSE answer waits for the first chunk (see above).
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
   const pipelineOptions = {
@@ -131,128 +120,15 @@ export async function callTarget(call: TargetCall): Promise<Response> {
         response.body,
         pipelineOptions,
       )) as StreamPipeline<unknown>);
-  const iterator = pipeline.batches;
-
-  /** What is ready for the client, written (and encoded) once per upstream read. */
-  const pending: StreamPiece[] = [];
-  let upstreamDone = false;
-  try {
-    while (pending.length === 0) {
-      const next = await iterator.next();
-      if (next.done) {
-        upstreamDone = true;
-        pipeline.end(pending);
-        break;
-      }
-      pipeline.take(next.value, pending);
-    }
-    // A 200 that ended, or began, with nothing usable: nothing is sent, the target failed (a fallback moves on).
-    if (!pipeline.answered()) {
-      throw new UpstreamError(502, "The provider answered 200 with a stream that holds no valid event.", {
-        code: "invalid_upstream_stream",
-        transport: true,
-      });
-    }
-  } catch (error) {
-    // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
-    upstream.abort();
-    upstream.release();
-    await iterator.return?.()?.catch(() => {});
-    throw beforeFirstChunk(error);
-  }
-  outcome.status = 200;
-
-  const finishStream = async () => {
-    try {
-      upstream.release();
-      const usage = pipeline.usage();
-      let answer = pipeline.answer();
-      // Without reported usage the answer is counted: it is needed now.
-      if (!usage && answer instanceof StreamTranscript) answer = answer.assemble();
-      outcome.responseBody = answer;
-      outcome.responseChars = pipeline.chars();
-      await recordUsage(outcome, call, usage, answer as Record<string, any>);
-    } finally {
-      // Whatever happened above, the log (which waits for `done`) must not wait forever.
-      outcome.totalMs = performance.now() - call.startedAt;
-      outcome.finish();
-    }
-  };
-  /**
-   * Once: the bookkeeping of an ended stream. Started on the next turn of the event loop, so that it (the
-   * answer's assembly for the log) runs after the last text is written, not before.
-   */
-  let finishing: Promise<void> | undefined;
-  const finish = () => {
-    finishing ??= finishStream().catch((error) =>
-      console.error(`[${call.requestId}] stream bookkeeping failed`, error),
-    );
-    return finishing;
-  };
-  /** The last text was handed out (the stream ended, failed or was cancelled): next() answers null. */
-  let ended = false;
-  let cancelled = false;
-
-  const source: SseSource = {
-    async next() {
-      if (ended) return null;
-      try {
-        while (pending.length === 0 && !upstreamDone) {
-          const next = await iterator.next();
-          // Cancelled while waiting: what the reader answers now (its end) is not the provider's end, and must
-          // not be logged or counted as if the answer had finished.
-          if (cancelled) return null;
-          if (next.done) {
-            upstreamDone = true;
-            pipeline.end(pending);
-            break;
-          }
-          pipeline.take(next.value, pending);
-        }
-        if (cancelled) return null;
-        // One piece per upstream read: each becomes one socket write.
-        const text = joinPieces(pending);
-        pending.length = 0;
-        if (upstreamDone) {
-          ended = true;
-          setImmediate(finish);
-        }
-        return text;
-      } catch (error) {
-        if (cancelled) return null;
-        // After the first byte the status is sent: report the failure as a last event and end the stream.
-        upstream.abort();
-        const failure =
-          error instanceof UpstreamError
-            ? error
-            : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
-        outcome.error = { status: failure.status, message: failure.message, code: failure.code };
-        ended = true;
-        setImmediate(finish);
-        const event = {
-          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
-        };
-        return `data: ${JSON.stringify(event)}\n\n`;
-      }
-    },
-    async cancel() {
-      if (ended) return finish();
-      // The client went away: stop reading the provider.
-      ended = true;
-      cancelled = true;
-      upstream.abort();
-      try {
-        await iterator.return?.();
-      } finally {
-        outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
-        await finish();
-      }
-    },
-  };
-  const headers = { ...SSE_HEADERS, "x-gateway-provider": adapter.id };
-  return call.sourceOnly
-    ? attachSseSource(gatewayResponse(null, 200, headers), source)
-    : sseResponse(source, 200, headers);
+  return sseAnswer({
+    pipeline,
+    upstream,
+    outcome,
+    requestId: call.requestId,
+    startedAt: call.startedAt,
+    headers: { "x-gateway-provider": adapter.id },
+    recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
+  });
 }
 
 /**
@@ -272,23 +148,6 @@ export function applyModelRules(target: ProviderTarget, model: unknown): Provide
   }
   if (!entry?.headers || Object.keys(entry.headers).length === 0) return target;
   return { ...target, forwardHeaders: { ...entry.headers, ...target.forwardHeaders } };
-}
-
-function beforeFirstChunk(error: unknown): UpstreamError {
-  if (!(error instanceof UpstreamError)) {
-    return new UpstreamError(502, `The provider's stream failed before its first chunk: ${(error as Error).message}`, {
-      code: "upstream_stream_failed",
-      transport: true,
-    });
-  }
-  if (error.transport || error.status === 499) return error;
-  return new UpstreamError(error.status, error.message, {
-    type: error.type,
-    code: error.code,
-    param: error.param,
-    headers: error.headers,
-    transport: true,
-  });
 }
 
 /** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */

@@ -2,7 +2,6 @@ import type * as z from "zod";
 import type { RequestContext } from "../http/context.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { badRequest } from "../http/errors.ts";
-import { headersOf } from "../http/request-headers.ts";
 import { readJson, type Schema, validate } from "../http/json.ts";
 import type { RouteKind } from "../providers/types.ts";
 import type { ConfigNode } from "../routing/config.ts";
@@ -38,7 +37,7 @@ export async function handleInference<T extends Schema>(
   /** A cheaper check that accepts the common bodies of this route (else undefined: the schema decides). */
   accept?: (json: unknown) => z.core.output<T> | undefined,
 ): Promise<Response> {
-  const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES, headersOf(request, ctx));
+  const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = normalise(accept?.(json) ?? validate(schema, json));
   const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
   if (!config) {
@@ -51,7 +50,7 @@ export async function handleInference<T extends Schema>(
   const outcome = newOutcome(route, String(body.model), body.stream === true);
   outcome.requestBody = body;
   // Without a content-length (a chunked upload) the size stays unknown and the logger measures the body.
-  const declaredLength = headersOf(request, ctx).get("content-length");
+  const declaredLength = request.headers.get("content-length");
   if (declaredLength) {
     const bytes = Number(declaredLength);
     if (Number.isInteger(bytes) && bytes >= 0) outcome.requestChars = bytes;
@@ -108,7 +107,6 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             trustedHosts: ctx.services.trustedHosts,
-            sourceOnly: ctx.writesSseSources,
           }),
         );
       },

@@ -21,7 +21,7 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
-import { type BatchDecoder, readUpstreamBatches } from "./upstream-events.ts";
+import { type BatchDecoder, readUpstreamBatches } from "./stream/upstream-events.ts";
 import { requestUpstream } from "./upstream/client.ts";
 import { redirectError } from "./upstream/failures.ts";
 

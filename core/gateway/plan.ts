@@ -1,6 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
-import { headersOf } from "../http/request-headers.ts";
 import { type GatewayRequestHeaders, RESPONSE_HEADERS, parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
@@ -13,7 +12,7 @@ import { forwardedValues, headerCredentials, targetFromHeaders } from "./target-
 
 /** The gateway headers of a request: parsed by the app on authenticated routes, else here (once). */
 export function gatewayHeadersOf(request: Request, ctx: RequestContext): GatewayRequestHeaders {
-  ctx.gateway ??= parseGatewayHeaders(headersOf(request, ctx), ctx.traceId);
+  ctx.gateway ??= parseGatewayHeaders(request.headers, ctx.traceId);
   return ctx.gateway;
 }
 
@@ -67,7 +66,7 @@ export class LeafResolver {
 
   private async build(leaf: LeafNode): Promise<ResolvedLeaf> {
     const { gateway, ctx } = this;
-    const headers = headersOf(this.request, ctx);
+    const headers = this.request.headers;
     const trusted = ctx.services.trustedHosts;
     let target: ProviderTarget;
     if (leaf.fromHeaders) {
@@ -120,7 +119,7 @@ export class LeafResolver {
     if (leaf.vertex) target.vertex = { ...target.vertex, ...definedOnly(leaf.vertex) };
     if (leaf.aws) target.aws = { ...target.aws, ...definedOnly(leaf.aws) };
     if (!credentialsFromConfig && sameProvider) {
-      const fromHeaders = headerCredentials(headersOf(this.request, ctx), gateway);
+      const fromHeaders = headerCredentials(this.request.headers, gateway);
       if (this.ctx.principal?.kind !== "jwt") target.apiKey ??= fromHeaders.apiKey;
       if (fromHeaders.azure) target.azure = { ...fromHeaders.azure, ...target.azure };
       if (fromHeaders.vertex) target.vertex = { ...fromHeaders.vertex, ...target.vertex };

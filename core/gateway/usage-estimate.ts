@@ -3,7 +3,7 @@ import type { ChatUsage, RouteKind } from "../providers/types.ts";
 
 /**
  * Usage for answers whose provider reported none: counted with a real tokenizer from the request and the
- * answer (the JSON body, or for a stream the answer its chunks spell: core/gateway/stream-assembly.ts).
+ * answer (the JSON body, or for a stream the answer its chunks spell: core/gateway/stream/assembly.ts).
  */
 export async function estimateUsage(
   route: RouteKind,

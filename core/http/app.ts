@@ -48,17 +48,15 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
   const serveRoute =
     (route: RouteSpec, handler: Handler) =>
     async (request: Request, platform: PlatformContext, path: string, params: Record<string, string>) => {
-      const headers = platform.headers ?? request.headers;
+      const headers = request.headers;
       const ctx: RequestContext = {
         traceId: traceIdOf(headers),
-        headers,
         path,
         params,
         services,
         signal: platform.signal ?? request.signal,
         waitUntil: platform.waitUntil,
         startedAt: performance.now(),
-        writesSseSources: platform.writesSseSources,
       };
       let response: Response;
       try {
@@ -130,7 +128,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     // in OpenAI's shape and without the fault's message.
     if (serve) {
       return serve(request, platform, platform.path!, NO_PARAMS).catch((error: unknown) =>
-        errorResponse(toHttpError(error, traceIdOf(platform.headers ?? request.headers))),
+        errorResponse(toHttpError(error, traceIdOf(request.headers))),
       );
     }
     return Promise.resolve(app.fetch(request, { platform }));

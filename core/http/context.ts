@@ -2,17 +2,11 @@ import type { Principal } from "../auth/principal.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import type { Services } from "../services.ts";
 import type { GatewayRequestHeaders } from "./gateway-headers.ts";
-import type { HeaderSource } from "./request-headers.ts";
 
 /** Everything a handler may use besides the Request itself. */
 export interface RequestContext {
   /** Taken from `x-gateway-trace-id` (or its `x-portkey-` alias) or generated. */
   traceId: string;
-  /**
-   * The request headers as the platform parsed them (cheaper than `request.headers` on the local server); read
-   * them through `headersOf(request, ctx)` where ctx may come from a test.
-   */
-  headers?: HeaderSource;
   /** The request path (set by the app; read it instead of parsing `request.url` again). */
   path?: string;
   /** Path parameters of the matched route. */
@@ -33,8 +27,6 @@ export interface RequestContext {
   startedAt: number;
   /** Set by inference routes: provider, usage, cost and timings, for logs and limits. */
   outcome?: InferenceOutcome;
-  /** See PlatformContext.writesSseSources. */
-  writesSseSources?: boolean;
 }
 
 export type Handler = (request: Request, ctx: RequestContext) => Promise<Response>;
@@ -51,11 +43,4 @@ export interface PlatformContext {
    * the URL: routes without parameters are then found without the router.
    */
   path?: string;
-  /** The request headers already parsed by the platform's HTTP server (node:http), when it has them. */
-  headers?: HeaderSource;
-  /**
-   * The platform writes streamed answers from their SSE source (core/http/sse-source.ts) and never reads their
-   * body (the local server): a streamed Response then carries no web stream, which would be built for nothing.
-   */
-  writesSseSources?: boolean;
 }

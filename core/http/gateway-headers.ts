@@ -40,8 +40,6 @@ export const RESPONSE_HEADERS = {
 
 /** Metadata limits (spec 2.8). */
 export const METADATA_LIMITS = { pairs: 16, keyLength: 64, valueLength: 512 } as const;
-/** Metadata keys with a meaning of their own (user, prompt, organisation, environment). */
-export const SPECIAL_METADATA_KEYS = ["_user", "_prompt", "_organisation", "_environment"] as const;
 
 /**
  * Every gateway request header of spec 5.3 (and the routing ones of 5.2), read once per request into one
@@ -233,6 +231,9 @@ const HOP_HEADERS = new Set([
   "proxy-connection",
 ]);
 
+/** An HTTP header name (a token): anything else is no header a request can carry, and Headers.get throws on it. */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /**
  * Whether `x-gateway-forward-headers` (or a config's `forward_headers`) may pass a header to the provider:
  * never a credential (the caller's gateway key, cookies, Authorization), never the gateway's own
@@ -241,6 +242,7 @@ const HOP_HEADERS = new Set([
 export function isForwardable(name: string): boolean {
   const lower = name.toLowerCase();
   return (
+    HTTP_TOKEN.test(name) &&
     !lower.startsWith("x-gateway-") &&
     !lower.startsWith("x-portkey-") &&
     !HOP_HEADERS.has(lower) &&

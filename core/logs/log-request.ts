@@ -1,6 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
-import { headersOf } from "../http/request-headers.ts";
 import type { RouteSpec } from "../http/route-types.ts";
 import type { RequestLog } from "./log-record.ts";
 
@@ -19,7 +18,7 @@ export async function logRequest(
   if (!principal) return;
   const outcome = ctx.outcome;
   if (outcome) await outcome.done;
-  const headers = headersOf(request, ctx);
+  const headers = request.headers;
   // Parsed once by the app for authenticated routes (invalid gateway headers were answered 400 there).
   const gateway = ctx.gateway;
   const usage = outcome?.usage;

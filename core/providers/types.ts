@@ -103,7 +103,7 @@ export interface RouteAdapter {
     createTransformer(ctx: TransformContext): StreamTransformer;
     /**
      * The provider's SSE events already are this route's OpenAI chunks (its transformer passes them through):
-     * the gateway relays its bytes as they are (core/gateway/sse-relay.ts) instead of decoding and encoding them.
+     * the gateway relays its bytes as they are (core/gateway/stream/sse-relay.ts) instead of decoding and encoding them.
      */
     relay?: boolean;
   };

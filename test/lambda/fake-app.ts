@@ -8,11 +8,11 @@ import { loadSettings } from "../../core/config/settings.ts";
 import { createApp, type FetchHandler } from "../../core/http/app.ts";
 import type { HandlerMap } from "../../core/http/context.ts";
 import { json } from "../../core/http/json.ts";
-import { sseResponse } from "../../core/http/sse.ts";
 import type { FunctionUrlEvent } from "../../core/platform/aws/function-url-handler.ts";
 import type { RouteFamily } from "../../core/routes/table.ts";
 import { createServices, type Services } from "../../core/services.ts";
 import type { Stores } from "../../core/store/ports.ts";
+import { sseEvents } from "../helpers/sse-events.ts";
 
 /** What the handlers observed, for the tests to check. */
 export interface Observations {
@@ -74,7 +74,7 @@ const handlers: HandlerMap = {
         yield { index };
       }
     }
-    return sseResponse(source());
+    return sseEvents(source());
   },
 
   /** An event every 10 ms until the request is aborted. */
@@ -92,7 +92,7 @@ const handlers: HandlerMap = {
         observations.sourceClosed = true;
       }
     }
-    return sseResponse(source());
+    return sseEvents(source());
   },
 
   async boom() {

@@ -1,8 +1,8 @@
-import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../providers/types.ts";
-import type { InferenceOutcome } from "./outcome.ts";
+import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../providers/types.ts";
+import type { InferenceOutcome } from "../outcome.ts";
 import { SseRelay } from "./sse-relay.ts";
-import { StreamAssembler } from "./stream-assembly.ts";
-import { Transcript } from "./stream-transcript.ts";
+import { StreamAssembler } from "./assembly.ts";
+import { Transcript } from "./transcript.ts";
 import { type IdleTimeout, readUpstreamBatches, readUpstreamEvents } from "./upstream-events.ts";
 
 /** What is written to the client: SSE text, or the provider's bytes as they came. */

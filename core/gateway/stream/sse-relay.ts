@@ -1,6 +1,6 @@
-import { SseDecoder } from "../providers/stream/sse.ts";
-import type { ChatUsage } from "../providers/types.ts";
-import type { Transcript } from "./stream-transcript.ts";
+import { SseDecoder } from "../../providers/stream/sse.ts";
+import type { ChatUsage } from "../../providers/types.ts";
+import type { Transcript } from "./transcript.ts";
 import type { BatchDecoder } from "./upstream-events.ts";
 
 const LF = 10;

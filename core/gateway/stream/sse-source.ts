@@ -1,12 +1,16 @@
-import { gatewayResponse, SSE_SOURCE } from "./response-headers.ts";
-
 /**
- * A streamed (SSE) answer as text, for a server that writes it to its socket itself (the local server: head
- * and first chunk in one write, the last chunk with the end) instead of reading the Response's web stream. The
- * Response keeps a ReadableStream body built on the same source (Lambda and tests read that); whichever is
- * used first owns the source, so the answer is produced once.
+ * A streamed (SSE) answer is a plain Response whose body is a ReadableStream: what any fetch-style host reads
+ * (the Lambda adapter, tests). The text behind that body comes from an SseSource. A server that can write the
+ * source to its socket itself (the local server: head and first chunk in one write, the last chunk with the
+ * end) may ask `sseSourceOf(response)` for it: an optional hint, kept beside the Response (not on it), that a
+ * host is free to ignore. Whichever is read first, body or source, owns it, so the answer is produced once.
  */
-export { SSE_SOURCE };
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+} as const;
 
 export interface SseSource {
   /**
@@ -16,6 +20,22 @@ export interface SseSource {
   next(): Promise<string | Uint8Array | null>;
   /** The client went away: stop producing and settle the bookkeeping. */
   cancel(): Promise<void>;
+}
+
+/** The sources of streamed Responses, for hosts that write them directly (see above). */
+const directSources = new WeakMap<Response, SseSource>();
+
+/** A 200 SSE Response whose body is `source` as a web stream. `headers` are added to the SSE ones. */
+export function sseResponse(source: SseSource, headers: Record<string, string> = {}): Response {
+  const { body, direct } = sseBody(source);
+  const response = new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } });
+  directSources.set(response, direct);
+  return response;
+}
+
+/** The source of a streamed Response built by sseResponse, for a host that writes it itself; else undefined. */
+export function sseSourceOf(response: Response): SseSource | undefined {
+  return directSources.get(response);
 }
 
 /**
@@ -53,21 +73,4 @@ export function sseBody(source: SseSource): { body: ReadableStream<Uint8Array>; 
     },
   };
   return { body, direct };
-}
-
-/** A Response whose body is `source` as a web stream, carrying the source itself for a server that can use it. */
-export function sseResponse(source: SseSource, status: number, headers: Record<string, string>): Response {
-  const { body, direct } = sseBody(source);
-  return attachSseSource(gatewayResponse(body, status, headers), direct);
-}
-
-export function attachSseSource(response: Response, source: SseSource): Response {
-  // Assigned, not defined: Object.defineProperty is markedly slower, and this runs on every streamed request.
-  (response as unknown as Record<symbol, SseSource>)[SSE_SOURCE] = source;
-  return response;
-}
-
-/** The source a response carries, if any. */
-export function sseSourceOf(response: Response): SseSource | undefined {
-  return (response as { [SSE_SOURCE]?: SseSource })[SSE_SOURCE];
 }

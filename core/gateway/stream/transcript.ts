@@ -1,6 +1,6 @@
-import { SseDecoder } from "../providers/stream/sse.ts";
-import type { LateJson, LatePayload } from "../store/late-json.ts";
-import { StreamAssembler } from "./stream-assembly.ts";
+import { SseDecoder } from "../../providers/stream/sse.ts";
+import type { LateJson, LatePayload } from "../../store/late-json.ts";
+import { StreamAssembler } from "./assembly.ts";
 
 type TranscriptPayload = Extract<LatePayload, { kind: "sse-transcript" }>;
 

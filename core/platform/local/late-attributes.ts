@@ -1,4 +1,4 @@
-import { assembleTranscript } from "../../gateway/stream-transcript.ts";
+import { assembleTranscript } from "../../gateway/stream/transcript.ts";
 import { isLateJson } from "../../store/late-json.ts";
 import type { RecordItem } from "../../store/ports.ts";
 import type { LateAttribute } from "./record-write-protocol.ts";

@@ -3,8 +3,7 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
-import { NodeHeaders } from "../../http/request-headers.ts";
-import { sseSourceOf } from "../../http/sse-source.ts";
+import { sseSourceOf } from "../../gateway/stream/sse-source.ts";
 import { writeSseResponse } from "./response-writer.ts";
 
 export interface RunningServer {
@@ -29,10 +28,11 @@ export async function startServer(
       .finally(() => options.pending.delete(tracked));
     options.pending.add(tracked);
   };
-  // The adapter's lightweight Request/Response (its default): a JSON answer built with `new Response(string)` is
-  // written straight to the socket, with no web stream read in between (a third of the data plane's CPU).
-  // A streamed answer that carries its SSE source (core/http/sse-source.ts) is written here, from the source
-  // (response-writer.ts), and the adapter is told it was sent; every other response goes through the adapter.
+  // The adapter's lightweight Request/Response (its default): request headers read from node's parsed ones, and a
+  // JSON answer built with `new Response(string)` written straight to the socket, with no web stream read in
+  // between (a third of the data plane's CPU). A streamed answer whose SSE source the core offers
+  // (sseSourceOf, core/gateway/stream/sse-source.ts) is written here, from the source (response-writer.ts), and
+  // the adapter is told it was sent; every other response goes through the adapter.
   // (RESPONSE_ALREADY_SENT must be a native Response, not the adapter's lightweight one: it is, as its module is
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
   const listener = getRequestListener(
@@ -43,8 +43,6 @@ export async function startServer(
         waitUntil,
         path: query === -1 ? target : target.slice(0, query),
         signal: request.signal,
-        headers: new NodeHeaders((env.incoming as IncomingMessage).headers),
-        writesSseSources: true,
       });
       const source = sseSourceOf(response);
       if (!source) return response;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { countTokens } from "../../../core/catalog/tokens.ts";
-import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
+import { assembleStream } from "../../../core/gateway/stream/assembly.ts";
 import { estimateUsage } from "../../../core/gateway/usage-estimate.ts";
 
 describe("usage estimation when the provider reports none", () => {

@@ -3,10 +3,10 @@ import { z } from "zod";
 import { createApp } from "../../../core/http/app.ts";
 import type { HandlerMap } from "../../../core/http/context.ts";
 import { json, readBody } from "../../../core/http/json.ts";
-import { sseResponse } from "../../../core/http/sse.ts";
 import type { RouteFamily } from "../../../core/routes/table.ts";
 import type { Services } from "../../../core/services.ts";
 import { StoreUnavailableError } from "../../../core/store/ports.ts";
+import { sseEvents } from "../../helpers/sse-events.ts";
 
 const families: RouteFamily[] = [
   {
@@ -20,7 +20,6 @@ const families: RouteFamily[] = [
       { method: "GET", path: "/v1/store-down", handler: "storeDown", auth: "none" },
       { method: "GET", path: "/v1/events", handler: "events", auth: "none" },
       { method: "GET", path: "/v1/secret", handler: "echo", auth: "api_key" },
-      { method: "GET", path: "/v1/platform", handler: "platform", auth: "none" },
     ],
   },
 ];
@@ -39,15 +38,12 @@ const handlers: HandlerMap = {
   async storeDown() {
     throw new StoreUnavailableError("ECONNREFUSED");
   },
-  async platform(_request, ctx) {
-    return json({ writesSseSources: ctx.writesSseSources ?? null });
-  },
   async events() {
     async function* source() {
       yield { n: 1 };
       yield { n: 2 };
     }
-    return sseResponse(source());
+    return sseEvents(source());
   },
 };
 
@@ -60,15 +56,6 @@ const call = (path: string, init?: RequestInit) =>
   app(new Request(`http://gateway.test${path}`, init), { waitUntil: () => {} });
 
 describe("http app", () => {
-  it("tells handlers whether the platform writes SSE sources itself (the local server does)", async () => {
-    const local = await app(new Request("http://gateway.test/v1/platform"), {
-      waitUntil: () => {},
-      writesSseSources: true,
-    });
-    expect(await local.json()).toEqual({ writesSseSources: true });
-    expect(await (await call("/v1/platform")).json()).toEqual({ writesSseSources: null });
-  });
-
   it("routes with params and sets a trace id (given or generated)", async () => {
     const given = await call("/v1/things/42", { headers: { "x-gateway-trace-id": "trace-abc" } });
     expect(await given.json()).toEqual({ id: "42", trace: "trace-abc" });

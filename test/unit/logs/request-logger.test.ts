@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RequestLog } from "../../../core/logs/log-record.ts";
-import { StreamTranscript } from "../../../core/gateway/stream-transcript.ts";
+import { StreamTranscript } from "../../../core/gateway/stream/transcript.ts";
 import { RequestLogger } from "../../../core/logs/request-logger.ts";
 import { JsonText } from "../../../core/store/late-json.ts";
 import { marshallItem } from "../../../core/platform/aws/dynamo-values.ts";

@@ -3,8 +3,13 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SSE_HEADERS } from "../../../core/http/sse.ts";
-import { type SseSource, sseBody, sseResponse, sseSourceOf } from "../../../core/http/sse-source.ts";
+import {
+  SSE_HEADERS,
+  type SseSource,
+  sseBody,
+  sseResponse,
+  sseSourceOf,
+} from "../../../core/gateway/stream/sse-source.ts";
 import { writeSseResponse } from "../../../core/platform/local/response-writer.ts";
 import { startServer } from "../../../core/platform/local/server.ts";
 
@@ -359,7 +364,7 @@ describe("SSE source: one consumer", () => {
 
   it("sseResponse carries the source and still has a readable body", async () => {
     const source = new FakeSource((i) => ["a", "b"][i] ?? null);
-    const response = sseResponse(source, 200, { ...SSE_HEADERS });
+    const response = sseResponse(source);
     expect(sseSourceOf(response)).toBeDefined();
     expect(sseSourceOf(new Response("x"))).toBeUndefined();
     expect(await response.text()).toBe("ab");
@@ -376,7 +381,7 @@ describe("the local server and SSE responses", () => {
           return new Response('{"ok":true}', { headers: { "content-type": "application/json" } });
         const source = new FakeSource((i) => [event("one"), event("two")][i] ?? null);
         sources.push(source);
-        const response = withHeaders(sseResponse(source, 200, { ...SSE_HEADERS, "x-gateway-provider": "fake" }), {
+        const response = withHeaders(sseResponse(source, { "x-gateway-provider": "fake" }), {
           "x-gateway-trace-id": "trace-1",
         });
         answered.push(response);

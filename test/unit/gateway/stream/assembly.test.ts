@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { StreamAssembler, assembleStream } from "../../../core/gateway/stream-assembly.ts";
+import { StreamAssembler, assembleStream } from "../../../../core/gateway/stream/assembly.ts";
 
 const chunk = (delta: object, finish: string | null = null, index = 0) =>
   JSON.stringify({

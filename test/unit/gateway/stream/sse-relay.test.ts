@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { SseRelay } from "../../../core/gateway/sse-relay.ts";
-import { assembleStream } from "../../../core/gateway/stream-assembly.ts";
-import { StreamTranscript, Transcript } from "../../../core/gateway/stream-transcript.ts";
-import { passthroughTransformer } from "../../../core/providers/openai/compatible.ts";
-import { SseDecoder } from "../../../core/providers/stream/sse.ts";
+import { SseRelay } from "../../../../core/gateway/stream/sse-relay.ts";
+import { assembleStream } from "../../../../core/gateway/stream/assembly.ts";
+import { StreamTranscript, Transcript } from "../../../../core/gateway/stream/transcript.ts";
+import { passthroughTransformer } from "../../../../core/providers/openai/compatible.ts";
+import { SseDecoder } from "../../../../core/providers/stream/sse.ts";
 
 /** OpenAI chat chunks as its API streams them with include_usage: `usage: null` and obfuscation on each. */
 function openaiChunks(words: string[], options: { spaced?: boolean; model?: string } = {}): string[] {

@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { callTarget } from "../../../core/gateway/call-target.ts";
-import { newOutcome } from "../../../core/gateway/outcome.ts";
-import { sseSourceOf } from "../../../core/http/sse-source.ts";
-import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
+import { callTarget } from "../../../../core/gateway/call-target.ts";
+import { newOutcome } from "../../../../core/gateway/outcome.ts";
+import { sseSourceOf } from "../../../../core/gateway/stream/sse-source.ts";
+import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -42,7 +42,6 @@ describe("a streamed answer the client cancels", () => {
       requestId: "req_cancel",
       outcome,
       startedAt: performance.now(),
-      sourceOnly: true,
       trustedHosts: parseTrustedHosts(["127.0.0.1"]),
     } as Parameters<typeof callTarget>[0]);
     const source = sseSourceOf(response)!;

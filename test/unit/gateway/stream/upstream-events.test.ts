@@ -2,19 +2,19 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createDecoder } from "../../../core/gateway/framing.ts";
+import { createDecoder } from "../../../../core/gateway/stream/framing.ts";
 import {
   type IdleTimeout,
   readUpstreamEvents,
   UpstreamBatchReader,
   UpstreamEventReader,
-} from "../../../core/gateway/upstream-events.ts";
-import { requestUpstream } from "../../../core/gateway/upstream/client.ts";
-import { withIdleTimeout } from "../../../core/gateway/upstream/idle-timeout.ts";
-import { type EventDecoder, eventBatches, SseDecoder } from "../../../core/providers/stream/sse.ts";
-import type { StreamFraming, UpstreamEvent } from "../../../core/providers/types.ts";
-import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
-import { encodeBedrockEvent } from "../../mocks/bedrock.ts";
+} from "../../../../core/gateway/stream/upstream-events.ts";
+import { requestUpstream } from "../../../../core/gateway/upstream/client.ts";
+import { withIdleTimeout } from "../../../../core/gateway/upstream/idle-timeout.ts";
+import { type EventDecoder, eventBatches, SseDecoder } from "../../../../core/providers/stream/sse.ts";
+import type { StreamFraming, UpstreamEvent } from "../../../../core/providers/types.ts";
+import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
+import { encodeBedrockEvent } from "../../../mocks/bedrock.ts";
 
 /**
  * The event-driven reader of Node Readable bodies against the generic path it replaces (the Readable's async
