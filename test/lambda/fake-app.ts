@@ -117,7 +117,7 @@ const handlers: HandlerMap = {
 };
 
 /** Services whose stores throw when used: the test routes must not touch storage. */
-export function storelessServices(): Services {
+export function storelessServices(env: Record<string, string> = {}): Services {
   const unused = new Proxy(
     {},
     { get: (_target, method) => () => Promise.reject(new Error(`unexpected store call: ${String(method)}`)) },
@@ -130,7 +130,7 @@ export function storelessServices(): Services {
     secrets: unused,
     close: async () => {},
   } as unknown as Stores;
-  return createServices(loadSettings({}), stores);
+  return createServices(loadSettings(env), stores);
 }
 
 export function createTestApp(): FetchHandler {

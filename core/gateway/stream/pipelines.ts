@@ -12,7 +12,7 @@ const DONE = "data: [DONE]\n\n";
 
 /**
  * How a streamed answer's upstream body becomes what the client is sent, and what the log and the cost learn
- * from it. call-target drives one: it reads batches, hands each to `take`, and calls `end` once the body ended.
+ * from it. The SSE answer (sse-answer.ts) drives one: it reads batches, hands each to `take`, and calls `end` once the body ended.
  */
 export interface StreamPipeline<B> {
   batches: AsyncIterator<B>;
@@ -28,7 +28,7 @@ export interface StreamPipeline<B> {
   chars(): number;
   /**
    * Whether the upstream sent a well-formed event so far. A 200 whose body ends without one (empty, an HTML
-   * page, data that is not JSON) is no answer: call-target treats it as a failed target.
+   * page, data that is not JSON) is no answer: the SSE answer treats it as a failed target.
    */
   answered(): boolean;
 }

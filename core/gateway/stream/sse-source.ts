@@ -2,7 +2,7 @@
  * A streamed (SSE) answer is a plain Response whose body is a ReadableStream: what any fetch-style host reads
  * (the Lambda adapter, tests). The text behind that body comes from an SseSource. A server that can write the
  * source to its socket itself (the local server: head and first chunk in one write, the last chunk with the
- * end) may ask `sseSourceOf(response)` for it: an optional hint, kept beside the Response (not on it), that a
+ * end) may take it with `takeSseSource(response)`: an optional hint, kept beside the Response (not on it), that a
  * host is free to ignore. Whichever is read first, body or source, owns it, so the answer is produced once.
  */
 
@@ -33,9 +33,15 @@ export function sseResponse(source: SseSource, headers: Record<string, string> =
   return response;
 }
 
-/** The source of a streamed Response built by sseResponse, for a host that writes it itself; else undefined. */
-export function sseSourceOf(response: Response): SseSource | undefined {
-  return directSources.get(response);
+/**
+ * Takes the source of a streamed Response built by sseResponse, for a host that writes it itself (undefined
+ * for any other Response, or once taken). Taking it also forgets it: a weak entry whose value holds a whole
+ * stream's state, kept for the stream's life, made the garbage collector's work per streamed request double.
+ */
+export function takeSseSource(response: Response): SseSource | undefined {
+  const source = directSources.get(response);
+  if (source) directSources.delete(response);
+  return source;
 }
 
 /**

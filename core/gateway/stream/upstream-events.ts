@@ -85,7 +85,7 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
  * batch the consumer actually waits for. It behaves like that stack: one batch per chunk that completed
  * events and then the decoder's last events, the body's or decoder's error as a rejection after the batches
  * before it, a close before the end as a premature close, and an idle timeout counting only the time the
- * consumer waits. Reads are not re-entrant: one `next()` at a time (as call-target does).
+ * consumer waits. Reads are not re-entrant: one `next()` at a time (as the SSE answer does, sse-answer.ts).
  */
 export class UpstreamBatchReader<T> implements AsyncIterableIterator<T> {
   readonly #body: Readable;

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
-import { sseSourceOf } from "../../gateway/stream/sse-source.ts";
+import { takeSseSource } from "../../gateway/stream/sse-source.ts";
+import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
 
 export interface RunningServer {
@@ -28,10 +29,10 @@ export async function startServer(
       .finally(() => options.pending.delete(tracked));
     options.pending.add(tracked);
   };
-  // The adapter's lightweight Request/Response (its default): request headers read from node's parsed ones, and a
-  // JSON answer built with `new Response(string)` written straight to the socket, with no web stream read in
+  // The adapter's lightweight Request/Response (its default), the request's headers read from node's parsed ones
+  // (node-headers.ts), and a JSON answer built with `new Response(string)` written straight to the socket, with no web stream read in
   // between (a third of the data plane's CPU). A streamed answer whose SSE source the core offers
-  // (sseSourceOf, core/gateway/stream/sse-source.ts) is written here, from the source (response-writer.ts), and
+  // (takeSseSource, core/gateway/stream/sse-source.ts) is written here, from the source (response-writer.ts), and
   // the adapter is told it was sent; every other response goes through the adapter.
   // (RESPONSE_ALREADY_SENT must be a native Response, not the adapter's lightweight one: it is, as its module is
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
@@ -39,12 +40,12 @@ export async function startServer(
     async (request, env) => {
       const target = (env.incoming as IncomingMessage).url ?? "/";
       const query = target.indexOf("?");
-      const response = await fetchHandler(request, {
+      const response = await fetchHandler(withNodeHeaders(request, (env.incoming as IncomingMessage).headers), {
         waitUntil,
         path: query === -1 ? target : target.slice(0, query),
         signal: request.signal,
       });
-      const source = sseSourceOf(response);
+      const source = takeSseSource(response);
       if (!source) return response;
       void writeSseResponse(env.outgoing as ServerResponse, response, source);
       return RESPONSE_ALREADY_SENT;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sseResponse, sseSourceOf, type SseSource } from "../../../core/gateway/stream/sse-source.ts";
+import { sseResponse, takeSseSource, type SseSource } from "../../../core/gateway/stream/sse-source.ts";
 import { withHeaders } from "../../../core/http/response-headers.ts";
 
 const source = (): SseSource => ({ next: async () => null, cancel: async () => {} });
@@ -30,7 +30,7 @@ describe("withHeaders", () => {
   it("keeps a streamed answer's source findable (the same Response)", () => {
     const streamed = sseResponse(source(), { "x-gateway-provider": "fake" });
     const added = withHeaders(streamed, { "x-trace": "t" });
-    expect(sseSourceOf(added)).toBeDefined();
+    expect(takeSseSource(added)).toBeDefined();
     expect(added.headers.get("x-trace")).toBe("t");
     expect(added.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
   });

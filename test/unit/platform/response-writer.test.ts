@@ -8,7 +8,7 @@ import {
   type SseSource,
   sseBody,
   sseResponse,
-  sseSourceOf,
+  takeSseSource,
 } from "../../../core/gateway/stream/sse-source.ts";
 import { writeSseResponse } from "../../../core/platform/local/response-writer.ts";
 import { startServer } from "../../../core/platform/local/server.ts";
@@ -365,8 +365,8 @@ describe("SSE source: one consumer", () => {
   it("sseResponse carries the source and still has a readable body", async () => {
     const source = new FakeSource((i) => ["a", "b"][i] ?? null);
     const response = sseResponse(source);
-    expect(sseSourceOf(response)).toBeDefined();
-    expect(sseSourceOf(new Response("x"))).toBeUndefined();
+    expect(takeSseSource(response)).toBeDefined();
+    expect(takeSseSource(new Response("x"))).toBeUndefined();
     expect(await response.text()).toBe("ab");
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { callTarget } from "../../../../core/gateway/call-target.ts";
 import { newOutcome } from "../../../../core/gateway/outcome.ts";
-import { sseSourceOf } from "../../../../core/gateway/stream/sse-source.ts";
+import { takeSseSource } from "../../../../core/gateway/stream/sse-source.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
 
 const servers: Server[] = [];
@@ -44,7 +44,7 @@ describe("a streamed answer the client cancels", () => {
       startedAt: performance.now(),
       trustedHosts: parseTrustedHosts(["127.0.0.1"]),
     } as Parameters<typeof callTarget>[0]);
-    const source = sseSourceOf(response)!;
+    const source = takeSseSource(response)!;
     expect(await source.next()).toContain("Hello");
     // The writer always has a read waiting: the client leaves while it waits.
     const waiting = source.next();

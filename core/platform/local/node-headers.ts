@@ -1,0 +1,99 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * The request headers node:http already parsed (lower-case names, repeated headers joined), read through the
+ * Web `Headers` API: what the local server gives handlers as `request.headers`. A `Headers` built from them
+ * validates, copies and sorts every header, and the data plane reads a handful of them and iterates them once
+ * (for the log): that copy, and its garbage, are measurable per request. Read-only, as an incoming request's
+ * headers are.
+ */
+export class NodeHeaders {
+  readonly #raw: IncomingHttpHeaders;
+
+  constructor(raw: IncomingHttpHeaders) {
+    this.#raw = raw;
+  }
+
+  get(name: string): string | null {
+    const value = this.#lookup(name);
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  has(name: string): boolean {
+    return this.#lookup(name) !== undefined;
+  }
+
+  getSetCookie(): string[] {
+    return [];
+  }
+
+  forEach(callback: (value: string, name: string, parent: Headers) => void, thisArg?: unknown): void {
+    for (const [name, value] of this.#entries()) callback.call(thisArg, value, name, this as unknown as Headers);
+  }
+
+  entries(): ArrayIterator<[string, string]> {
+    return this.#entries()[Symbol.iterator]();
+  }
+
+  keys(): ArrayIterator<string> {
+    return this.#entries()
+      .map(([name]) => name)
+      [Symbol.iterator]();
+  }
+
+  values(): ArrayIterator<string> {
+    return this.#entries()
+      .map(([, value]) => value)
+      [Symbol.iterator]();
+  }
+
+  [Symbol.iterator](): ArrayIterator<[string, string]> {
+    return this.entries();
+  }
+
+  set(): void {
+    throw new TypeError("The headers of an incoming request are immutable.");
+  }
+
+  append(): void {
+    throw new TypeError("The headers of an incoming request are immutable.");
+  }
+
+  delete(): void {
+    throw new TypeError("The headers of an incoming request are immutable.");
+  }
+
+  /**
+   * Own properties only: Node's headers object inherits Object.prototype, and names come from clients
+   * (`x-gateway-forward-headers`), so `constructor` or `__proto__` must find nothing. The gateway asks in lower
+   * case; only other callers pay for the conversion.
+   */
+  #lookup(name: string): string | string[] | undefined {
+    const raw = this.#raw;
+    if (Object.hasOwn(raw, name)) return raw[name];
+    const lower = name.toLowerCase();
+    return lower !== name && Object.hasOwn(raw, lower) ? raw[lower] : undefined;
+  }
+
+  /** Sorted by name, as `Headers` iterates. */
+  #entries(): Array<[string, string]> {
+    const entries: Array<[string, string]> = [];
+    for (const name of Object.keys(this.#raw).sort()) {
+      const value = this.#raw[name];
+      if (value !== undefined && name !== "set-cookie") {
+        entries.push([name, Array.isArray(value) ? value.join(", ") : value]);
+      }
+    }
+    return entries;
+  }
+}
+
+// `instanceof Headers` holds, so code that checks for a Headers object takes it as one.
+Object.setPrototypeOf(NodeHeaders.prototype, Headers.prototype);
+
+/** The request as handlers see it, with `headers` read from node's parsed ones (see above). */
+export function withNodeHeaders(request: Request, raw: IncomingHttpHeaders): Request {
+  Object.defineProperty(request, "headers", { value: new NodeHeaders(raw) });
+  return request;
+}
