@@ -4,6 +4,7 @@ import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
 import { takeSseSource } from "../../gateway/stream/sse-source.ts";
+import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
 
@@ -29,11 +30,12 @@ export async function startServer(
       .finally(() => options.pending.delete(tracked));
     options.pending.add(tracked);
   };
-  // The adapter's lightweight Request/Response (its default), the request's headers read from node's parsed ones
-  // (node-headers.ts), and a JSON answer built with `new Response(string)` written straight to the socket, with no web stream read in
-  // between (a third of the data plane's CPU). A streamed answer whose SSE source the core offers
-  // (takeSseSource, core/gateway/stream/sse-source.ts) is written here, from the source (response-writer.ts), and
-  // the adapter is told it was sent; every other response goes through the adapter.
+  // The adapter's lightweight Request/Response (its default): a JSON answer built with `new Response(string)` is
+  // written straight to the socket, with no web stream read in between (a third of the data plane's CPU). At this
+  // edge too: request headers read from node's parsed ones (node-headers.ts), response headers kept as the record
+  // they were built from (light-response.ts), and a streamed answer whose SSE source the core offers
+  // (takeSseSource, core/gateway/stream/sse-source.ts) written here from the source (response-writer.ts), the
+  // adapter being told it was sent; every other response goes through the adapter.
   // (RESPONSE_ALREADY_SENT must be a native Response, not the adapter's lightweight one: it is, as its module is
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
   const listener = getRequestListener(
@@ -54,6 +56,7 @@ export async function startServer(
       overrideGlobalObjects: true,
     },
   );
+  installLightResponse();
   const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
