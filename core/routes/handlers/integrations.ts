@@ -19,7 +19,8 @@ import {
   integrationStore,
   savedResourceChanged,
 } from "../../control/saved-resources.ts";
-import { applyWorkspaceAccess, presentWorkspaceAccess, workspaceAccessSchema } from "../../control/workspace-access.ts";
+import { applyWorkspaceAccess, presentWorkspaceAccess } from "../../control/workspace-access.ts";
+import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";

@@ -23,12 +23,8 @@ import {
   savedResourceChanged,
   virtualKeyStore,
 } from "../../control/saved-resources.ts";
-import {
-  NO_WORKSPACE_ACCESS,
-  applyWorkspaceAccess,
-  presentWorkspaceAccess,
-  workspaceAccessSchema,
-} from "../../control/workspace-access.ts";
+import { NO_WORKSPACE_ACCESS, applyWorkspaceAccess, presentWorkspaceAccess } from "../../control/workspace-access.ts";
+import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
