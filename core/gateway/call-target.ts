@@ -19,7 +19,7 @@ import {
   transformPipeline,
 } from "./stream-pipelines.ts";
 import { StreamTranscript } from "./stream-transcript.ts";
-import { JsonText } from "../store/late-json.ts";
+import { JsonText } from "../logs/late-json.ts";
 import { requestUpstream } from "./upstream-request.ts";
 
 export interface TargetCall {
