@@ -58,7 +58,7 @@ export function createServices(settings: Settings, stores: Stores): Services {
     jwt: new JwtAuthenticator(settings, stores.records, parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS)),
     orgSettings: new OrganisationSettingsCache(stores.records),
     trustedHosts: parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS),
-    logger: new RequestLogger(stores.logs ?? stores.records, stores.blobs, {
+    logger: new RequestLogger(stores.logSink, stores.blobs, {
       retentionDays: settings.GATEWAY_LOG_RETENTION_DAYS,
       threshold: settings.LOG_STORE_CONNECTION_FAILURE_THRESHOLD,
       backoffMs: settings.LOG_STORE_CONNECTION_BACKOFF_MS,

@@ -18,7 +18,7 @@ import {
   transformPipeline,
 } from "./stream-pipelines.ts";
 import { StreamTranscript } from "./stream-transcript.ts";
-import { JsonText } from "../store/late-json.ts";
+import { JsonText } from "../logs/late-json.ts";
 import { requestUpstream } from "./upstream/client.ts";
 
 export interface TargetCall {

@@ -72,10 +72,10 @@ export class WorkerRecords implements Records {
     return this.#local.query(query);
   }
 
-  /** LateJson attributes are produced by the storage thread (a streamed answer is assembled there). */
-  readonly takesLateJson = true;
-
-  /** Not async: the item is serialised here and not held while the thread writes it (request logs are large). */
+  /**
+   * Not async: the item is serialised here and not held while the thread writes it (request logs are large).
+   * LateJson attributes (deferred log bodies) are produced by the thread (a streamed answer is assembled there).
+   */
   put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     try {
       checkItem(item);
