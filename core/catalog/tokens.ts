@@ -1,10 +1,26 @@
 import type { Tiktoken } from "js-tiktoken/lite";
 
 /**
- * Token counting for when a provider omits usage. OpenAI-family models are counted exactly with the
- * o200k/cl100k encodings (loaded lazily: the rank tables are large); other models are estimated with the
- * same encoding, which is close for most modern tokenizers. Callers mark such usage as estimated.
+ * Token counting for when a provider omits usage. OpenAI-family models are counted with the o200k/cl100k
+ * encodings (loaded lazily: the rank tables are large); other models are estimated with the same encoding,
+ * which is close for most modern tokenizers. Callers mark such usage as estimated.
+ *
+ * The work is bounded, since any tenant can send the text (a prompt, or an answer from a custom host):
+ * - js-tiktoken's byte-pair merge is quadratic in the length of one pre-tokenizer piece, and a run of one
+ *   character class is one piece, so runs are cut into short slices (a cut costs at most a token or two;
+ *   ordinary words are far shorter than a slice and are never cut);
+ * - text is encoded in small chunks, yielding to the event loop whenever a slice of work has run long;
+ * - past a budget of characters, the rest is extrapolated from the ratio of tokens to characters so far.
  */
+
+/** Longest run of non-space (or of space) characters encoded as one piece. */
+export const MAX_RUN_CHARS = 48;
+/** Characters per encode call (cut before a space, so a word and its leading space stay together). */
+const CHUNK_CHARS = 1024;
+/** Characters counted exactly; the rest of a longer text is extrapolated. */
+export const EXACT_COUNT_CHARS = 256 * 1024;
+/** Work done between two yields to the event loop. */
+const SLICE_MS = 4;
 
 let o200k: Promise<Tiktoken> | undefined;
 let cl100k: Promise<Tiktoken> | undefined;
@@ -19,20 +35,83 @@ async function encoderFor(model: string): Promise<Tiktoken> {
   return o200k;
 }
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function countTokens(model: string, text: string): Promise<number> {
   if (!text) return 0;
   const encoder = await encoderFor(model);
-  return encoder.encode(text, "all").length;
+  const exactChars = Math.min(text.length, EXACT_COUNT_CHARS);
+  let tokens = 0;
+  let sliceStart = performance.now();
+  for (const chunk of boundedChunks(text, exactChars)) {
+    tokens += encoder.encode(chunk, "all").length;
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
+  }
+  if (exactChars === text.length) return tokens;
+  return Math.round((tokens / exactChars) * text.length);
+}
+
+/**
+ * The first `end` characters of `text` as chunks of at most CHUNK_CHARS, none holding a run of more than
+ * MAX_RUN_CHARS spaces or non-spaces. Linear in `end`.
+ */
+export function* boundedChunks(text: string, end: number): Generator<string> {
+  let chunkStart = 0;
+  let runStart = 0;
+  let runIsSpace = false;
+  let lastSpaceStart = -1;
+  for (let i = 0; i < end; i++) {
+    const isSpace = isWhitespace(text.charCodeAt(i));
+    if (i === chunkStart || isSpace !== runIsSpace) {
+      runStart = i;
+      runIsSpace = isSpace;
+      if (isSpace && i > chunkStart) lastSpaceStart = i;
+    } else if (i - runStart >= MAX_RUN_CHARS && !isLowSurrogate(text.charCodeAt(i))) {
+      // A long run: cut it here (never between the halves of a surrogate pair).
+      yield text.slice(chunkStart, i);
+      chunkStart = runStart = i;
+      lastSpaceStart = -1;
+      continue;
+    }
+    if (i - chunkStart >= CHUNK_CHARS) {
+      const cut = lastSpaceStart > chunkStart ? lastSpaceStart : i;
+      yield text.slice(chunkStart, cut);
+      chunkStart = cut;
+      lastSpaceStart = -1;
+    }
+  }
+  if (chunkStart < end) yield text.slice(chunkStart, end);
+}
+
+function isWhitespace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0x3000 || code === 0x2028;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** Prompt tokens of chat messages: text of every message plus the per-message framing OpenAI documents. */
 export async function countChatPromptTokens(model: string, messages: Array<Record<string, any>>): Promise<number> {
-  let text = "";
+  const parts: string[] = [];
+  let length = 0;
   for (const message of messages) {
-    text += `${message.role ?? ""}\n${contentText(message.content)}\n`;
-    if (message.tool_calls) text += JSON.stringify(message.tool_calls);
+    // Past the exact budget only the length matters (it is extrapolated): stop building text.
+    if (length > EXACT_COUNT_CHARS) {
+      length += contentText(message.content).length;
+      continue;
+    }
+    const part = `${message.role ?? ""}\n${contentText(message.content)}\n${message.tool_calls ? JSON.stringify(message.tool_calls) : ""}`;
+    parts.push(part);
+    length += part.length;
   }
-  return (await countTokens(model, text)) + messages.length * 3 + 3;
+  const text = parts.join("");
+  const counted = await countTokens(model, text);
+  const tokens = length > text.length ? Math.round((counted / text.length) * length) : counted;
+  return tokens + messages.length * 3 + 3;
 }
 
 export function contentText(content: unknown): string {
