@@ -2,8 +2,9 @@ import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../http/gateway-headers.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
+import { sha256Hex } from "../ids.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { type ConfigNode, type LeafNode, compileConfig } from "./config.ts";
-import { Lru } from "./lru.ts";
 
 /**
  * Where a request's routing comes from (pipeline step 2), in this order:
@@ -27,10 +28,12 @@ export const HEADER_TARGET: LeafNode = Object.freeze({
 }) as LeafNode;
 
 const INLINE_CACHE_SIZE = 500;
+const INLINE_CACHE_BYTES = 16 * 1024 * 1024;
 const SAVED_ID = /^[\w.:@-]{1,128}$/;
 
 interface Caches {
-  inline: Lru<string, ConfigNode>;
+  /** Compiled inline configs by a hash of their JSON (which may hold provider keys: never the key of a cache). */
+  inline: TtlCache<string, { node: ConfigNode; jsonLength: number }>;
   saved: WeakMap<object, ConfigNode>;
 }
 const cachesByTrust = new WeakMap<TrustedHosts, Caches>();
@@ -38,7 +41,16 @@ const cachesByTrust = new WeakMap<TrustedHosts, Caches>();
 function cachesFor(trusted: TrustedHosts): Caches {
   let caches = cachesByTrust.get(trusted);
   if (!caches) {
-    caches = { inline: new Lru(INLINE_CACHE_SIZE), saved: new WeakMap() };
+    caches = {
+      inline: new TtlCache({
+        ttlMs: Infinity,
+        maxEntries: INLINE_CACHE_SIZE,
+        maxBytes: INLINE_CACHE_BYTES,
+        // A compiled config holds a few times its JSON's characters.
+        sizeOf: (_hash, entry) => 256 + entry.jsonLength * 8,
+      }),
+      saved: new WeakMap(),
+    };
     cachesByTrust.set(trusted, caches);
   }
   return caches;
@@ -95,8 +107,9 @@ async function organisationBlocksInline(ctx: RequestContext): Promise<boolean> {
 
 function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
   const caches = cachesFor(trusted);
-  const cached = caches.inline.get(json);
-  if (cached) return cached;
+  const hash = sha256Hex(json);
+  const cached = caches.inline.get(hash);
+  if (cached) return cached.node;
   let raw: unknown;
   try {
     raw = JSON.parse(json);
@@ -108,7 +121,7 @@ function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
     );
   }
   const compiled = compileConfig(raw, trusted);
-  caches.inline.set(json, compiled);
+  caches.inline.set(hash, { node: compiled, jsonLength: json.length });
   return compiled;
 }
 
