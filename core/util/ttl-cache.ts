@@ -56,7 +56,7 @@ export class TtlCache<K, V> {
   get(key: K): V | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.until <= this.#now()) {
+    if (entry.until !== Number.POSITIVE_INFINITY && entry.until <= this.#now()) {
       this.#remove(key, entry);
       return undefined;
     }
