@@ -5,6 +5,7 @@ import type { TrustedHosts } from "../security/custom-host.ts";
 import { sha256Hex } from "../ids.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { type ConfigNode, type LeafNode, compileConfig } from "./config.ts";
+import { loadRegexEngine, needsRegexEngine } from "./query.ts";
 
 /**
  * Where a request's routing comes from (pipeline step 2), in this order:
@@ -67,7 +68,7 @@ export async function resolveRouting(
     const json = inlineConfigJson(gateway.config);
     if (json !== undefined) {
       if (await blocked()) throw inlineBlocked("an inline x-gateway-config", "x-gateway-config");
-      return inlineConfig(json, services.trustedHosts);
+      return await inlineConfig(json, services.trustedHosts);
     }
     if (!SAVED_ID.test(gateway.config)) {
       throw badRequest(
@@ -76,7 +77,7 @@ export async function resolveRouting(
         "invalid_config",
       );
     }
-    return savedConfig(
+    return await savedConfig(
       await services.resolveSavedConfig(gateway.config, ctx),
       services.trustedHosts,
       `x-gateway-config(${gateway.config})`,
@@ -95,7 +96,7 @@ export async function resolveRouting(
   const fallback = await services.resolveDefaultConfig(ctx);
   return fallback === undefined || fallback === null
     ? undefined
-    : savedConfig(fallback, services.trustedHosts, "default config");
+    : await savedConfig(fallback, services.trustedHosts, "default config");
 }
 
 /** The organisation's `block_inline_config` setting, through the short-lived settings cache (no read per request). */
@@ -105,7 +106,7 @@ async function organisationBlocksInline(ctx: RequestContext): Promise<boolean> {
   return ctx.services.orgSettings.blockInlineConfig(organisationId, ctx.principal?.workspaceId);
 }
 
-function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
+async function inlineConfig(json: string, trusted: TrustedHosts): Promise<ConfigNode> {
   const caches = cachesFor(trusted);
   const hash = sha256Hex(json);
   const cached = caches.inline.get(hash);
@@ -120,16 +121,18 @@ function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
       "invalid_config",
     );
   }
+  if (needsRegexEngine(json)) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted);
   caches.inline.set(hash, { node: compiled, jsonLength: json.length });
   return compiled;
 }
 
-function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): ConfigNode {
+async function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): Promise<ConfigNode> {
   const cacheable = typeof raw === "object" && raw !== null;
   const caches = cachesFor(trusted);
   const cached = cacheable ? caches.saved.get(raw) : undefined;
   if (cached) return cached;
+  if (needsRegexEngine(JSON.stringify(raw) ?? "")) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted, param);
   if (cacheable) caches.saved.set(raw, compiled);
   return compiled;

@@ -15,6 +15,7 @@ import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, conflict, notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { compileConfig } from "../../routing/config.ts";
+import { loadRegexEngine } from "../../routing/query.ts";
 
 /**
  * Saved routing configs (`/v1/configs`, Portkey's /configs): CRUD, versions (every create and update stores the
@@ -47,7 +48,7 @@ const updateSchema = z.strictObject({
   status: z.literal("active").optional(),
 });
 
-function checkedConfig(value: unknown, ctx: RequestContext): Record<string, unknown> {
+async function checkedConfig(value: unknown, ctx: RequestContext): Promise<Record<string, unknown>> {
   let raw = value;
   if (typeof raw === "string") {
     try {
@@ -60,6 +61,7 @@ function checkedConfig(value: unknown, ctx: RequestContext): Record<string, unkn
       );
     }
   }
+  await loadRegexEngine();
   compileConfig(raw, ctx.services.trustedHosts, "config");
   return raw as Record<string, unknown>;
 }
@@ -98,7 +100,7 @@ export const handlers: HandlerMap = {
   async createConfig(request, ctx) {
     const principal = ctx.principal!;
     const body = await readBody(request, createSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
-    const config = checkedConfig(body.config, ctx);
+    const config = await checkedConfig(body.config, ctx);
     const records = ctx.services.stores.records;
     const created = await configStore(records).create(principal.organisationId, {
       name: body.name,
@@ -186,7 +188,7 @@ export const handlers: HandlerMap = {
     const changes: Partial<ConfigResource> = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.slug !== undefined) changes.slug = body.slug;
-    if (body.config !== undefined) changes.config = checkedConfig(body.config, ctx);
+    if (body.config !== undefined) changes.config = await checkedConfig(body.config, ctx);
     const flag = body.is_default ?? body.isDefault;
     if (flag !== undefined) changes.isDefault = flag;
     const records = ctx.services.stores.records;
