@@ -10,15 +10,21 @@ import type { Tiktoken } from "js-tiktoken/lite";
  *   character class is one piece, so runs are cut into short slices (a cut costs at most a token or two;
  *   ordinary words are far shorter than a slice and are never cut);
  * - text is encoded in small chunks, yielding to the event loop whenever a slice of work has run long;
- * - past a budget of characters, the rest is extrapolated from the ratio of tokens to characters so far.
+ * - past a budget of work, the rest is extrapolated from the ratio of tokens to characters so far. A slice of a
+ *   long run costs the encoder many times what ordinary text does, so it counts for more of the budget; slices
+ *   repeated within a text (a run of one character) are encoded once.
  */
 
 /** Longest run of non-space (or of space) characters encoded as one piece. */
 export const MAX_RUN_CHARS = 48;
 /** Characters per encode call (cut before a space, so a word and its leading space stay together). */
 const CHUNK_CHARS = 1024;
-/** Characters counted exactly; the rest of a longer text is extrapolated. */
+/** Characters of ordinary text counted exactly; the rest of a longer text is extrapolated. */
 export const EXACT_COUNT_CHARS = 256 * 1024;
+/** How many ordinary characters one character of a run slice costs (the encoder's cost per character). */
+const RUN_CHAR_COST = 16;
+/** Distinct run slices remembered within one count. */
+const MAX_REMEMBERED_SLICES = 1024;
 /** Work done between two yields to the event loop. */
 const SLICE_MS = 4;
 
@@ -38,20 +44,53 @@ async function encoderFor(model: string): Promise<Tiktoken> {
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function countTokens(model: string, text: string): Promise<number> {
-  if (!text) return 0;
+  return countTokensOfParts(model, [text]);
+}
+
+/**
+ * The tokens of texts counted as one (without joining them: a long text would be copied whole). Bounded as
+ * described above; past the budget, the rest is extrapolated from the ratio of tokens to characters so far.
+ */
+export async function countTokensOfParts(model: string, parts: string[]): Promise<number> {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length === 0) return 0;
   const encoder = await encoderFor(model);
-  const exactChars = Math.min(text.length, EXACT_COUNT_CHARS);
+  const slices = new Map<string, number>();
   let tokens = 0;
+  let counted = 0;
+  let budget = EXACT_COUNT_CHARS;
   let sliceStart = performance.now();
-  for (const chunk of boundedChunks(text, exactChars)) {
-    tokens += encoder.encode(chunk, "all").length;
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
+  for (const part of parts) {
+    for (const chunk of boundedChunks(part, Math.min(part.length, budget))) {
+      if (isRunSlice(chunk)) {
+        let count = slices.get(chunk);
+        if (count === undefined) {
+          count = encoder.encode(chunk, "all").length;
+          budget -= chunk.length * RUN_CHAR_COST;
+          if (slices.size < MAX_REMEMBERED_SLICES) slices.set(chunk, count);
+        } else budget -= chunk.length;
+        tokens += count;
+      } else {
+        tokens += encoder.encode(chunk, "all").length;
+        budget -= chunk.length;
+      }
+      counted += chunk.length;
+      if (budget <= 0) break;
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
     }
+    if (budget <= 0) break;
   }
-  if (exactChars === text.length) return tokens;
-  return Math.round((tokens / exactChars) * text.length);
+  if (counted === length) return tokens;
+  return Math.round((tokens / counted) * length);
+}
+
+/** A slice cut from a long run: all spaces, or no space at all. */
+function isRunSlice(chunk: string): boolean {
+  return chunk.length >= MAX_RUN_CHARS && (!/\s/.test(chunk) || !/\S/.test(chunk));
 }
 
 /**
@@ -97,21 +136,11 @@ function isLowSurrogate(code: number): boolean {
 /** Prompt tokens of chat messages: text of every message plus the per-message framing OpenAI documents. */
 export async function countChatPromptTokens(model: string, messages: Array<Record<string, any>>): Promise<number> {
   const parts: string[] = [];
-  let length = 0;
   for (const message of messages) {
-    // Past the exact budget only the length matters (it is extrapolated): stop building text.
-    if (length > EXACT_COUNT_CHARS) {
-      length += contentText(message.content).length;
-      continue;
-    }
-    const part = `${message.role ?? ""}\n${contentText(message.content)}\n${message.tool_calls ? JSON.stringify(message.tool_calls) : ""}`;
-    parts.push(part);
-    length += part.length;
+    parts.push(`${message.role ?? ""}\n`, contentText(message.content), "\n");
+    if (message.tool_calls) parts.push(JSON.stringify(message.tool_calls));
   }
-  const text = parts.join("");
-  const counted = await countTokens(model, text);
-  const tokens = length > text.length ? Math.round((counted / text.length) * length) : counted;
-  return tokens + messages.length * 3 + 3;
+  return (await countTokensOfParts(model, parts)) + messages.length * 3 + 3;
 }
 
 export function contentText(content: unknown): string {

@@ -158,11 +158,14 @@ export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(h
   return parsed;
 }
 
+/** Timers hold at most 2^31-1 ms: a longer timeout would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 function parseTimeout(value: string): number {
   const ms = Number(value.trim());
-  if (!Number.isInteger(ms) || ms <= 0) {
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) {
     throw badRequest(
-      "x-gateway-request-timeout must be a positive integer of milliseconds.",
+      `x-gateway-request-timeout must be a positive integer of milliseconds, at most ${MAX_TIMEOUT_MS}.`,
       "x-gateway-request-timeout",
       "invalid_header",
     );

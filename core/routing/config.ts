@@ -30,6 +30,8 @@ export const CONFIG_LIMITS = {
   nestedPerRootTarget: 50,
   depth: 10,
   retryAttempts: 5,
+  /** Timers hold at most 2^31-1 ms (about 24.8 days): a longer one fires at once. */
+  maxTimeoutMs: 2 ** 31 - 1,
 } as const;
 
 /** Status codes retried when `retry.on_status_codes` is not given. */
@@ -123,7 +125,9 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       default_params: z.optional(paramsObject),
       drop_params: z.optional(z.array(nonEmpty)),
       forward_headers: z.optional(z.array(nonEmpty)),
-      request_timeout: z.optional(int(z.positive())),
+      request_timeout: z.optional(
+        int(z.positive(), z.maximum(CONFIG_LIMITS.maxTimeoutMs, `at most ${CONFIG_LIMITS.maxTimeoutMs} ms`)),
+      ),
       retry: z.optional(retrySchema),
       cache: z.optional(cacheSchema),
       resource_name: z.optional(nonEmpty),

@@ -1,5 +1,6 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
+import { checkJsonDepth } from "../http/json.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../http/gateway-headers.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { sha256Hex } from "../ids.ts";
@@ -121,6 +122,7 @@ async function inlineConfig(json: string, trusted: TrustedHosts): Promise<Config
       "invalid_config",
     );
   }
+  checkJsonDepth(raw, "x-gateway-config", "x-gateway-config");
   if (needsRegexEngine(json)) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted);
   caches.inline.set(hash, { node: compiled, jsonLength: json.length });

@@ -13,7 +13,7 @@ import {
 } from "../../control/saved-resources.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, conflict, notFound } from "../../http/errors.ts";
-import { json, readBody, validate } from "../../http/json.ts";
+import { checkJsonDepth, json, readBody, validate } from "../../http/json.ts";
 import { compileConfig } from "../../routing/config.ts";
 import { loadRegexEngine } from "../../routing/query.ts";
 
@@ -61,6 +61,7 @@ async function checkedConfig(value: unknown, ctx: RequestContext): Promise<Recor
       );
     }
   }
+  checkJsonDepth(raw, "config", "config");
   await loadRegexEngine();
   compileConfig(raw, ctx.services.trustedHosts, "config");
   return raw as Record<string, unknown>;
