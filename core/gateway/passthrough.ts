@@ -63,7 +63,9 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   };
   const forwarded = forwardableHeaders(request.headers, gateway.sensitiveHeaders);
   // The model is only recorded (the body is forwarded as it is): bounded like the schemas' model names.
-  const model = String(jsonBody()?.model ?? "").slice(0, MAX_MODEL_LENGTH);
+  // Only a string: String() of an object calls its own toString, which a body can make anything.
+  const requested = jsonBody()?.model;
+  const model = typeof requested === "string" ? requested.slice(0, MAX_MODEL_LENGTH) : "";
   const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
   ctx.outcome = outcome;
   const resolver = new LeafResolver(request, gateway, ctx);

@@ -208,4 +208,22 @@ describe("hostile input", () => {
     expect(status).toBe(200);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
+
+  it("answers 4xx, not 500, to names of Object.prototype members and to a model whose toString throws", async () => {
+    // Before: /analytics/graphs/__proto__ found Object.prototype as a metric, and the passthrough route called
+    // String() on a model object whose toString was not a function: both answered 500.
+    for (const name of ["__proto__", "constructor", "toString"]) {
+      for (const path of [`/v1/analytics/graphs/${name}`, `/v1/analytics/groups/${name}`]) {
+        const response = await fetch(`${gateway.url}${path}`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+        expect(response.status, path).toBeGreaterThanOrEqual(400);
+        expect(response.status, path).toBeLessThan(500);
+      }
+    }
+    const response = await fetch(`${gateway.url}/v1/proxy/v1/chat/completions`, {
+      method: "POST",
+      headers: headers(),
+      body: '{"model":[{"toString":false}],"messages":[]}',
+    });
+    expect(response.status).toBe(200);
+  });
 });
