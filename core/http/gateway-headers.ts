@@ -1,4 +1,5 @@
 import { sha256Hex } from "../ids.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 
@@ -289,14 +290,20 @@ function lowerCaseSet(names: string[] | undefined): Set<string> | undefined {
   return names && names.length > 0 ? new Set(names.map((name) => name.toLowerCase())) : undefined;
 }
 
-/** Whether a header name carries a credential; remembered per name (requests repeat the same few names). */
-const credentialNames = new Map<string, boolean>();
+/**
+ * Whether a header name carries a credential; remembered per name (requests repeat the same few names). Names
+ * come from callers and may be long: bounded by bytes as well as entries.
+ */
+const credentialNames = new TtlCache<string, boolean>({
+  ttlMs: Number.POSITIVE_INFINITY,
+  maxEntries: 1_000,
+  maxBytes: 512 * 1024,
+});
 
 function isCredentialHeader(name: string): boolean {
   let credential = credentialNames.get(name);
   if (credential === undefined) {
     credential = CREDENTIAL_HEADERS.has(name) || isCredentialGatewayHeader(name);
-    if (credentialNames.size >= 1_000) credentialNames.clear();
     credentialNames.set(name, credential);
   }
   return credential;

@@ -137,6 +137,16 @@ describe("config schema: every error names the offending path", () => {
       },
       "x-gateway-config.strategy.conditions[0].query.body.model",
     ],
+    ["provider name longer than 128 characters", { provider: "p".repeat(5_000) }, "x-gateway-config.provider"],
+    ["request_timeout past 2^31-1 ms", leaf({ request_timeout: 2 ** 31 }), "x-gateway-config.request_timeout"],
+    [
+      "target name longer than 128 characters in a condition",
+      {
+        strategy: { mode: "conditional", conditions: [when({ "metadata.a": "b" }, "t".repeat(200))] },
+        targets: [leaf({ name: "a" })],
+      },
+      "x-gateway-config.strategy.conditions[0].then",
+    ],
     [
       "bad regex",
       {
