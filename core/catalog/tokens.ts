@@ -32,13 +32,58 @@ let o200k: Promise<Tiktoken> | undefined;
 let cl100k: Promise<Tiktoken> | undefined;
 
 async function encoderFor(model: string): Promise<Tiktoken> {
-  const { Tiktoken: Encoder } = await import("js-tiktoken/lite");
   if (/^(gpt-4($|-)|gpt-4-|gpt-3\.5|text-embedding-(ada|3))/.test(model)) {
-    cl100k ??= import("js-tiktoken/ranks/cl100k_base").then((ranks) => new Encoder(ranks.default));
+    cl100k ??= import("js-tiktoken/ranks/cl100k_base").then((ranks) => buildEncoder(ranks.default));
     return cl100k;
   }
-  o200k ??= import("js-tiktoken/ranks/o200k_base").then((ranks) => new Encoder(ranks.default));
+  o200k ??= import("js-tiktoken/ranks/o200k_base").then((ranks) => buildEncoder(ranks.default));
   return o200k;
+}
+
+interface Ranks {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+  bpe_ranks: string;
+}
+
+/**
+ * An encoder built a slice at a time. js-tiktoken's constructor decodes its whole rank table (some 200,000
+ * tokens) at once, which held the event loop for seconds on the first request that needed a count: it is
+ * given an empty table here, and its two maps are filled as its constructor fills them (same keys and values:
+ * test/unit/catalog/tokens.test.ts compares counts with an encoder the library built), yielding between slices.
+ */
+async function buildEncoder(ranks: Ranks): Promise<Tiktoken> {
+  const { Tiktoken: Encoder } = await import("js-tiktoken/lite");
+  const encoder = new Encoder({ ...ranks, bpe_ranks: "" });
+  const maps = encoder as unknown as { rankMap: Map<string, number>; textMap: Map<number, Uint8Array> };
+  const table = ranks.bpe_ranks;
+  let sliceStart = performance.now();
+  // Lines of `<prefix> <first rank> <base64 token> <base64 token> ...`, ranks counting up from the first.
+  for (let lineStart = 0; lineStart < table.length; ) {
+    let lineEnd = table.indexOf("\n", lineStart);
+    if (lineEnd === -1) lineEnd = table.length;
+    const fields = { start: lineStart, index: 0 };
+    let rank = 0;
+    while (fields.start < lineEnd) {
+      let end = table.indexOf(" ", fields.start);
+      if (end === -1 || end > lineEnd) end = lineEnd;
+      const field = table.slice(fields.start, end);
+      fields.start = end + 1;
+      const index = fields.index++;
+      if (index === 1) rank = Number.parseInt(field, 10);
+      if (index < 2 || field === "") continue;
+      const bytes = new Uint8Array(Buffer.from(field, "base64"));
+      maps.rankMap.set(bytes.join(","), rank);
+      maps.textMap.set(rank, bytes);
+      rank++;
+      if ((rank & 1023) === 0 && performance.now() - sliceStart > SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
+    }
+    lineStart = lineEnd + 1;
+  }
+  return encoder;
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -91,3 +91,24 @@ describe("bounded token counting", () => {
     expect(four).toBeLessThan(one * 4.5);
   });
 });
+
+describe("the encoder's first use", () => {
+  it("is built without holding the event loop, and counts as the library's own encoder", async () => {
+    const { vi } = await import("vitest");
+    vi.resetModules();
+    const fresh = await import("../../../core/catalog/tokens.ts");
+    let tokens = 0;
+    // Before: js-tiktoken's constructor decoded its whole rank table at once (seconds on this machine).
+    const blocked = await longestBlock(async () => {
+      tokens = await fresh.countTokens("gpt-4o", "Hello world, the encoder is built a slice at a time.");
+    });
+    expect(blocked).toBeLessThan(200);
+    const { Tiktoken } = await import("js-tiktoken/lite");
+    const ranks = await import("js-tiktoken/ranks/o200k_base");
+    const library = new Tiktoken(ranks.default);
+    expect(tokens).toBe(library.encode("Hello world, the encoder is built a slice at a time.", "all").length);
+    const mixed = "naïve café 日本語 🙂 <|endoftext|> 12345 \n\t def f(x): return x**2";
+    expect(await fresh.countTokens("gpt-4o", mixed)).toBe(library.encode(mixed, "all").length);
+    expect(library.decode(library.encode(mixed, "all"))).toBe(mixed);
+  });
+});
