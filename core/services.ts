@@ -4,6 +4,7 @@ import { OrganisationSettingsCache } from "./control/directory.ts";
 import { resolveDefaultConfig, resolveSavedConfig, resolveSavedProvider } from "./control/saved-resources.ts";
 import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
+import { setMaxJsonDepth } from "./http/json.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
 import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
@@ -51,6 +52,7 @@ export interface Services {
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {
+  setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
   const services: Services = {
     settings,
     stores,

@@ -4,6 +4,7 @@ import { notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
 import { checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records } from "../store/ports.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { openConfigSecrets } from "./config-secrets.ts";
 import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { writeAudit } from "./audit.ts";
@@ -101,11 +102,6 @@ export async function writeConfigVersion(
 
 // --- caches --------------------------------------------------------------------------------------------------
 
-interface Timed<T> {
-  until: number;
-  value: T;
-}
-
 interface SavedProvider {
   kind: "integration" | "virtual_key";
   resource: IntegrationResource | VirtualKeyResource;
@@ -113,46 +109,49 @@ interface SavedProvider {
 }
 
 interface Caches {
-  configs: Map<string, Timed<ConfigResource>>;
+  configs: TtlCache<string, ConfigResource>;
   /** Config object identity per config id and version. */
-  objects: Map<string, { version: number; config: Record<string, unknown> }>;
-  providers: Map<string, Timed<SavedProvider>>;
-  defaults: Map<string, Timed<string | undefined>>;
+  objects: TtlCache<string, { version: number; config: Record<string, unknown> }>;
+  providers: TtlCache<string, SavedProvider>;
+  /** The workspace's default config id or slug; null when it has none. */
+  defaults: TtlCache<string, string | null>;
 }
 
 const cachesByRecords = new WeakMap<Records, Caches>();
 const MAX_ENTRIES = 5_000;
+const MAX_BYTES = 32 * 1024 * 1024;
+
+/** Approximate heap held by a cached record: its JSON's characters, twice over (strings are UTF-16). */
+const recordBytes = (key: string, value: unknown): number =>
+  256 + (key.length + (value === null ? 0 : JSON.stringify(value).length)) * 2;
 
 function cachesOf(records: Records): Caches {
   let caches = cachesByRecords.get(records);
   if (!caches) {
-    caches = { configs: new Map(), objects: new Map(), providers: new Map(), defaults: new Map() };
+    const options = { ttlMs: CACHE_MS, maxEntries: MAX_ENTRIES, maxBytes: MAX_BYTES, sizeOf: recordBytes };
+    caches = {
+      configs: new TtlCache<string, ConfigResource>(options),
+      objects: new TtlCache<string, { version: number; config: Record<string, unknown> }>({
+        ...options,
+        ttlMs: Infinity,
+      }),
+      // The target holds opened credentials: measured by the resource (sealed) and the target alike.
+      providers: new TtlCache({ ...options, sizeOf: (key, saved) => recordBytes(key, saved.resource) * 2 }),
+      defaults: new TtlCache<string, string | null>(options),
+    };
     cachesByRecords.set(records, caches);
   }
   return caches;
-}
-
-function remember<T>(map: Map<string, Timed<T>>, key: string, value: T): T {
-  if (map.size >= MAX_ENTRIES) map.clear();
-  map.set(key, { until: Date.now() + CACHE_MS, value });
-  return value;
-}
-
-function recall<T>(map: Map<string, Timed<T>>, key: string): T | undefined {
-  const entry = map.get(key);
-  if (!entry) return undefined;
-  if (entry.until > Date.now()) return entry.value;
-  map.delete(key);
-  return undefined;
 }
 
 /** Drops this process's cached configs, providers and defaults of an organisation (after a mutation). */
 export function invalidateSaved(records: Records, organisationId: string): void {
   const caches = cachesOf(records);
   const prefix = `${organisationId}:`;
-  for (const map of [caches.configs, caches.providers, caches.defaults] as Array<Map<string, unknown>>) {
-    for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
-  }
+  const ofOrganisation = (key: string) => key.startsWith(prefix);
+  caches.configs.deleteWhere(ofOrganisation);
+  caches.providers.deleteWhere(ofOrganisation);
+  caches.defaults.deleteWhere(ofOrganisation);
 }
 
 // --- the routing seams -----------------------------------------------------------------------------------------
@@ -192,7 +191,7 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
   const records = ctx.services.stores.records;
   const caches = cachesOf(records);
   const key = `${principal.organisationId}:${idOrSlug}`;
-  let resource = recall(caches.configs, key);
+  let resource = caches.configs.get(key);
   if (!resource) {
     resource = await configStore(records).get(principal.organisationId, idOrSlug);
     if (!resource)
@@ -200,7 +199,7 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
         `Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`,
         "config_not_found",
       );
-    remember(caches.configs, key, resource);
+    caches.configs.set(key, resource);
   }
   const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId && resource.workspaceId !== bound) {
@@ -211,7 +210,6 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext):
   if (known && known.version === resource.version) return known.config;
   // Credentials are stored sealed (config-secrets.ts): opened once per version, kept only in this cache.
   const config = await openConfigSecrets(ctx.services.stores.secrets, resource.config);
-  if (caches.objects.size >= MAX_ENTRIES) caches.objects.clear();
   caches.objects.set(resource.id, { version: resource.version, config });
   return config;
 }
@@ -228,15 +226,12 @@ export async function resolveDefaultConfig(ctx: RequestContext): Promise<unknown
   const caches = cachesOf(records);
   const userKey = principal.keySubType === "user";
   const key = `${principal.organisationId}:${principal.workspaceId}:${userKey ? "user" : "service"}`;
-  let configRef = recall(caches.defaults, key);
-  if (configRef === undefined && !caches.defaults.has(key)) {
+  let configRef = caches.defaults.get(key);
+  if (configRef === undefined) {
     const workspace = await workspaceStore(records).get(principal.organisationId, principal.workspaceId);
     const defaults = workspace?.defaults;
-    configRef = remember(
-      caches.defaults,
-      key,
-      (userKey ? defaults?.user_api_key_config : undefined) ?? defaults?.config_id ?? undefined,
-    );
+    configRef = (userKey ? defaults?.user_api_key_config : undefined) ?? defaults?.config_id ?? null;
+    caches.defaults.set(key, configRef);
   }
   if (!configRef) return undefined;
   try {
@@ -267,7 +262,7 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
   const { records, secrets } = ctx.services.stores;
   const caches = cachesOf(records);
   const key = `${principal.organisationId}:${slug}`;
-  let saved = recall(caches.providers, key);
+  let saved = caches.providers.get(key);
   if (!saved) {
     const integration = await integrationStore(records).get(principal.organisationId, slug);
     const virtualKey = integration ? undefined : await virtualKeyStore(records).get(principal.organisationId, slug);
@@ -283,7 +278,8 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
       const rules = modelRulesOf(integration);
       if (rules) target.modelRules = rules;
     }
-    saved = remember(caches.providers, key, { kind: integration ? "integration" : "virtual_key", resource, target });
+    saved = { kind: integration ? "integration" : "virtual_key", resource, target };
+    caches.providers.set(key, saved);
   }
   if (!canUseProvider(principal, saved)) {
     throw notFound(

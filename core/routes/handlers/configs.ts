@@ -13,8 +13,9 @@ import {
 } from "../../control/saved-resources.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, conflict, notFound } from "../../http/errors.ts";
-import { json, readBody, validate } from "../../http/json.ts";
+import { checkJsonDepth, json, readBody, validate } from "../../http/json.ts";
 import { compileConfig } from "../../routing/config.ts";
+import { loadRegexEngine } from "../../routing/query.ts";
 import { maskConfigSecrets, openConfigSecrets, sealConfigSecrets } from "../../control/config-secrets.ts";
 
 /**
@@ -48,13 +49,14 @@ const updateSchema = z.strictObject({
   status: z.literal("active").optional(),
 });
 
-function checkedConfig(value: unknown, ctx: RequestContext): Record<string, unknown> {
+async function checkedConfig(value: unknown, ctx: RequestContext): Promise<Record<string, unknown>> {
   const raw = parsedConfig(value);
+  await loadRegexEngine();
   compileConfig(raw, ctx.services.trustedHosts, "config");
   return raw as Record<string, unknown>;
 }
 
-/** `config` as sent: an object, or a JSON string of one (400 when it is not JSON). */
+/** `config` as sent: an object, or a JSON string of one (400 when it is not JSON or nested too deep). */
 function parsedConfig(value: unknown): unknown {
   let raw = value;
   if (typeof raw === "string") {
@@ -68,6 +70,7 @@ function parsedConfig(value: unknown): unknown {
       );
     }
   }
+  checkJsonDepth(raw, "config", "config");
   return raw;
 }
 
@@ -105,7 +108,7 @@ export const handlers: HandlerMap = {
   async createConfig(request, ctx) {
     const principal = ctx.principal!;
     const body = await readBody(request, createSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
-    const config = await sealConfigSecrets(ctx.services.stores.secrets, checkedConfig(body.config, ctx));
+    const config = await sealConfigSecrets(ctx.services.stores.secrets, await checkedConfig(body.config, ctx));
     const records = ctx.services.stores.records;
     const created = await configStore(records).create(principal.organisationId, {
       name: body.name,
@@ -200,7 +203,7 @@ export const handlers: HandlerMap = {
         parsedConfig(body.config) as Record<string, unknown>,
         current.config,
       );
-      checkedConfig(await openConfigSecrets(ctx.services.stores.secrets, sealed), ctx);
+      await checkedConfig(await openConfigSecrets(ctx.services.stores.secrets, sealed), ctx);
       changes.config = sealed;
     }
     const flag = body.is_default ?? body.isDefault;
