@@ -28,10 +28,12 @@ export const workspaceAccessSchema = z.strictObject({
   override_existing_workspaces_access: z.boolean().optional(),
 });
 
+export type WorkspaceAccessInput = z.infer<typeof workspaceAccessSchema>;
+
 /** The access after a `PUT .../workspaces` body: merged into the current list unless told to override it. */
 export function applyWorkspaceAccess(
   current: WorkspaceAccess | undefined,
-  body: z.infer<typeof workspaceAccessSchema>,
+  body: WorkspaceAccessInput,
 ): WorkspaceAccess {
   const existing = current ?? NO_WORKSPACE_ACCESS;
   const override = body.override_existing_workspace_access ?? body.override_existing_workspaces_access ?? false;
