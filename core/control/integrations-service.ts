@@ -26,11 +26,8 @@ import {
 } from "./provider-credentials.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 import { canUseProvider, savedResourceChanged } from "./saved-resources.ts";
-import {
-  type WorkspaceAccessInput,
-  applyWorkspaceAccess,
-  presentWorkspaceAccess,
-} from "./workspace-access.ts";
+import { applyWorkspaceAccess, presentWorkspaceAccess } from "./workspace-access.ts";
+import type { WorkspaceAccessBody } from "./workspace-access-schemas.ts";
 
 /**
  * Integrations (saved AI providers, Portkey's /integrations): a registry provider, its key and provider-specific
@@ -287,7 +284,7 @@ export async function listIntegrationWorkspaces(
 export async function updateIntegrationWorkspaces(
   deps: ControlDeps,
   principal: Principal,
-  input: IntegrationRef & { access: Lazy<WorkspaceAccessInput> },
+  input: IntegrationRef & { access: Lazy<WorkspaceAccessBody> },
   face: Face,
 ) {
   requireAdmin(principal);

@@ -9,7 +9,7 @@ import type { PageRequest } from "./paging.ts";
 import { isoTime, presentCredentials, slugFrom } from "./provider-credentials.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 import type { VirtualKeyCreateInput, VirtualKeyFlatInput, VirtualKeyUpdateInput } from "./virtual-keys-schemas.ts";
-import type { WorkspaceAccessInput } from "./workspace-access.ts";
+import type { WorkspaceAccessBody } from "./workspace-access-schemas.ts";
 
 /**
  * Legacy virtual keys (Portkey's /virtual-keys): an alias over integrations. A virtual key IS an integration
@@ -121,7 +121,7 @@ export function listVirtualKeyWorkspaces(deps: ControlDeps, principal: Principal
 export function updateVirtualKeyWorkspaces(
   deps: ControlDeps,
   principal: Principal,
-  input: { slug: string; access: Lazy<WorkspaceAccessInput> },
+  input: { slug: string; access: Lazy<WorkspaceAccessBody> },
 ) {
   const ref = { ...slugRef(input.slug), access: input.access };
   return integrations.updateIntegrationWorkspaces(deps, principal, ref, VIRTUAL_KEYS);

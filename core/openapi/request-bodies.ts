@@ -12,7 +12,7 @@ import {
   integrationUpdateSchema,
 } from "../control/integrations-schemas.ts";
 import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../control/virtual-keys-schemas.ts";
-import { workspaceAccessSchema } from "../control/workspace-access.ts";
+import { workspaceAccessSchema } from "../control/workspace-access-schemas.ts";
 import { defaultsUpdateSchema, exclusionsUpdateSchema, settingsUpdateSchema } from "../control/organisation-schemas.ts";
 import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../control/users-schemas.ts";
 import { workspaceCreateSchema, workspaceUpdateSchema } from "../control/workspaces-schemas.ts";

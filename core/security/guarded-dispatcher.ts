@@ -37,15 +37,9 @@ export function guardedDispatcher(trusted: TrustedHosts): Agent | Promise<Agent>
   return loading;
 }
 
-type Undici = typeof import("undici");
-
-/**
- * undici, loaded on first use. A CommonJS package: Node's ESM loader and the bundle (esbuild, code splitting)
- * agree only on `default` being its exports object, so that is what is read.
- */
-async function loadUndici(): Promise<Undici> {
-  const module = (await import("undici")) as Undici & { default?: Undici };
-  return module.default ?? module;
+/** undici, loaded on first use (./undici.ts says why it is a module of its own). */
+function loadUndici(): Promise<typeof import("./undici.ts")> {
+  return import("./undici.ts");
 }
 
 /** undici's connector, with the address checks in front of it. */

@@ -6,7 +6,7 @@ import {
   integrationModelsSchema,
   integrationUpdateSchema,
 } from "../../control/integrations-schemas.ts";
-import { workspaceAccessSchema } from "../../control/workspace-access.ts";
+import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";

@@ -1,6 +1,6 @@
 import * as virtualKeys from "../../control/virtual-keys-service.ts";
 import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../../control/virtual-keys-schemas.ts";
-import { workspaceAccessSchema } from "../../control/workspace-access.ts";
+import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
