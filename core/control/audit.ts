@@ -39,7 +39,7 @@ export interface AuditRecordInput extends AuditEntry {
   traceId: string;
 }
 
-/** Writes one audit entry from plain data (control-plane services call this; they hold no RequestContext). */
+/** Writes one audit entry from plain data: who (the principal), what, and the trace id of the call. */
 export async function recordAudit(records: Records, entry: AuditRecordInput): Promise<void> {
   const { principal } = entry;
   const id = newId("audit");
