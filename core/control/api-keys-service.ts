@@ -82,7 +82,8 @@ async function enforcedRotationDays(
 function expiry(body: KeyFields, now: number): number | undefined {
   if (body.expires_at == null) return undefined;
   const at = toUnixSeconds(body.expires_at, "expires_at");
-  if (at <= now) throw new Invalid("'expires_at' must be in the future.", { param: "expires_at", code: "invalid_value" });
+  if (at <= now)
+    throw new Invalid("'expires_at' must be in the future.", { param: "expires_at", code: "invalid_value" });
   return at;
 }
 
@@ -101,7 +102,10 @@ async function keyDefaults(
   if (ref === undefined || ref === null) return rest;
   const config = await configStore(deps.records).get(principal.organisationId, ref);
   if (!config || (workspaceId !== undefined && config.workspaceId !== undefined && config.workspaceId !== workspaceId))
-    throw new Invalid(`No config '${ref}' this key can use.`, { param: "defaults.config_id", code: "config_not_found" });
+    throw new Invalid(`No config '${ref}' this key can use.`, {
+      param: "defaults.config_id",
+      code: "config_not_found",
+    });
   return { ...rest, config_id: config.id };
 }
 
@@ -154,7 +158,8 @@ async function newKeyUser(
   workspaceId: string | undefined,
 ): Promise<Pick<ApiKeyRecord, "userId" | "organisationRole" | "workspaceRole">> {
   if (keySubType !== "user") {
-    if (userId) throw new Invalid("'user_id' is only accepted for user keys.", { param: "user_id", code: "invalid_value" });
+    if (userId)
+      throw new Invalid("'user_id' is only accepted for user keys.", { param: "user_id", code: "invalid_value" });
     return {};
   }
   if (!userId)
@@ -259,8 +264,10 @@ export async function listKeys(
 /** Up to 100 keys by id; those the caller may not see (or that do not exist) are left out. */
 export async function lookupKeys(deps: ControlDeps, principal: Principal, input: { ids: string[] }) {
   const ids = [...new Set(input.ids)];
-  if (ids.length === 0) throw new Invalid("'ids' must list at least one key id.", { param: "ids", code: "invalid_value" });
-  if (ids.length > 100) throw new Invalid("'ids' may list at most 100 key ids.", { param: "ids", code: "invalid_value" });
+  if (ids.length === 0)
+    throw new Invalid("'ids' must list at least one key id.", { param: "ids", code: "invalid_value" });
+  if (ids.length > 100)
+    throw new Invalid("'ids' may list at most 100 key ids.", { param: "ids", code: "invalid_value" });
   const store = apiKeyStore(deps.records);
   const found = await Promise.all(
     ids.map((id) => (store.isId(id) ? store.get(principal.organisationId, id) : undefined)),
@@ -316,7 +323,8 @@ export async function updateKey(
   const limits = parseKeyLimits(body);
   if (body.name !== undefined) changes.name = body.name;
   if (body.description !== undefined) changes.description = body.description ?? undefined;
-  if (body.defaults !== undefined) changes.defaults = await keyDefaults(deps, principal, body.defaults, key.workspaceId);
+  if (body.defaults !== undefined)
+    changes.defaults = await keyDefaults(deps, principal, body.defaults, key.workspaceId);
   if (body.scopes !== undefined) changes.scopes = validateScopes(body.scopes, principal);
   if (body.expires_at !== undefined) changes.expiresAt = expiry(body, now);
   const enforcedDays = await enforcedRotationDays(deps, key.organisationId, key.keySubType);
@@ -408,7 +416,13 @@ function forgetAll(deps: ApiKeyDeps, key: ApiKeyRecord): void {
   for (const hash of [key.secretHash, ...(key.previousSecretHashes ?? [])]) deps.forgetKey(hash);
 }
 
-function auditChange(deps: ControlDeps, principal: Principal, action: string, before: ApiKeyRecord, after: ApiKeyRecord) {
+function auditChange(
+  deps: ControlDeps,
+  principal: Principal,
+  action: string,
+  before: ApiKeyRecord,
+  after: ApiKeyRecord,
+) {
   return audit(deps, principal, {
     action,
     resourceType: "api_key",

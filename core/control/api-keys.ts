@@ -100,7 +100,10 @@ export function rotationSettings(
   if (body.next_rotation_at != null) {
     next = toUnixSeconds(body.next_rotation_at, "next_rotation_at");
     if (next <= options.now)
-      throw new Invalid("'next_rotation_at' must be in the future.", { param: "next_rotation_at", code: "invalid_value" });
+      throw new Invalid("'next_rotation_at' must be in the future.", {
+        param: "next_rotation_at",
+        code: "invalid_value",
+      });
   } else if (days !== undefined && (hasPeriod || hasDays || next === undefined)) {
     const from = options.current?.lastRotatedAt ?? options.current?.createdAt ?? options.now;
     next = Math.max(from + days * DAY, options.now);

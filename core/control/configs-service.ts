@@ -218,6 +218,11 @@ export async function deleteConfig(deps: ControlDeps, principal: Principal, inpu
     for (const item of page.items) await records.delete(item.pk, item.sk);
     cursor = page.cursor;
   } while (cursor);
-  await savedResourceChanged(deps, principal, { action: "delete", resourceType: "config", before: config }, presentConfig);
+  await savedResourceChanged(
+    deps,
+    principal,
+    { action: "delete", resourceType: "config", before: config },
+    presentConfig,
+  );
   return { id: config.id };
 }

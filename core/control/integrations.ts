@@ -97,7 +97,11 @@ async function migrateVirtualKey(records: Records, legacy: LegacyVirtualKey): Pr
     // `@slug` and x-gateway-virtual-key before too): the virtual key keeps its id, with the slug made unique.
     integration =
       (await store.get(legacy.organisationId, legacy.id)) ??
-      (await store.create(legacy.organisationId, { ...fields, slug: `${legacy.slug}-${legacy.id.slice(-6)}` }, options));
+      (await store.create(
+        legacy.organisationId,
+        { ...fields, slug: `${legacy.slug}-${legacy.id.slice(-6)}` },
+        options,
+      ));
   }
   await legacyVirtualKeyStore(records).delete(legacy);
   return integration;

@@ -154,7 +154,8 @@ export class ResourceStore<T extends Resource> {
       // A pointer left by a create that crashed before writing its resource may be reclaimed.
       const pointer = await this.records.get(pk, "SLUG");
       const owner = pointer && (await this.records.get(`${this.kind}#${pointer.id}`, this.kind));
-      if (owner) throw new Conflict(`A ${this.kind.toLowerCase()} with slug '${slug}' already exists.`, { param: "slug" });
+      if (owner)
+        throw new Conflict(`A ${this.kind.toLowerCase()} with slug '${slug}' already exists.`, { param: "slug" });
       await this.records.put({ pk, sk: "SLUG", id }, { equals: { id: pointer?.id ?? null } });
     }
   }

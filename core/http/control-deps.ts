@@ -21,5 +21,6 @@ export const apiKeyDeps = (ctx: RequestContext): ApiKeyDeps => ({
   ...controlDeps(ctx),
   organisationSettings: (organisationId) => ctx.services.orgSettings.get(organisationId),
   forgetKey: (secretHash) => ctx.services.apiKeys.forget(secretHash),
-  policyChanged: (organisationId, policy, removedId) => ctx.services.policies.changed(organisationId, policy, removedId),
+  policyChanged: (organisationId, policy, removedId) =>
+    ctx.services.policies.changed(organisationId, policy, removedId),
 });

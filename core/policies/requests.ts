@@ -116,13 +116,18 @@ export function checkTimezone(timezone: string | undefined): string | undefined 
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
     return timezone;
   } catch {
-    throw new Invalid(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Paris).`, { param: "timezone" });
+    throw new Invalid(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Paris).`, {
+      param: "timezone",
+    });
   }
 }
 
 export function checkAlert(policy: Pick<PolicyResource, "alertThreshold" | "creditLimit">): void {
   if (policy.alertThreshold !== undefined && policy.alertThreshold > (policy.creditLimit ?? 0))
-    throw new Invalid("'alert_threshold' must not exceed 'credit_limit'.", { param: "alert_threshold", code: "invalid_value" });
+    throw new Invalid("'alert_threshold' must not exceed 'credit_limit'.", {
+      param: "alert_threshold",
+      code: "invalid_value",
+    });
 }
 
 /** Fields both policy kinds share; `type` may be set on create but never changed. */
@@ -133,7 +138,10 @@ function commonFields(
   const fields: Partial<PolicyResource> = {};
   if (body.type !== undefined) {
     if (current && current.type !== body.type)
-      throw new Invalid("A policy's 'type' cannot change; create a new policy.", { param: "type", code: "immutable_field" });
+      throw new Invalid("A policy's 'type' cannot change; create a new policy.", {
+        param: "type",
+        code: "immutable_field",
+      });
     fields.type = body.type;
   }
   if (body.name !== undefined) fields.name = body.name;

@@ -63,9 +63,7 @@ export const handlers: HandlerMap = {
   },
 
   async listIntegrationWorkspaces(_request, ctx) {
-    return json(
-      await integrations.listIntegrationWorkspaces(controlDeps(ctx), ctx.principal!, ref(ctx), INTEGRATIONS),
-    );
+    return json(await integrations.listIntegrationWorkspaces(controlDeps(ctx), ctx.principal!, ref(ctx), INTEGRATIONS));
   },
 
   async updateIntegrationWorkspaces(request, ctx) {

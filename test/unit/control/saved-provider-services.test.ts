@@ -16,6 +16,7 @@ import { resolveSavedProvider } from "../../../core/control/saved-resources.ts";
 import * as virtualKeys from "../../../core/control/virtual-keys-service.ts";
 import * as workspaces from "../../../core/control/workspaces-service.ts";
 import { type LocalStores, createLocalStores } from "../../../core/platform/local/local-stores.ts";
+import { auditEntries, thrown, unique } from "../../helpers/control-services.ts";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 
 /**
@@ -65,26 +66,6 @@ const deps = (traceId = "trace-saved") => ({
 /** A body reader that must not run: the service decides before reading it. */
 const unread = () => vi.fn(async () => expect.fail("the input was read before the access check")) as never;
 
-async function thrown(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => expect.fail("expected the call to throw"),
-    (error: unknown) => error,
-  );
-}
-
-async function auditEntries(traceId: string) {
-  const page = await stores.records.query({
-    partition: `ORG#${organisationId}#AUDIT`,
-    index: "gsi1",
-    order: "desc",
-    limit: 200,
-  });
-  return page.items.filter((item) => item.traceId === traceId);
-}
-
-let seq = 0;
-const unique = (prefix: string) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "gateway-saved-services-"));
   stores = createLocalStores({ dataDir, publicBaseUrl: "http://localhost" });
@@ -114,7 +95,7 @@ describe("integrations service", () => {
     expect(view.masked_api_key).toMatch(/^sk\*+6789$/);
     const stored = await integrationStore(stores.records).get(organisationId, slug);
     expect(JSON.stringify(stored)).not.toContain(PROVIDER_KEY);
-    const [entry] = await auditEntries("trace-int");
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-int");
     expect(entry).toMatchObject({ action: "create", resourceType: "integration", resourceId: view.id });
     expect(JSON.stringify(entry)).not.toContain(PROVIDER_KEY);
   });
@@ -201,11 +182,23 @@ describe("virtual keys: an alias over integrations", () => {
     expect(created.id).toMatch(/^vk_/);
     expect(created.slug).toMatch(/^legacy-azure-/);
     // The same record through the integration service, and as a saved provider.
-    const asIntegration = await integrations.getIntegration(deps(), admin(), { integration: created.slug }, INTEGRATIONS);
+    const asIntegration = await integrations.getIntegration(
+      deps(),
+      admin(),
+      { integration: created.slug },
+      INTEGRATIONS,
+    );
     expect(asIntegration).toMatchObject({ id: created.id, object: "integration", ai_provider_id: "azure-openai" });
-    const target = await resolveSavedProvider(created.slug, { principal: admin(), services: { stores, trustedHosts: parseTrustedHosts([]) } });
-    expect(target).toMatchObject({ provider: "azure-openai", apiKey: PROVIDER_KEY, azure: { resourceName: "my-resource" } });
-    const [entry] = await auditEntries("trace-vk");
+    const target = await resolveSavedProvider(created.slug, {
+      principal: admin(),
+      services: { stores, trustedHosts: parseTrustedHosts([]) },
+    });
+    expect(target).toMatchObject({
+      provider: "azure-openai",
+      apiKey: PROVIDER_KEY,
+      azure: { resourceName: "my-resource" },
+    });
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-vk");
     expect(entry).toMatchObject({ action: "create", resourceType: "virtual_key", resourceId: created.id });
 
     const unknown = await thrown(virtualKeys.getVirtualKey(deps(), admin(), { slug: "no-such-key" }));
@@ -225,7 +218,12 @@ describe("virtual keys: an alias over integrations", () => {
 
     // A lookup by slug (the routes, x-gateway-virtual-key) migrates that one.
     const view = await virtualKeys.getVirtualKey(deps(), admin(), { slug: one.slug });
-    expect(view).toMatchObject({ id: one.id, slug: one.slug, note: "kept", masked_api_key: expect.stringMatching(/^sk/) });
+    expect(view).toMatchObject({
+      id: one.id,
+      slug: one.slug,
+      note: "kept",
+      masked_api_key: expect.stringMatching(/^sk/),
+    });
     expect(view.created_at).toBe(new Date(one.createdAt * 1000).toISOString());
     expect(await legacy.get(organisationId, one.slug)).toBeUndefined();
     expect((await integrationStore(stores.records).get(organisationId, one.id))?.slug).toBe(one.slug);
@@ -281,7 +279,7 @@ describe("API keys service", () => {
       body: { name: "ok", scopes: ["completions.write"] },
     });
     expect(created.key).toMatchObject({ workspace_id: teamA, scopes: ["completions.write"] });
-    const [entry] = await auditEntries("trace-key");
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-key");
     expect(entry).toMatchObject({ action: "create", resourceType: "api_key", resourceId: created.key.id });
     expect(JSON.stringify(entry)).not.toContain(created.secret);
   });
