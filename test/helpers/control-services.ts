@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import type { Principal } from "../../core/auth/principal.ts";
 import type { Records } from "../../core/store/ports.ts";
 
 /** Helpers of the tests that call control-plane services directly (test/unit/control/*services.test.ts). */
@@ -25,3 +26,25 @@ export async function auditEntries(records: Records, organisationId: string, tra
 let seq = 0;
 /** A name no other test of the run uses (tests share one store). */
 export const unique = (prefix: string) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
+
+/** An organisation service key holding every scope. */
+export const adminPrincipal = (organisationId: string): Principal => ({
+  kind: "api_key",
+  organisationId,
+  keyId: "key_admin",
+  keyType: "organisation",
+  keySubType: "service",
+  organisationRole: "owner",
+  scopes: ["*"],
+});
+
+/** A service key of one workspace. */
+export const workspacePrincipal = (organisationId: string, workspaceId: string, scopes = ["*"]): Principal => ({
+  kind: "api_key",
+  organisationId,
+  workspaceId,
+  keyId: `key_ws_${workspaceId}`,
+  keyType: "workspace",
+  keySubType: "service",
+  scopes,
+});

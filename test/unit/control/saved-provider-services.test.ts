@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Principal } from "../../../core/auth/principal.ts";
 import * as apiKeys from "../../../core/control/api-keys-service.ts";
 import { ensureOrganisation } from "../../../core/control/bootstrap.ts";
 import * as configs from "../../../core/control/configs-service.ts";
@@ -16,7 +15,7 @@ import { resolveSavedProvider } from "../../../core/control/saved-resources.ts";
 import * as virtualKeys from "../../../core/control/virtual-keys-service.ts";
 import * as workspaces from "../../../core/control/workspaces-service.ts";
 import { type LocalStores, createLocalStores } from "../../../core/platform/local/local-stores.ts";
-import { auditEntries, thrown, unique } from "../../helpers/control-services.ts";
+import { adminPrincipal, auditEntries, thrown, unique, workspacePrincipal } from "../../helpers/control-services.ts";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 
 /**
@@ -33,24 +32,8 @@ let teamB: string;
 
 const PROVIDER_KEY = "sk-provider-secret-0123456789";
 
-const admin = (): Principal => ({
-  kind: "api_key",
-  organisationId,
-  keyId: "key_admin",
-  keyType: "organisation",
-  keySubType: "service",
-  scopes: ["*"],
-});
-
-const workspaceKey = (workspaceId: string, scopes = ["*"]): Principal => ({
-  kind: "api_key",
-  organisationId,
-  workspaceId,
-  keyId: `key_ws_${workspaceId}`,
-  keyType: "workspace",
-  keySubType: "service",
-  scopes,
-});
+const admin = () => adminPrincipal(organisationId);
+const workspaceKey = (workspaceId: string, scopes = ["*"]) => workspacePrincipal(organisationId, workspaceId, scopes);
 
 const deps = (traceId = "trace-saved") => ({
   records: stores.records,

@@ -12,7 +12,7 @@ import { userStore } from "../../../core/control/users.ts";
 import * as users from "../../../core/control/users-service.ts";
 import * as workspaces from "../../../core/control/workspaces-service.ts";
 import { type LocalStores, createLocalStores } from "../../../core/platform/local/local-stores.ts";
-import { auditEntries, thrown, unique } from "../../helpers/control-services.ts";
+import { adminPrincipal, auditEntries, thrown, unique, workspacePrincipal } from "../../helpers/control-services.ts";
 
 /**
  * The control-plane services called directly with a principal and plain input, no HTTP: results, the domain
@@ -35,25 +35,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const admin = (): Principal => ({
-  kind: "api_key",
-  organisationId,
-  keyId: "key_admin",
-  keyType: "organisation",
-  keySubType: "service",
-  organisationRole: "owner",
-  scopes: ["*"],
-});
-
-const workspaceKey = (workspaceId: string): Principal => ({
-  kind: "api_key",
-  organisationId,
-  workspaceId,
-  keyId: `key_ws_${workspaceId}`,
-  keyType: "workspace",
-  keySubType: "service",
-  scopes: ["*"],
-});
+const admin = () => adminPrincipal(organisationId);
+const workspaceKey = (workspaceId: string) => workspacePrincipal(organisationId, workspaceId);
 
 const deps = (traceId = "trace-services") => ({
   records: stores.records,
