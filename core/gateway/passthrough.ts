@@ -1,5 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
-import { withinJsonDepth } from "../http/json.ts";
+import { withinJsonDepth } from "../util/json-depth.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";

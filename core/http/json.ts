@@ -1,41 +1,10 @@
 import type * as z from "zod";
 import { HttpError, badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
+import { maxJsonDepth, withinJsonDepth } from "../util/json-depth.ts";
 
 /** Body size limits in bytes; overridable by env (see README). */
 export const DEFAULT_JSON_BODY_LIMIT = 25 * 1024 * 1024;
-
-/** Deepest nesting of objects and arrays accepted in a JSON body or config (GATEWAY_MAX_JSON_DEPTH). */
-export const DEFAULT_MAX_JSON_DEPTH = 128;
-let maxJsonDepth = DEFAULT_MAX_JSON_DEPTH;
-
-/** Sets the process-wide nesting limit (from the settings, when services are created). */
-export function setMaxJsonDepth(depth: number): void {
-  maxJsonDepth = depth;
-}
-
-/**
- * Whether a parsed JSON value nests objects and arrays deeper than `limit`. Walked with an explicit stack, not
- * recursion (the depth is what is being checked), and in time linear in the number of values.
- */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const nodes: object[] = [value];
-  const depths: number[] = [1];
-  while (nodes.length > 0) {
-    const node = nodes.pop() as Record<string, unknown>;
-    const depth = depths.pop()!;
-    if (depth > limit) return true;
-    for (const key in node) {
-      const child = node[key];
-      if (typeof child === "object" && child !== null) {
-        nodes.push(child);
-        depths.push(depth + 1);
-      }
-    }
-  }
-  return false;
-}
 
 /**
  * JSON.parse, then the nesting limit: a deeper document answers 400 (deep values overflow the stack of every
@@ -97,14 +66,11 @@ function keepLargeIntegers(text: string, value: unknown): unknown {
   return reparsed;
 }
 
-/** Whether a parsed value is within the nesting limit. */
-export const withinJsonDepth = (value: unknown): boolean => !nestsDeeperThan(value, maxJsonDepth);
-
 /** 400 for a parsed value nested deeper than the limit (see parseJsonWithinDepth). */
 export function checkJsonDepth(value: unknown, param: string | null, what: string): void {
   if (!withinJsonDepth(value)) {
     throw badRequest(
-      `${what} nests objects and arrays deeper than the limit of ${maxJsonDepth} levels (GATEWAY_MAX_JSON_DEPTH).`,
+      `${what} nests objects and arrays deeper than the limit of ${maxJsonDepth()} levels (GATEWAY_MAX_JSON_DEPTH).`,
       param,
       "json_too_deep",
     );
