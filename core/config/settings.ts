@@ -1,6 +1,6 @@
 /**
  * Process-wide settings from the environment, validated once at start. Every variable is documented in the
- * README; unknown values fail start-up with a clear message instead of misbehaving later.
+ * docs/configuration.md; unknown values fail start-up with a clear message instead of misbehaving later.
  *
  * Plain parsers rather than a zod schema: every Lambda cold start reads the settings, and building a schema
  * (zod's first one pays for zod's own set-up) cost the data-plane functions about 10 ms of their init.
@@ -106,7 +106,7 @@ const SETTINGS = {
 
 export type Settings = { [Name in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[Name]> };
 
-/** Every environment variable the gateway reads (the README documents each). */
+/** Every environment variable the gateway reads (docs/configuration.md documents each). */
 export const SETTING_NAMES = Object.keys(SETTINGS);
 
 export function loadSettings(env: Record<string, string | undefined> = process.env): Settings {

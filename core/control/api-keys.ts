@@ -51,7 +51,7 @@ export function toUnixSeconds(value: unknown, param: string): number {
 export function validateScopes(scopes: string[], creator: Principal): string[] {
   for (const [index, scope] of scopes.entries()) {
     if (!isKnownScope(scope))
-      throw new Invalid(`Unknown scope '${scope}'. GET the scope list from the README (core/auth/scope-list.ts).`, {
+      throw new Invalid(`Unknown scope '${scope}'. docs/control-plane.md lists the scopes (core/auth/scope-list.ts).`, {
         param: `scopes[${index}]`,
         code: "invalid_scope",
       });

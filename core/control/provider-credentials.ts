@@ -50,7 +50,7 @@ export interface StoredCredentials {
 export function providerId(value: string, param: string): string {
   const id = providerIdOf(value.trim());
   if (!id)
-    throw new Invalid(`Unknown provider '${value}'. The README lists the supported provider ids.`, {
+    throw new Invalid(`Unknown provider '${value}'. docs/providers.md lists the supported provider ids.`, {
       param,
       code: "invalid_provider",
     });

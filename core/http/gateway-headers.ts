@@ -6,7 +6,7 @@ import type { HeaderSource } from "./request-headers.ts";
 
 /**
  * Gateway request headers come as `x-gateway-<name>`; the Portkey SDK sends the same headers as
- * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. The README ("Gateway headers") lists
+ * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. docs/api.md ("Gateway headers") lists
  * them all with their client parameter names.
  */
 export function gatewayHeader(headers: HeaderSource, name: string): string | null {

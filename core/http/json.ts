@@ -3,7 +3,7 @@ import { HttpError, badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 import { maxJsonDepth, withinJsonDepth } from "../util/json-depth.ts";
 
-/** Body size limits in bytes; overridable by env (see README). */
+/** Body size limits in bytes; overridable by env (docs/configuration.md). */
 export const DEFAULT_JSON_BODY_LIMIT = 25 * 1024 * 1024;
 
 /**

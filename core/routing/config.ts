@@ -285,7 +285,7 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     const provider = raw.provider.trim();
     if (provider.startsWith("@")) leaf.provider = provider;
     else if (providerIdOf(provider)) leaf.provider = provider.toLowerCase();
-    else fail(state, "provider", `unknown provider '${provider}'. The README lists the supported provider ids.`);
+    else fail(state, "provider", `unknown provider '${provider}'. docs/providers.md lists the supported provider ids.`);
   }
   if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;
   for (const field of ["aws_region", "vertex_region", "vertex_project_id", "resource_name"] as const) {
