@@ -3,7 +3,7 @@
  * docs/configuration.md; unknown values fail start-up with a clear message instead of misbehaving later.
  *
  * Plain parsers rather than a zod schema: every Lambda cold start reads the settings, and building a schema
- * (zod's first one pays for zod's own set-up) cost the data-plane functions about 10 ms of their init.
+ * (zod's first one pays for zod's own set-up) would weigh on every data-plane function's init.
  */
 
 /** Turns one variable's raw value into its setting, or throws a SettingError saying what was expected. */

@@ -97,7 +97,7 @@ export async function readText(
   if (declared > limit) throw tooLarge(limit);
   // A declared length within the limit bounds the body (HTTP framing), so it can be read in one go. That is
   // also the fast path of the Node adapter (@hono/node-server reads the socket straight into a Buffer; going
-  // through `request.body` instead builds a web ReadableStream and a full Request: ~0.1 ms per request).
+  // through `request.body` instead builds a web ReadableStream and a full Request per request).
   if (Number.isInteger(declared) && declared >= 0) {
     const text = await request.text();
     if (text.length > limit / 3 && Buffer.byteLength(text) > limit) throw tooLarge(limit);
