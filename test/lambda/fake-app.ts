@@ -128,6 +128,7 @@ export function storelessServices(): Services {
     blobs: unused,
     queue: unused,
     secrets: unused,
+    logSink: unused,
     close: async () => {},
   } as unknown as Stores;
   return createServices(loadSettings({}), stores);
