@@ -1,4 +1,10 @@
 import { type ChildProcess, fork } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { buildLocal, scratchBuildDir } from "../../scripts/build.ts";
+import { npmStartCommand } from "../../scripts/start-command.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
 
 export interface GatewayProcess {
   url: string;
@@ -10,14 +16,22 @@ export interface GatewayProcess {
   close(): Promise<void>;
 }
 
-/** Starts the local gateway in a child process (test/helpers/gateway-process.ts) as `npm start` runs it, with `--expose-gc`. */
+/**
+ * Starts the local gateway in a child process as `npm start` runs it: bundled by the build `npm start` uses
+ * (scripts/build.ts; the entry is test/helpers/gateway-process.ts, which adds the memory probe), with
+ * `npm start`'s Node flags and environment (package.json), plus `--expose-gc`.
+ */
 export async function startGatewayProcess(env: Record<string, string> = {}): Promise<GatewayProcess> {
-  const child: ChildProcess = fork(new URL("./gateway-process.ts", import.meta.url), {
-    // The flags and allocator setting of `npm start` (package.json), plus --expose-gc.
-    execArgv: ["--expose-gc", "--max-semi-space-size=4", "--heap-growing-percent=60", "--no-maglev"],
-    env: { ...process.env, MALLOC_ARENA_MAX: "2", GATEWAY_TEST_ENV: JSON.stringify(env) },
+  const dir = scratchBuildDir("gateway-process");
+  await buildLocal(dir, { name: "gateway-process", source: "test/helpers/gateway-process.ts" });
+  const start = npmStartCommand();
+  const child: ChildProcess = fork(join(dir, "gateway-process.mjs"), {
+    execPath: join(ROOT, "node_modules/.bin/node"),
+    execArgv: ["--expose-gc", ...start.nodeArgs],
+    env: { ...process.env, ...start.env, GATEWAY_TEST_ENV: JSON.stringify(env) },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
+  child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   let stderr = "";
   child.stderr?.on("data", (chunk) => {
     stderr = (stderr + chunk).slice(-20_000);
