@@ -105,8 +105,8 @@ async function measurePath(
     configure(gateway.gateway.services);
     const stores = gateway.gateway.services.stores;
     const counter = instrumentStores(stores);
-    // Request logs: their own port where the platform keeps them apart (local), else the records.
-    const logStore = stores.logs ?? stores.records;
+    // Request logs: the records of the log sink (locally a SQLite file of their own, written off the event loop).
+    const logStore = stores.logSink.records;
     let logs: RecordItem[] = [];
     const put = logStore.put;
     logStore.put = function (this: unknown, item, condition) {

@@ -4,6 +4,8 @@ import { OrganisationSettingsCache } from "./control/directory.ts";
 import { resolveDefaultConfig, resolveSavedConfig, resolveSavedProvider } from "./control/saved-resources.ts";
 import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
+import { throwingHttpErrors } from "./http/domain-errors.ts";
+import { setMaxJsonDepth } from "./util/json-depth.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
 import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
@@ -51,6 +53,7 @@ export interface Services {
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {
+  setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
   const services: Services = {
     settings,
     stores,
@@ -58,16 +61,16 @@ export function createServices(settings: Settings, stores: Stores): Services {
     jwt: new JwtAuthenticator(settings, stores.records, parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS)),
     orgSettings: new OrganisationSettingsCache(stores.records),
     trustedHosts: parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS),
-    logger: new RequestLogger(stores.logs ?? stores.records, stores.blobs, {
+    logger: new RequestLogger(stores.logSink, stores.blobs, {
       retentionDays: settings.GATEWAY_LOG_RETENTION_DAYS,
       threshold: settings.LOG_STORE_CONNECTION_FAILURE_THRESHOLD,
       backoffMs: settings.LOG_STORE_CONNECTION_BACKOFF_MS,
       timeoutMs: settings.LOG_STORE_CONNECTION_TIMEOUT_MS,
     }),
-    // Saved configs, integrations and virtual keys (core/control/saved-resources.ts).
-    resolveSavedConfig,
-    resolveDefaultConfig,
-    resolveSavedProvider,
+    // Saved configs, integrations and virtual keys (core/control/saved-resources.ts), answering HTTP errors.
+    resolveSavedConfig: throwingHttpErrors(resolveSavedConfig),
+    resolveDefaultConfig: throwingHttpErrors(resolveDefaultConfig),
+    resolveSavedProvider: throwingHttpErrors(resolveSavedProvider),
     analytics: new AnalyticsRecorder(stores.counters, stores.records, {
       // One process serves many requests locally: sum aggregates for a second. Lambda containers may freeze.
       flushIntervalMs: settings.GATEWAY_PLATFORM === "local" ? 1000 : 0,

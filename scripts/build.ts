@@ -5,8 +5,8 @@ import * as esbuild from "esbuild";
 
 /**
  * Builds what `npm start` runs: the local gateway bundled into plain JavaScript under dist/ (about a second).
- * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source:
- * about 40 MB more resident memory for the same gateway (measured). The storage thread (WAL checkpoints, log
+ * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source in
+ * memory. The storage thread (WAL checkpoints, log
  * writes) is a second entry point, emitted next to the main bundle where storage-thread.ts looks for it.
  * better-sqlite3 stays a package import (native addon).
  */

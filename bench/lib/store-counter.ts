@@ -10,7 +10,7 @@ type Kind = "read" | "write" | "other";
 /** What each port method costs on AWS: reads and writes by port. `other` is neither (no I/O, or crypto). */
 export const METHOD_KINDS: Record<string, Record<string, Kind>> = {
   records: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
-  // Request logs, where the platform keeps them apart (the local SQLite file written off the event loop).
+  // Request logs, where the platform's log sink keeps them apart from `records` (locally, logs.db).
   logs: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
   counters: { get: "read", getMany: "read", add: "write", delete: "write" },
   blobs: { get: "read", head: "read", list: "read", put: "write", delete: "write", signedUrl: "other" },
@@ -67,7 +67,14 @@ export function instrumentStores(stores: Stores, options: { sizes?: boolean } = 
     }
   };
   for (const [port, methods] of Object.entries(METHOD_KINDS)) {
-    const target = (stores as unknown as Record<string, Record<string, unknown>>)[port];
+    // The log sink's records, where they are not `records` itself (locally: logs.db, written by the storage thread).
+    const target = (
+      port === "logs"
+        ? stores.logSink.records === stores.records
+          ? undefined
+          : stores.logSink.records
+        : (stores as unknown as Record<string, unknown>)[port]
+    ) as Record<string, unknown> | undefined;
     if (!target) continue;
     for (const method of Object.keys(methods)) {
       const original = target[method];

@@ -507,33 +507,48 @@ function prepareBatch(logs: RequestLog[]): { prepared: Prepared[]; groups: CellG
   const groups = new Map<string, CellGroup>();
   let last: CellGroup | undefined;
   for (const log of logs) {
-    if (log.source === "gateway" && !DATA_PLANE_ROUTES.has(log.route)) continue;
-    const time = Date.parse(log.createdAt);
-    if (!Number.isFinite(time)) continue;
-    const org = log.organisationId;
-    const workspace = log.workspaceId ?? NO_VALUE;
-    const provider = log.provider ?? NO_VALUE;
-    const model = log.requestedModel ?? log.answeredModel ?? NO_VALUE;
-    if (!last?.holds(org, hourNumber(time), workspace, provider, model)) {
-      const cell = { workspace, provider, model };
-      const hourPrefix = cellPrefix(org, hourBucket(time), cell);
-      last = groups.get(hourPrefix);
-      if (!last) {
-        last = new CellGroup(org, time, cell, hourPrefix);
-        groups.set(hourPrefix, last);
-      }
+    // One log that cannot be counted (whatever its values) is skipped: the batch holds every tenant's logs.
+    try {
+      const entry = prepareLog(log, groups, last);
+      if (!entry) continue;
+      groups.set(entry.group.hourPrefix, entry.group);
+      prepared.push(entry);
+      last = entry.group;
+    } catch (error) {
+      console.error(`analytics: a log of ${log.organisationId} could not be counted and is skipped`, error);
     }
-    const user = log.userId ?? log.metadata?._user;
-    prepared.push({
-      log,
-      group: last,
-      hourExpiry: Math.floor(time / 1000) + HOURLY_RETENTION_DAYS * 86_400,
-      dayExpiry: Math.floor(time / 1000) + DAILY_RETENTION_DAYS * 86_400,
-      user: user ? last.userKeys(user) : undefined,
-      pairs: log.metadata ? last.pairKeysOf(log.metadata) : NO_PAIRS,
-    });
   }
   return { prepared, groups: [...groups.values()] };
+}
+
+/** A log's counted keys; its group is found or made but not registered (the caller does, on success). */
+function prepareLog(
+  log: RequestLog,
+  groups: Map<string, CellGroup>,
+  last: CellGroup | undefined,
+): Prepared | undefined {
+  if (log.source === "gateway" && !DATA_PLANE_ROUTES.has(log.route)) return undefined;
+  const time = Date.parse(log.createdAt);
+  if (!Number.isFinite(time)) return undefined;
+  const org = log.organisationId;
+  const workspace = log.workspaceId ?? NO_VALUE;
+  const provider = log.provider ?? NO_VALUE;
+  const model = log.requestedModel ?? log.answeredModel ?? NO_VALUE;
+  let group = last;
+  if (!group?.holds(org, hourNumber(time), workspace, provider, model)) {
+    const cell = { workspace, provider, model };
+    const hourPrefix = cellPrefix(org, hourBucket(time), cell);
+    group = groups.get(hourPrefix) ?? new CellGroup(org, time, cell, hourPrefix);
+  }
+  const user = log.userId ?? log.metadata?._user;
+  return {
+    log,
+    group,
+    hourExpiry: Math.floor(time / 1000) + HOURLY_RETENTION_DAYS * 86_400,
+    dayExpiry: Math.floor(time / 1000) + DAILY_RETENTION_DAYS * 86_400,
+    user: user ? group.userKeys(user) : undefined,
+    pairs: log.metadata ? group.pairKeysOf(log.metadata) : NO_PAIRS,
+  };
 }
 
 /** Writes in flight at once: a batch may have hundreds of distinct keys, sockets are better kept few. */

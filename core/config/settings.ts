@@ -1,9 +1,9 @@
 /**
  * Process-wide settings from the environment, validated once at start. Every variable is documented in the
- * README; unknown values fail start-up with a clear message instead of misbehaving later.
+ * docs/configuration.md; unknown values fail start-up with a clear message instead of misbehaving later.
  *
  * Plain parsers rather than a zod schema: every Lambda cold start reads the settings, and building a schema
- * (zod's first one pays for zod's own set-up) cost the data-plane functions about 10 ms of their init.
+ * (zod's first one pays for zod's own set-up) would weigh on every data-plane function's init.
  */
 
 /** Turns one variable's raw value into its setting, or throws a SettingError saying what was expected. */
@@ -21,12 +21,14 @@ const stringWithDefault =
 const booleanFlag: Parser<boolean> = (raw) => raw !== undefined && /^(1|true|yes|on)$/i.test(raw.trim());
 
 const positiveInt =
-  (fallback: number, min = 1): Parser<number> =>
+  (fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
   (raw) => {
     if (raw === undefined || raw.trim() === "") return fallback;
     const parsed = Number(raw);
-    if (!Number.isInteger(parsed) || parsed < min)
-      throw new SettingError(`expected an integer >= ${min}, got '${raw}'`);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max)
+      throw new SettingError(
+        `expected an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, got '${raw}'`,
+      );
     return parsed;
   };
 
@@ -70,8 +72,12 @@ const SETTINGS = {
   GATEWAY_PUBLIC_URL: optionalString,
   GATEWAY_MAX_JSON_BODY_BYTES: positiveInt(25 * 1024 * 1024),
   GATEWAY_MAX_UPLOAD_BYTES: positiveInt(512 * 1024 * 1024),
+  // Deepest nesting of objects/arrays in a JSON body or config (core/http/json.ts): deeper answers 400.
+  GATEWAY_MAX_JSON_DEPTH: positiveInt(128),
+  // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
+  GATEWAY_MAX_HEADER_BYTES: positiveInt(256 * 1024, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
-  REQUEST_TIMEOUT: positiveInt(300_000),
+  REQUEST_TIMEOUT: positiveInt(300_000, 1, 2 ** 31 - 1), // timers hold at most 2^31-1 ms
   TRUSTED_CUSTOM_HOSTS: commaList,
   BLOCK_INLINE_CONFIG: booleanFlag,
   ORGANISATION_HEADERS_TO_MASK: commaList,
@@ -100,7 +106,7 @@ const SETTINGS = {
 
 export type Settings = { [Name in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[Name]> };
 
-/** Every environment variable the gateway reads (the README documents each). */
+/** Every environment variable the gateway reads (docs/configuration.md documents each). */
 export const SETTING_NAMES = Object.keys(SETTINGS);
 
 export function loadSettings(env: Record<string, string | undefined> = process.env): Settings {

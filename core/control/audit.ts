@@ -1,5 +1,4 @@
 import type { Principal } from "../auth/principal.ts";
-import type { RequestContext } from "../http/context.ts";
 import { newId } from "../ids.ts";
 import { isCredentialField } from "../security/credential-fields.ts";
 import type { Records } from "../store/ports.ts";
@@ -40,7 +39,7 @@ export interface AuditRecordInput extends AuditEntry {
   traceId: string;
 }
 
-/** Writes one audit entry from plain data (control-plane services call this; they hold no RequestContext). */
+/** Writes one audit entry from plain data: who (the principal), what, and the trace id of the call. */
 export async function recordAudit(records: Records, entry: AuditRecordInput): Promise<void> {
   const { principal } = entry;
   const id = newId("audit");
@@ -63,10 +62,4 @@ export async function recordAudit(records: Records, entry: AuditRecordInput): Pr
     traceId: entry.traceId,
     createdAt: new Date(now).toISOString(),
   });
-}
-
-/** For handlers not yet moved to services: recordAudit with the request's principal and trace id. */
-export async function writeAudit(ctx: RequestContext, entry: AuditEntry): Promise<void> {
-  if (!ctx.principal) return;
-  await recordAudit(ctx.services.stores.records, { ...entry, principal: ctx.principal, traceId: ctx.traceId });
 }

@@ -1,7 +1,7 @@
 import type { Records } from "../store/ports.ts";
 import { type Membership, getMembership } from "./members.ts";
 import { findOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
-import { PerOrganisationCache } from "./per-organisation-cache.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { type User, normaliseEmail, userStore } from "./users.ts";
 import { type Workspace, workspaceStore } from "./workspaces.ts";
 
@@ -57,33 +57,34 @@ export async function readOrganisationSettings(
   return (item?.settings as Record<string, unknown> | undefined) ?? {};
 }
 
+const MAX_ENTRIES = 10_000;
+
 /**
  * Organisation settings cached for a short time, for the hot path (block_inline_config): at most one store
  * read per organisation per `ttlMs` in each process.
  */
 export class OrganisationSettingsCache {
-  private readonly cache = new Map<string, { settings: Promise<Record<string, unknown>>; until: number }>();
-  private readonly blocks: PerOrganisationCache<Promise<boolean>>;
-  private readonly retention: PerOrganisationCache<Promise<number | undefined>>;
+  private readonly cache: TtlCache<string, Promise<Record<string, unknown>>>;
+  /** Keyed by organisation and workspace ids (`org/workspace`). */
+  private readonly blocks: TtlCache<string, Promise<boolean>>;
+  private readonly retention: TtlCache<string, Promise<number | undefined>>;
   private readonly records: Records;
-  private readonly ttlMs: number;
 
   constructor(records: Records, ttlMs = 15_000) {
     this.records = records;
-    this.ttlMs = ttlMs;
-    this.blocks = new PerOrganisationCache(ttlMs);
-    this.retention = new PerOrganisationCache(ttlMs);
+    this.cache = new TtlCache({ ttlMs, maxEntries: MAX_ENTRIES });
+    this.blocks = new TtlCache({ ttlMs, maxEntries: MAX_ENTRIES });
+    this.retention = new TtlCache({ ttlMs, maxEntries: MAX_ENTRIES });
   }
 
   get(organisationId: string): Promise<Record<string, unknown>> {
-    const now = Date.now();
     const cached = this.cache.get(organisationId);
-    if (cached && cached.until > now) return cached.settings;
+    if (cached) return cached;
     const settings = readOrganisationSettings(this.records, organisationId).catch((error) => {
-      this.cache.delete(organisationId);
+      this.cache.deleteIf(organisationId, settings);
       throw error;
     });
-    this.cache.set(organisationId, { settings, until: now + this.ttlMs });
+    this.cache.set(organisationId, settings);
     return settings;
   }
 
@@ -93,9 +94,8 @@ export class OrganisationSettingsCache {
    * Cached like the settings, per organisation and workspace.
    */
   blockInlineConfig(organisationId: string, workspaceId?: string): Promise<boolean> {
-    const workspaceKey = workspaceId ?? "";
-    const now = Date.now();
-    const cached = this.blocks.get(organisationId, workspaceKey, now);
+    const key = `${organisationId}/${workspaceId ?? ""}`;
+    const cached = this.blocks.get(key);
     if (cached) return cached;
     const value: Promise<boolean> = (async () => {
       if (workspaceId) {
@@ -107,33 +107,34 @@ export class OrganisationSettingsCache {
       const organisation = await findOrganisation(this.records, organisationId);
       return organisation ? organisationBlocksInlineConfig(organisation) : false;
     })().catch((error) => {
-      this.blocks.deleteIf(organisationId, workspaceKey, value);
+      this.blocks.deleteIf(key, value);
       throw error;
     });
-    this.blocks.set(organisationId, workspaceKey, value, now);
+    this.blocks.set(key, value);
     return value;
   }
 
   /** The workspace's log retention in days when it sets one (cached like the rest). */
   logRetentionDays(organisationId: string, workspaceId: string): Promise<number | undefined> {
-    const now = Date.now();
-    const cached = this.retention.get(organisationId, workspaceId, now);
+    const key = `${organisationId}/${workspaceId}`;
+    const cached = this.retention.get(key);
     if (cached) return cached;
     const value: Promise<number | undefined> = workspaceStore(this.records)
       .get(organisationId, workspaceId)
       .then((workspace) => workspace?.log_retention_days ?? undefined)
       .catch((error) => {
-        this.retention.deleteIf(organisationId, workspaceId, value);
+        this.retention.deleteIf(key, value);
         throw error;
       });
-    this.retention.set(organisationId, workspaceId, value, now);
+    this.retention.set(key, value);
     return value;
   }
 
   /** Drops the cached settings (after this process changed them). */
   forget(organisationId: string): void {
     this.cache.delete(organisationId);
-    this.blocks.forget(organisationId);
-    this.retention.forget(organisationId);
+    const prefix = `${organisationId}/`;
+    this.blocks.deleteWhere((key) => key.startsWith(prefix));
+    this.retention.deleteWhere((key) => key.startsWith(prefix));
   }
 }

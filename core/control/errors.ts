@@ -7,7 +7,7 @@
  * code clients can branch on.
  */
 
-export type DomainErrorKind = "invalid" | "forbidden" | "not_found" | "conflict" | "gone";
+export type DomainErrorKind = "unauthenticated" | "invalid" | "forbidden" | "not_found" | "conflict" | "gone";
 
 export interface DomainErrorDetails {
   param?: string | null;
@@ -24,6 +24,14 @@ export abstract class DomainError extends Error {
     this.name = new.target.name;
     this.param = details.param ?? null;
     this.code = details.code === undefined ? defaultCode : details.code;
+  }
+}
+
+/** The call has no (valid) principal: nobody to check rights for. */
+export class Unauthenticated extends DomainError {
+  readonly kind = "unauthenticated";
+  constructor(message: string, details: DomainErrorDetails = {}) {
+    super(message, details, "invalid_api_key");
   }
 }
 
@@ -67,12 +75,7 @@ export class Gone extends DomainError {
   }
 }
 
-/**
- * True for a conflict from a store write: a domain Conflict, or the 409 that modules not yet moved to domain
- * errors still throw (core/control/resource-store.ts throws the HTTP layer's error; recognised by its status
- * so services need not import the HTTP layer).
- */
-export function isConflict(error: unknown): boolean {
-  if (error instanceof Conflict) return true;
-  return error instanceof Error && (error as { status?: unknown }).status === 409;
+/** True for a conflict from a store write (a duplicate slug, a concurrent change). */
+export function isConflict(error: unknown): error is Conflict {
+  return error instanceof Conflict;
 }

@@ -1,10 +1,10 @@
 import type { Principal } from "../auth/principal.ts";
-import { badRequest, forbidden } from "../http/errors.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 import type { Secrets } from "../store/ports.ts";
+import { Forbidden, Invalid } from "./errors.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 
 /**
@@ -46,15 +46,14 @@ export interface StoredCredentials {
   hints: Record<string, string>;
 }
 
-/** Validates a provider id against the registry (400 naming `param`). */
+/** Validates a provider id against the registry (Invalid naming `param`). */
 export function providerId(value: string, param: string): string {
   const id = providerIdOf(value.trim());
   if (!id)
-    throw badRequest(
-      `Unknown provider '${value}'. The README lists the supported provider ids.`,
+    throw new Invalid(`Unknown provider '${value}'. docs/providers.md lists the supported provider ids.`, {
       param,
-      "invalid_provider",
-    );
+      code: "invalid_provider",
+    });
   return id;
 }
 
@@ -98,7 +97,10 @@ export async function parseCredentialInput(
   for (const [field, name, value] of hostValues) {
     const problem = value === undefined ? undefined : hostValueProblem(field, value);
     if (problem)
-      throw badRequest(`Invalid value for '${param}.${name}': ${problem}`, `${param}.${name}`, "invalid_configuration");
+      throw new Invalid(`Invalid value for '${param}.${name}': ${problem}`, {
+        param: `${param}.${name}`,
+        code: "invalid_configuration",
+      });
   }
   const account = c.vertex_service_account_json;
   const secrets: ProviderSecrets = {
@@ -233,7 +235,7 @@ export function slugFrom(name: string): string {
 export function assertWritable(principal: Principal, resource: { workspaceId?: string }, what: string): void {
   const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId !== bound) {
-    throw forbidden(`This key cannot modify ${what} outside its workspace.`, "workspace_forbidden");
+    throw new Forbidden(`This key cannot modify ${what} outside its workspace.`, { code: "workspace_forbidden" });
   }
 }
 

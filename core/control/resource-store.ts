@@ -1,6 +1,6 @@
-import { conflict } from "../http/errors.ts";
 import { newId } from "../ids.ts";
 import { ConditionFailedError, type Page, type Records } from "../store/ports.ts";
+import { Conflict } from "./errors.ts";
 
 /**
  * Storage of one kind of organisation-owned control-plane resource (workspaces, configs, integrations, ...),
@@ -27,26 +27,33 @@ export class ResourceStore<T extends Resource> {
   private readonly records: Records;
   readonly kind: string;
   readonly idPrefix: string;
+  /** Every prefix an id of this kind may carry: `idPrefix`, and others this kind took over (`vk` for integrations). */
+  private readonly idPrefixes: string[];
 
-  constructor(records: Records, kind: string, idPrefix: string) {
+  constructor(records: Records, kind: string, idPrefix: string, otherIdPrefixes: string[] = []) {
     this.records = records;
     this.kind = kind;
     this.idPrefix = idPrefix;
+    this.idPrefixes = [idPrefix, ...otherIdPrefixes].map((prefix) => `${prefix}_`);
   }
 
   isId(value: string): boolean {
-    return value.startsWith(`${this.idPrefix}_`);
+    return this.idPrefixes.some((prefix) => value.startsWith(prefix));
   }
 
-  /** `options.id` lets a caller fix the id beforehand (bootstrap); it must carry this kind's prefix. */
+  /**
+   * `options.id` lets a caller fix the id beforehand (bootstrap, a migrated record); it must carry one of this
+   * kind's prefixes. `options.createdAt` keeps a migrated record's creation time.
+   */
   async create(
     organisationId: string,
     fields: Omit<T, "id" | "organisationId" | "version" | "createdAt" | "updatedAt">,
-    options: { id?: string } = {},
+    options: { id?: string; createdAt?: number } = {},
   ): Promise<T> {
     const id = options.id ?? newId(this.idPrefix);
     const now = Math.floor(Date.now() / 1000);
-    const resource = { ...fields, id, organisationId, version: 1, createdAt: now, updatedAt: now } as T;
+    const createdAt = options.createdAt ?? now;
+    const resource = { ...fields, id, organisationId, version: 1, createdAt, updatedAt: now } as T;
     if (resource.slug) await this.claimSlug(organisationId, resource.slug, id);
     await this.records.put({ ...resource, ...this.keys(resource) }, { exists: false });
     return resource;
@@ -80,7 +87,7 @@ export class ResourceStore<T extends Resource> {
     } catch (error) {
       if (slugChanged && next.slug) await this.releaseSlug(current.organisationId, next.slug, current.id);
       if (error instanceof ConditionFailedError)
-        throw conflict(`The ${this.kind.toLowerCase()} was changed concurrently; read it again and retry.`);
+        throw new Conflict(`The ${this.kind.toLowerCase()} was changed concurrently; read it again and retry.`);
       throw error;
     }
     if (slugChanged && current.slug) await this.releaseSlug(current.organisationId, current.slug, current.id);
@@ -147,7 +154,8 @@ export class ResourceStore<T extends Resource> {
       // A pointer left by a create that crashed before writing its resource may be reclaimed.
       const pointer = await this.records.get(pk, "SLUG");
       const owner = pointer && (await this.records.get(`${this.kind}#${pointer.id}`, this.kind));
-      if (owner) throw conflict(`A ${this.kind.toLowerCase()} with slug '${slug}' already exists.`, "slug");
+      if (owner)
+        throw new Conflict(`A ${this.kind.toLowerCase()} with slug '${slug}' already exists.`, { param: "slug" });
       await this.records.put({ pk, sk: "SLUG", id }, { equals: { id: pointer?.id ?? null } });
     }
   }

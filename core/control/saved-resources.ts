@@ -1,18 +1,19 @@
 import type { Principal } from "../auth/principal.ts";
-import type { RequestContext } from "../http/context.ts";
-import { notFound, unauthorized } from "../http/errors.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
-import { checkedCustomHostBase } from "../security/custom-host.ts";
-import type { Records } from "../store/ports.ts";
+import { type TrustedHosts, checkedCustomHostBase } from "../security/custom-host.ts";
+import type { Records, Secrets } from "../store/ports.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { openConfigSecrets } from "./config-secrets.ts";
-import { type StoredCredentials, boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
-import { writeAudit } from "./audit.ts";
+import { type ControlDeps, audit } from "./deps.ts";
+import { NotFound, Unauthenticated } from "./errors.ts";
+import { type IntegrationResource, findIntegration } from "./integrations.ts";
+import { boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
-import { type WorkspaceAccess, workspaceMayUse } from "./workspace-access.ts";
+import { workspaceMayUse } from "./workspace-access.ts";
 
 /**
- * Saved configs, integrations (saved providers) and legacy virtual keys: their record types, stores, and the
- * three routing seams of Services (resolveSavedConfig, resolveDefaultConfig, resolveSavedProvider), with short
+ * Saved configs and saved providers (integrations, which legacy virtual keys are too: core/control/integrations.ts):
+ * config records, and the three routing seams of Services (resolveSavedConfig, resolveDefaultConfig, resolveSavedProvider), with short
  * in-memory caches so the data plane pays no store read on warm requests:
  * - saved configs: per organisation + id/slug for CACHE_MS; the config object returned stays the SAME object
  *   while the config's version is unchanged (core/routing caches compiled configs by identity);
@@ -31,46 +32,12 @@ export interface ConfigResource extends Resource {
   createdBy?: string;
 }
 
-export interface ModelEntry {
-  enabled: boolean;
-  isCustom: boolean;
-  customHeaders?: Record<string, string>;
-  name?: string;
-  baseModelSlug?: string;
-}
-
-export interface IntegrationResource extends Resource {
-  slug: string;
-  name: string;
-  description?: string;
-  note?: string;
-  credentials: StoredCredentials;
-  /** Which workspaces may use an organisation-level integration (workspace-owned ones: only their own). */
-  workspaceAccess: WorkspaceAccess;
-  models: { allowAll: boolean; entries: Record<string, ModelEntry> };
-  createdBy?: string;
-}
-
-export interface VirtualKeyResource extends Resource {
-  slug: string;
-  name: string;
-  note?: string;
-  status: "active";
-  credentials: StoredCredentials;
-  /** As for integrations; absent on virtual keys saved before it existed (then no workspace may use them). */
-  workspaceAccess?: WorkspaceAccess;
-  createdBy?: string;
-}
-
 /** Engineer B's workspace record (kind WORKSPACE): only the fields read here. */
 export interface WorkspaceResource extends Resource {
   defaults?: { config_id?: string | null; user_api_key_config?: string | null; [key: string]: unknown };
 }
 
 export const configStore = (records: Records) => new ResourceStore<ConfigResource>(records, "CONFIG", "pc");
-export const integrationStore = (records: Records) =>
-  new ResourceStore<IntegrationResource>(records, "INTEGRATION", "int");
-export const virtualKeyStore = (records: Records) => new ResourceStore<VirtualKeyResource>(records, "VIRTUALKEY", "vk");
 export const workspaceStore = (records: Records) => new ResourceStore<WorkspaceResource>(records, "WORKSPACE", "ws");
 
 // --- config versions ---------------------------------------------------------------------------------------
@@ -101,82 +68,91 @@ export async function writeConfigVersion(
 
 // --- caches --------------------------------------------------------------------------------------------------
 
-interface Timed<T> {
-  until: number;
-  value: T;
-}
-
 interface SavedProvider {
-  kind: "integration" | "virtual_key";
-  resource: IntegrationResource | VirtualKeyResource;
+  resource: IntegrationResource;
   target: ProviderTarget;
 }
 
 interface Caches {
-  configs: Map<string, Timed<ConfigResource>>;
+  configs: TtlCache<string, ConfigResource>;
   /** Config object identity per config id and version. */
-  objects: Map<string, { version: number; config: Record<string, unknown> }>;
-  providers: Map<string, Timed<SavedProvider>>;
-  defaults: Map<string, Timed<string | undefined>>;
+  objects: TtlCache<string, { version: number; config: Record<string, unknown> }>;
+  providers: TtlCache<string, SavedProvider>;
+  /** The workspace's default config id or slug; null when it has none. */
+  defaults: TtlCache<string, string | null>;
 }
 
 const cachesByRecords = new WeakMap<Records, Caches>();
 const MAX_ENTRIES = 5_000;
+const MAX_BYTES = 32 * 1024 * 1024;
+
+/** Approximate heap held by a cached record: its JSON's characters, twice over (strings are UTF-16). */
+const recordBytes = (key: string, value: unknown): number =>
+  256 + (key.length + (value === null ? 0 : JSON.stringify(value).length)) * 2;
 
 function cachesOf(records: Records): Caches {
   let caches = cachesByRecords.get(records);
   if (!caches) {
-    caches = { configs: new Map(), objects: new Map(), providers: new Map(), defaults: new Map() };
+    const options = { ttlMs: CACHE_MS, maxEntries: MAX_ENTRIES, maxBytes: MAX_BYTES, sizeOf: recordBytes };
+    caches = {
+      configs: new TtlCache<string, ConfigResource>(options),
+      objects: new TtlCache<string, { version: number; config: Record<string, unknown> }>({
+        ...options,
+        ttlMs: Number.POSITIVE_INFINITY,
+      }),
+      // The target holds opened credentials: measured by the resource (sealed) and the target alike.
+      providers: new TtlCache<string, SavedProvider>({
+        ...options,
+        sizeOf: (key, saved) => recordBytes(key, saved.resource) * 2,
+      }),
+      defaults: new TtlCache<string, string | null>(options),
+    };
     cachesByRecords.set(records, caches);
   }
   return caches;
-}
-
-function remember<T>(map: Map<string, Timed<T>>, key: string, value: T): T {
-  if (map.size >= MAX_ENTRIES) map.clear();
-  map.set(key, { until: Date.now() + CACHE_MS, value });
-  return value;
-}
-
-function recall<T>(map: Map<string, Timed<T>>, key: string): T | undefined {
-  const entry = map.get(key);
-  if (!entry) return undefined;
-  if (entry.until > Date.now()) return entry.value;
-  map.delete(key);
-  return undefined;
 }
 
 /** Drops this process's cached configs, providers and defaults of an organisation (after a mutation). */
 export function invalidateSaved(records: Records, organisationId: string): void {
   const caches = cachesOf(records);
   const prefix = `${organisationId}:`;
-  for (const map of [caches.configs, caches.providers, caches.defaults] as Array<Map<string, unknown>>) {
-    for (const key of map.keys()) if (key.startsWith(prefix)) map.delete(key);
-  }
+  const ofOrganisation = (key: string) => key.startsWith(prefix);
+  caches.configs.deleteWhere(ofOrganisation);
+  caches.providers.deleteWhere(ofOrganisation);
+  caches.defaults.deleteWhere(ofOrganisation);
 }
 
 // --- the routing seams -----------------------------------------------------------------------------------------
 
-function principalOf(ctx: RequestContext): Principal {
-  if (!ctx.principal) throw unauthorized("Authentication required.");
-  return ctx.principal;
+/**
+ * What the routing seams read of a request (a RequestContext has it): the caller and the stores. Structural,
+ * so that this module needs nothing of the HTTP layer.
+ */
+export interface SavedResourceCaller {
+  principal?: Principal;
+  services: { stores: { records: Records; secrets: Secrets }; trustedHosts: TrustedHosts };
 }
 
-/** `x-gateway-config: <id or slug>`: the saved config's JSON, same object while unchanged. */
+function principalOf(caller: SavedResourceCaller): Principal {
+  if (!caller.principal) throw new Unauthenticated("Authentication required.");
+  return caller.principal;
+}
+
 /**
  * After a saved config, integration or virtual key changed: drops this process's cached copies of the
  * organisation's saved resources, audits the change with public views only (never credentials), and returns
  * the new view for the response.
  */
 export async function savedResourceChanged<T extends Resource, V extends object>(
-  ctx: RequestContext,
+  deps: ControlDeps,
+  principal: Principal,
   change: { action: string; resourceType: string; before?: T; after?: T },
   present: (resource: T) => V,
 ): Promise<V | undefined> {
   const subject = (change.after ?? change.before)!;
-  invalidateSaved(ctx.services.stores.records, subject.organisationId);
+  invalidateSaved(deps.records, subject.organisationId);
   const after = change.after && present(change.after);
-  await writeAudit(ctx, {
+  await audit(deps, principal, {
     action: change.action,
     resourceType: change.resourceType,
     resourceId: subject.id,
@@ -187,62 +163,60 @@ export async function savedResourceChanged<T extends Resource, V extends object>
   return after;
 }
 
-export async function resolveSavedConfig(idOrSlug: string, ctx: RequestContext): Promise<unknown> {
+/** `x-gateway-config: <id or slug>`: the saved config's JSON, same object while unchanged. */
+export async function resolveSavedConfig(idOrSlug: string, ctx: SavedResourceCaller): Promise<unknown> {
   const principal = principalOf(ctx);
   const records = ctx.services.stores.records;
   const caches = cachesOf(records);
   const key = `${principal.organisationId}:${idOrSlug}`;
-  let resource = recall(caches.configs, key);
+  let resource = caches.configs.get(key);
   if (!resource) {
     resource = await configStore(records).get(principal.organisationId, idOrSlug);
-    if (!resource)
-      throw notFound(
-        `Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`,
-        "config_not_found",
-      );
-    remember(caches.configs, key, resource);
+    if (!resource) throw unknownConfig(idOrSlug);
+    caches.configs.set(key, resource);
   }
   const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId && resource.workspaceId !== bound) {
     // As if it did not exist: another workspace's ids and slugs must not be told apart from unknown ones.
-    throw notFound(`Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`, "config_not_found");
+    throw unknownConfig(idOrSlug);
   }
   const known = caches.objects.get(resource.id);
   if (known && known.version === resource.version) return known.config;
   // Credentials are stored sealed (config-secrets.ts): opened once per version, kept only in this cache.
   const config = await openConfigSecrets(ctx.services.stores.secrets, resource.config);
-  if (caches.objects.size >= MAX_ENTRIES) caches.objects.clear();
   caches.objects.set(resource.id, { version: resource.version, config });
   return config;
 }
+
+const unknownConfig = (idOrSlug: string) =>
+  new NotFound(`Unknown config '${idOrSlug}'. Send the config JSON inline, or save it first.`, {
+    code: "config_not_found",
+  });
 
 /**
  * The caller's workspace default config (engineer B's workspace record, kind WORKSPACE): user API keys use
  * `defaults.user_api_key_config` when set, every caller `defaults.config_id`. A default naming a config that
  * no longer exists is ignored.
  */
-export async function resolveDefaultConfig(ctx: RequestContext): Promise<unknown | undefined> {
+export async function resolveDefaultConfig(ctx: SavedResourceCaller): Promise<unknown | undefined> {
   const principal = ctx.principal;
   if (!principal?.workspaceId) return undefined;
   const records = ctx.services.stores.records;
   const caches = cachesOf(records);
   const userKey = principal.keySubType === "user";
   const key = `${principal.organisationId}:${principal.workspaceId}:${userKey ? "user" : "service"}`;
-  let configRef = recall(caches.defaults, key);
-  if (configRef === undefined && !caches.defaults.has(key)) {
+  let configRef = caches.defaults.get(key);
+  if (configRef === undefined) {
     const workspace = await workspaceStore(records).get(principal.organisationId, principal.workspaceId);
     const defaults = workspace?.defaults;
-    configRef = remember(
-      caches.defaults,
-      key,
-      (userKey ? defaults?.user_api_key_config : undefined) ?? defaults?.config_id ?? undefined,
-    );
+    configRef = (userKey ? defaults?.user_api_key_config : undefined) ?? defaults?.config_id ?? null;
+    caches.defaults.set(key, configRef);
   }
   if (!configRef) return undefined;
   try {
     return await resolveSavedConfig(configRef, ctx);
   } catch (error) {
-    if ((error as { status?: number }).status === 404) return undefined;
+    if (error instanceof NotFound) return undefined;
     throw error;
   }
 }
@@ -251,46 +225,33 @@ export async function resolveDefaultConfig(ctx: RequestContext): Promise<unknown
  * May this caller use this saved provider? Organisation keys: always. Workspace-bound callers: their
  * workspace's own, and organisation-level integrations and virtual keys enabled for their workspace.
  */
-export function canUseProvider(principal: Principal, saved: Pick<SavedProvider, "kind" | "resource">): boolean {
+export function canUseProvider(principal: Principal, integration: IntegrationResource): boolean {
   const bound = boundWorkspace(principal);
   if (!bound) return true;
-  return workspaceMayUse(bound, saved.resource.workspaceId, saved.resource.workspaceAccess);
+  return workspaceMayUse(bound, integration.workspaceId, integration.workspaceAccess);
 }
 
 /**
  * `@slug` (x-gateway-provider, a config's provider), `x-gateway-virtual-key` and a config's `virtual_key`:
- * an integration with that slug first, then a virtual key. 404 when neither exists or the caller's workspace
- * may not use it (never 403: that would confirm another workspace's slug).
+ * the integration with that slug (a virtual key is one). NotFound when none exists or the caller's workspace
+ * may not use it (never Forbidden: that would confirm another workspace's slug).
  */
-export async function resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget> {
+export async function resolveSavedProvider(slug: string, ctx: SavedResourceCaller): Promise<ProviderTarget> {
   const principal = principalOf(ctx);
   const { records, secrets } = ctx.services.stores;
   const caches = cachesOf(records);
   const key = `${principal.organisationId}:${slug}`;
-  let saved = recall(caches.providers, key);
+  let saved = caches.providers.get(key);
   if (!saved) {
-    const integration = await integrationStore(records).get(principal.organisationId, slug);
-    const virtualKey = integration ? undefined : await virtualKeyStore(records).get(principal.organisationId, slug);
-    const resource = integration ?? virtualKey;
-    if (!resource) {
-      throw notFound(
-        `Unknown saved provider '@${slug}'. Create an integration (or virtual key) with that slug first.`,
-        "provider_not_found",
-      );
-    }
+    const resource = await findIntegration(records, principal.organisationId, slug);
+    if (!resource) throw unknownProvider(slug);
     const target = targetOf(resource.credentials, await openCredentials(secrets, resource.credentials));
-    if (integration) {
-      const rules = modelRulesOf(integration);
-      if (rules) target.modelRules = rules;
-    }
-    saved = remember(caches.providers, key, { kind: integration ? "integration" : "virtual_key", resource, target });
+    const rules = modelRulesOf(resource);
+    if (rules) target.modelRules = rules;
+    saved = { resource, target };
+    caches.providers.set(key, saved);
   }
-  if (!canUseProvider(principal, saved)) {
-    throw notFound(
-      `Unknown saved provider '@${slug}'. Create an integration (or virtual key) with that slug first.`,
-      "provider_not_found",
-    );
-  }
+  if (!canUseProvider(principal, saved.resource)) throw unknownProvider(slug);
   const { customHost } = saved.target;
   if (customHost) {
     // Checked when the request is made, not only when saved: TRUSTED_CUSTOM_HOSTS may have changed since, and
@@ -299,6 +260,11 @@ export async function resolveSavedProvider(slug: string, ctx: RequestContext): P
   }
   return saved.target;
 }
+
+const unknownProvider = (slug: string) =>
+  new NotFound(`Unknown saved provider '@${slug}'. Create an integration (or virtual key) with that slug first.`, {
+    code: "provider_not_found",
+  });
 
 function modelRulesOf(integration: IntegrationResource): ModelRules | undefined {
   const { allowAll, entries } = integration.models;

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import type { WorkspaceAccessBody } from "./workspace-access-schemas.ts";
 
 /**
  * Which workspaces may use an organisation-level saved provider (integration or virtual key). Least privilege,
@@ -16,23 +16,8 @@ export const NO_WORKSPACE_ACCESS: WorkspaceAccess = Object.freeze({
   workspaceIds: [],
 }) as WorkspaceAccess;
 
-/** Body of `PUT /v1/integrations/:id/workspaces` and `PUT /v1/virtual-keys/:slug/workspaces`. */
-export const workspaceAccessSchema = z.strictObject({
-  workspaces: z
-    .array(z.looseObject({ id: z.string().min(1), enabled: z.boolean().default(true) }))
-    .max(1000)
-    .optional(),
-  workspace_ids: z.array(z.string().min(1)).max(1000).optional(),
-  global_workspace_access: z.looseObject({ enabled: z.boolean() }).nullable().optional(),
-  override_existing_workspace_access: z.boolean().optional(),
-  override_existing_workspaces_access: z.boolean().optional(),
-});
-
 /** The access after a `PUT .../workspaces` body: merged into the current list unless told to override it. */
-export function applyWorkspaceAccess(
-  current: WorkspaceAccess | undefined,
-  body: z.infer<typeof workspaceAccessSchema>,
-): WorkspaceAccess {
+export function applyWorkspaceAccess(current: WorkspaceAccess | undefined, body: WorkspaceAccessBody): WorkspaceAccess {
   const existing = current ?? NO_WORKSPACE_ACCESS;
   const override = body.override_existing_workspace_access ?? body.override_existing_workspaces_access ?? false;
   const ids = new Set(override ? [] : existing.workspaceIds);

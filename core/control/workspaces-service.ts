@@ -3,7 +3,7 @@ import { isOrganisationWide } from "../auth/scopes.ts";
 import type { Page } from "../store/ports.ts";
 import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
-import { Conflict, Forbidden, Invalid, NotFound, isConflict } from "./errors.ts";
+import { Conflict, Invalid, NotFound, isConflict } from "./errors.ts";
 import { joinWorkspace } from "./join.ts";
 import { type Lazy, resolveLazy } from "./lazy.ts";
 import {

@@ -1,6 +1,8 @@
 import { workspaceScope } from "../auth/scopes.ts";
-import { writeAudit } from "../control/audit.ts";
-import { listPage, listResponse, readListQuery } from "../control/list-query.ts";
+import { audit } from "../control/deps.ts";
+import { controlDeps } from "../http/control-deps.ts";
+import { readPage } from "../control/paging.ts";
+import { listResponse, readListQuery } from "../http/lists.ts";
 import type { HandlerMap, RequestContext } from "../http/context.ts";
 import { HttpError, badRequest, conflict, notFound } from "../http/errors.ts";
 import { json, readBody, validate } from "../http/json.ts";
@@ -64,7 +66,7 @@ export const exportHandlers: HandlerMap = {
       status: "draft",
       createdBy: { keyId: principal.keyId, userId: principal.userId, keySubType: principal.keySubType },
     });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "create",
       resourceType: "log_export",
       resourceId: created.id,
@@ -78,7 +80,7 @@ export const exportHandlers: HandlerMap = {
     const principal = ctx.principal!;
     const query = readListQuery(request);
     const workspaceId = workspaceScope(principal, query.workspace_id);
-    const page = await listPage(() =>
+    const page = await readPage(() =>
       logExportStore(ctx.services.stores.records).list(principal.organisationId, {
         limit: query.limit,
         cursor: query.cursor,
@@ -103,7 +105,7 @@ export const exportHandlers: HandlerMap = {
       ...(body.filters ? { filters: body.filters } : {}),
       ...(body.requested_data ? { requestedData: body.requested_data } : {}),
     });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "update",
       resourceType: "log_export",
       resourceId: next.id,
@@ -125,7 +127,7 @@ export const exportHandlers: HandlerMap = {
       queuedAt: Math.floor(Date.now() / 1000),
     });
     await ctx.services.stores.queue.send("exports", { exportId: next.id, organisationId: next.organisationId });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "start",
       resourceType: "log_export",
       resourceId: next.id,
@@ -142,7 +144,7 @@ export const exportHandlers: HandlerMap = {
       status: "cancelled",
       finishedAt: Math.floor(Date.now() / 1000),
     });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "cancel",
       resourceType: "log_export",
       resourceId: next.id,

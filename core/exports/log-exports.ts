@@ -53,6 +53,7 @@ export const EXPORT_FIELDS: Record<string, (log: RequestLog) => unknown> = {
   stream: (log) => log.stream,
   target_path: (log) => log.targetPath,
   retry_count: (log) => log.retryCount,
+  attempts: (log) => log.attempts,
   cache_status: (log) => log.cacheStatus,
   latency_ms: (log) => log.latencyMs,
   upstream_latency_ms: (log) => log.upstreamLatencyMs,

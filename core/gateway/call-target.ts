@@ -9,7 +9,7 @@ import { estimateUsage } from "./usage-estimate.ts";
 import { redirectError } from "./upstream/failures.ts";
 import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
 import { sseAnswer } from "./stream/sse-answer.ts";
-import { JsonText } from "../store/late-json.ts";
+import { JsonText } from "../logs/late-json.ts";
 import { requestUpstream } from "./upstream/client.ts";
 
 export interface TargetCall {

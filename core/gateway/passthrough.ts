@@ -1,4 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
+import { withinJsonDepth } from "../util/json-depth.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
@@ -12,6 +13,7 @@ import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { newOutcome } from "./outcome.ts";
+import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
   LeafResolver,
   failureHeaders,
@@ -63,7 +65,11 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     return json;
   };
   const forwarded = forwardableHeaders(request.headers, gateway.sensitiveHeaders);
-  const outcome = newOutcome("passthrough", String(jsonBody()?.model ?? ""), jsonBody()?.stream === true);
+  // The model is only recorded (the body is forwarded as it is): bounded like the schemas' model names.
+  // Only a string: String() of an object calls its own toString, which a body can make anything.
+  const requested = jsonBody()?.model;
+  const model = typeof requested === "string" ? requested.slice(0, MAX_MODEL_LENGTH) : "";
+  const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
   ctx.outcome = outcome;
   const resolver = new LeafResolver(request, gateway, ctx);
   let provider: string | undefined;
@@ -297,7 +303,8 @@ function isJsonContent(contentType: string | null): boolean {
 function parseObject(bytes: Uint8Array): Record<string, unknown> | null {
   try {
     const parsed = JSON.parse(Buffer.from(bytes).toString("utf8"));
-    return isPlainObject(parsed) ? parsed : null;
+    // Too deep for the conditions' comparisons: forwarded as it is, but not read.
+    return isPlainObject(parsed) && withinJsonDepth(parsed) ? parsed : null;
   } catch {
     return null;
   }

@@ -24,7 +24,7 @@ export async function targetFromHeaders(
   const id = provider.toLowerCase();
   if (provider.startsWith("@") || !providerIdOf(id)) {
     throw badRequest(
-      `Unknown provider '${provider}'. The README lists the supported provider ids.`,
+      `Unknown provider '${provider}'. docs/providers.md lists the supported provider ids.`,
       "x-gateway-provider",
       "invalid_provider",
     );

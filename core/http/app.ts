@@ -4,8 +4,10 @@ import type { Services } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { requireScope } from "../auth/scopes.ts";
+import { DomainError } from "../control/errors.ts";
 import { logRequest } from "../logs/log-request.ts";
 import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
+import { httpErrorOf } from "./domain-errors.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";
 import { withHeaders } from "./response-headers.ts";
@@ -142,6 +144,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
  */
 export function toHttpError(error: unknown, traceId: string, signal?: AbortSignal): HttpError {
   if (error instanceof HttpError) return error;
+  if (error instanceof DomainError) return httpErrorOf(error);
   if (signal?.aborted || isClientAbort(error)) {
     console.warn(`[${traceId}] client closed the request`);
     return new HttpError(499, "The client closed the request.", { code: "client_closed_request" });

@@ -1,14 +1,15 @@
 import { DomainError, type DomainErrorKind } from "../control/errors.ts";
-import type { HandlerMap } from "./context.ts";
 import { HttpError } from "./errors.ts";
 
 /**
- * THE mapping from the control-plane services' domain errors (core/control/errors.ts) to HTTP errors: status
- * by kind; message, param and code as the service gave them. The error type follows from the status
- * (HttpError), so answers keep OpenAI's error shape.
+ * THE mapping from domain errors (core/control/errors.ts: thrown by the control-plane services and by the
+ * shared modules under core/control, core/auth and core/policies) to HTTP errors: status by kind; message,
+ * param and code as the thrower gave them. The error type follows from the status (HttpError), so answers keep
+ * OpenAI's error shape. The app's `toHttpError` calls it for anything a handler throws.
  */
 
 const STATUS: Record<DomainErrorKind, number> = {
+  unauthenticated: 401,
   invalid: 400,
   forbidden: 403,
   not_found: 404,
@@ -21,20 +22,16 @@ export function httpErrorOf(error: DomainError): HttpError {
 }
 
 /**
- * A family's handlers with domain errors turned into HTTP errors (anything else is rethrown as it is, for the
- * app's own mapping). Control-plane handler modules export their map through this.
+ * `fn` with its domain errors thrown as HTTP errors: for the routing seams of Services (saved configs and
+ * providers), whose data-plane callers tell a client's error (HttpError, answered as it is) from a failed
+ * target (anything else) by type.
  */
-export function mapDomainErrors(handlers: HandlerMap): HandlerMap {
-  return Object.fromEntries(
-    Object.entries(handlers).map(([name, handler]) => [
-      name,
-      async (request: Request, ctx: Parameters<typeof handler>[1]) => {
-        try {
-          return await handler(request, ctx);
-        } catch (error) {
-          throw error instanceof DomainError ? httpErrorOf(error) : error;
-        }
-      },
-    ]),
-  );
+export function throwingHttpErrors<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await fn(...args);
+    } catch (error) {
+      throw error instanceof DomainError ? httpErrorOf(error) : error;
+    }
+  };
 }

@@ -1,11 +1,12 @@
 import { sha256Hex } from "../ids.ts";
 import { isCredentialField, isCredentialHeader } from "../security/credential-fields.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
 
 /**
  * Gateway request headers come as `x-gateway-<name>`; the Portkey SDK sends the same headers as
- * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. The README ("Gateway headers") lists
+ * `x-portkey-<name>`, accepted as aliases so that SDK works unmodified. docs/api.md ("Gateway headers") lists
  * them all with their client parameter names.
  */
 export function gatewayHeader(headers: HeaderSource, name: string): string | null {
@@ -159,11 +160,14 @@ export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(h
   return parsed;
 }
 
+/** Timers hold at most 2^31-1 ms: a longer timeout would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 function parseTimeout(value: string): number {
   const ms = Number(value.trim());
-  if (!Number.isInteger(ms) || ms <= 0) {
+  if (!Number.isInteger(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) {
     throw badRequest(
-      "x-gateway-request-timeout must be a positive integer of milliseconds.",
+      `x-gateway-request-timeout must be a positive integer of milliseconds, at most ${MAX_TIMEOUT_MS}.`,
       "x-gateway-request-timeout",
       "invalid_header",
     );
@@ -299,14 +303,20 @@ function lowerCaseSet(names: string[] | undefined): Set<string> | undefined {
   return names && names.length > 0 ? new Set(names.map((name) => name.toLowerCase())) : undefined;
 }
 
-/** Whether a header name carries a credential; remembered per name (requests repeat the same few names). */
-const credentialNames = new Map<string, boolean>();
+/**
+ * Whether a header name carries a credential; remembered per name (requests repeat the same few names). Names
+ * come from callers and may be long: bounded by bytes as well as entries.
+ */
+const credentialNames = new TtlCache<string, boolean>({
+  ttlMs: Number.POSITIVE_INFINITY,
+  maxEntries: 1_000,
+  maxBytes: 512 * 1024,
+});
 
 function isCredentialHeaderCached(name: string): boolean {
   let credential = credentialNames.get(name);
   if (credential === undefined) {
     credential = isCredentialHeader(name);
-    if (credentialNames.size >= 1_000) credentialNames.clear();
     credentialNames.set(name, credential);
   }
   return credential;

@@ -23,6 +23,18 @@ export interface RequestLog {
   /** Which config target answered, and how many retries it took (routing layer). */
   targetPath?: string;
   retryCount?: number;
+  /**
+   * Every upstream call of a routed request, when there was more than one or one failed (fallbacks, retries):
+   * where in the config, which provider, its status and, for a failure, why.
+   */
+  attempts?: Array<{
+    targetPath: string;
+    provider: string;
+    retry: number;
+    status: number;
+    latencyMs: number;
+    error?: string;
+  }>;
   cacheStatus?: string;
   latencyMs: number;
   upstreamLatencyMs?: number;

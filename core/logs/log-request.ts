@@ -1,3 +1,4 @@
+import type { AttemptRecord } from "../gateway/outcome.ts";
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
 import type { RouteSpec } from "../http/route-types.ts";
@@ -47,6 +48,7 @@ export async function logRequest(
       ? outcome.lastUsedOptionIndex
       : (response.headers.get("x-gateway-last-used-option-index") ?? undefined),
     retryCount: outcome ? outcome.retries : numberOrUndefined(response.headers.get("x-gateway-retry-attempt-count")),
+    attempts: attemptsForLog(outcome?.attempts),
     cacheStatus: outcome ? outcome.cacheStatus : (response.headers.get("x-gateway-cache-status") ?? undefined),
     latencyMs: Math.round((outcome?.totalMs ?? performance.now() - ctx.startedAt) * 10) / 10,
     upstreamLatencyMs: outcome?.upstreamFirstByteMs,
@@ -87,6 +89,19 @@ export async function logRequest(
 }
 
 function ignore(): void {}
+
+/** The attempts worth a look: none for the usual single successful call. */
+function attemptsForLog(attempts: AttemptRecord[] | undefined): RequestLog["attempts"] {
+  if (!attempts || (attempts.length === 1 && attempts[0]!.error === undefined)) return undefined;
+  return attempts.map((attempt) => ({
+    targetPath: attempt.path,
+    provider: attempt.provider,
+    retry: attempt.retry,
+    status: attempt.status,
+    latencyMs: Math.round(attempt.ms * 10) / 10,
+    error: attempt.error,
+  }));
+}
 
 function numberOrUndefined(value: string | null): number | undefined {
   return value === null ? undefined : Number(value);

@@ -1,13 +1,10 @@
 import { newId } from "../ids.ts";
-import { isLateJson } from "../store/late-json.ts";
-import type { Blobs, Page, RecordItem, Records } from "../store/ports.ts";
+import type { Blobs, Page, Records } from "../store/ports.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
+import { dayPartition, logKey } from "./log-keys.ts";
 import type { RequestLog } from "./log-record.ts";
+import type { LogSink } from "./log-sink.ts";
 
-/** Bodies up to this size stay inline in the record; larger ones go to Blobs (DynamoDB items max 400 KB). */
-const INLINE_BODY_BYTES = 16 * 1024;
-/** A logged body is cut at this size so a huge answer cannot blow up the log store. */
-const MAX_BODY_BYTES = 2 * 1024 * 1024;
 const DAY_MS = 86_400_000;
 
 export type LogObserver = (log: RequestLog, stored: boolean) => Promise<void> | void;
@@ -29,23 +26,26 @@ export interface LogFilter {
 }
 
 /**
- * Writes and reads request logs. Layout: one record per log (`LOG#<id>`), indexed through gsi1 by
- * organisation and day (`LOGS#<org>#<yyyy-mm-dd>`, sort key `<iso time>#<id>`), expiring after the retention
- * period. Writes go through a circuit breaker so a failing store never slows or fails a request.
+ * Writes request logs to the platform's LogSink and reads them back through its Records and Blobs. Layout: one
+ * record per log (`LOG#<id>`), indexed through gsi1 by organisation and day (`LOGS#<org>#<yyyy-mm-dd>`, sort
+ * key `<iso time>#<id>`), expiring after the retention period (log-keys.ts, log-layout.ts). Writes go
+ * through a circuit breaker so a failing sink never slows or fails a request.
  */
 export class RequestLogger {
   readonly breaker: CircuitBreaker;
+  private readonly sink: LogSink;
   private readonly records: Records;
   private readonly blobs: Blobs;
   private readonly retentionDays: number;
   private readonly observers: LogObserver[] = [];
 
   constructor(
-    records: Records,
+    sink: LogSink,
     blobs: Blobs,
     options: { retentionDays: number; threshold: number; backoffMs: number; timeoutMs: number },
   ) {
-    this.records = records;
+    this.sink = sink;
+    this.records = sink.records;
     this.blobs = blobs;
     this.retentionDays = options.retentionDays;
     this.breaker = new CircuitBreaker(options);
@@ -69,12 +69,12 @@ export class RequestLogger {
    * (characters), when the caller knows it: small bodies are then stored inline without serialising them
    * first to measure.
    *
-   * Once the store has the log (serialised, or copied into the item it writes), its bodies and headers are
-   * dropped from `log`: observers do not read them, and kept until the write is acknowledged (milliseconds
-   * locally: the storage thread batches) they made each request's bodies outlive young-generation GCs.
+   * Once the sink has the log, its bodies and headers are dropped from `log`: observers do not read them, and
+   * kept until the write is acknowledged (milliseconds locally: writes are committed in batches) they made
+   * each request's bodies outlive young-generation GCs.
    */
   async write(log: RequestLog, retentionDays = this.retentionDays, bodiesSize?: number): Promise<boolean> {
-    const storing = this.breaker.run(() => this.store(log, retentionDays, bodiesSize));
+    const storing = this.breaker.run(() => this.sink.write({ log, retentionDays, bodiesSize }));
     log.requestBody = undefined;
     log.responseBody = undefined;
     log.headers = undefined;
@@ -96,48 +96,10 @@ export class RequestLogger {
     return stored;
   }
 
-  /**
-   * Writes the log's record (and its bodies' blob when large). Not async: the item is built and handed to the
-   * store at once, and only the write's promise is waited for.
-   */
-  private store(log: RequestLog, retentionDays: number, bodiesSize?: number): Promise<void> {
-    const { requestBody } = log;
-    let { responseBody } = log;
-    const small = bodiesSize !== undefined && bodiesSize < INLINE_BODY_BYTES / 2;
-    // A streamed answer still to be assembled is left to a store that assembles it off the event loop, unless
-    // it must be measured here.
-    if (isLateJson(responseBody) && !(small && this.records.takesLateJson)) responseBody = responseBody.toJSON();
-    let bodies: { request: unknown; response: unknown } = { request: requestBody, response: responseBody };
-    // Serialised once to measure (unless the wire sizes say they are small); cut per body only when the two
-    // together pass the per-body limit.
-    let bodiesJson = small ? undefined : JSON.stringify(bodies);
-    if (bodiesJson !== undefined && bodiesJson.length > MAX_BODY_BYTES) {
-      bodies = { request: truncate(requestBody), response: truncate(responseBody) };
-      bodiesJson = JSON.stringify(bodies);
-    }
-    const created = Date.parse(log.createdAt);
-    // One copy of the log, its bodies inline; large ones (truncated ones are) go to Blobs instead. Attributes
-    // set to undefined are not stored.
-    const item: RecordItem = {
-      ...log,
-      responseBody,
-      pk: `LOG#${log.id}`,
-      sk: "LOG",
-      gsi1pk: dayPartition(log.organisationId, created),
-      gsi1sk: `${log.createdAt}#${log.id}`,
-      ttl: Math.floor(created / 1000) + retentionDays * 86_400,
-    };
-    if (bodiesJson === undefined || bodiesJson.length <= INLINE_BODY_BYTES) return this.records.put(item);
-    const key = `logs/${log.createdAt.slice(0, 10)}/${log.id}.json`;
-    item.requestBody = undefined;
-    item.responseBody = undefined;
-    item.bodiesKey = key;
-    return this.blobs.put(key, bodiesJson, { contentType: "application/json" }).then(() => this.records.put(item));
-  }
-
   /** One log with its bodies (loaded from Blobs when stored there). */
   async get(id: string): Promise<RequestLog | undefined> {
-    const item = await this.records.get(`LOG#${id}`, "LOG");
+    const { pk, sk } = logKey(id);
+    const item = await this.records.get(pk, sk);
     if (!item) return undefined;
     const log = strip(item);
     if (log.bodiesKey) {
@@ -191,10 +153,6 @@ function observerFailed(log: RequestLog, error: unknown): void {
   console.error(`log observer failed for ${log.id}`, error);
 }
 
-function dayPartition(organisationId: string, timeMs: number): string {
-  return `LOGS#${organisationId}#${new Date(timeMs).toISOString().slice(0, 10)}`;
-}
-
 function strip(item: Record<string, unknown>): RequestLog {
   const { pk, sk, gsi1pk, gsi1sk, ttl, ...log } = item;
   return log as unknown as RequestLog;
@@ -215,13 +173,6 @@ function matches(log: RequestLog, filter: LogFilter): boolean {
   if (filter.minCost !== undefined && (log.cost ?? 0) < filter.minCost) return false;
   if (filter.maxCost !== undefined && (log.cost ?? 0) > filter.maxCost) return false;
   return true;
-}
-
-function truncate(body: unknown): unknown {
-  if (body === undefined) return undefined;
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  if (text.length <= MAX_BODY_BYTES) return body;
-  return { truncated: true, bytes: text.length, head: text.slice(0, MAX_BODY_BYTES) };
 }
 
 function encodeCursor(dayIndex: number, lastSortKey: string): string {

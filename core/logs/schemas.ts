@@ -7,11 +7,12 @@ const metadata = z
 /** POST /v1/logs: a log for a request that did not pass through the gateway. */
 export const customLogRequest = z.strictObject({
   request: z.looseObject({
-    url: z.string().optional(),
-    method: z.string().optional(),
+    url: z.string().max(8192).optional(),
+    method: z.string().max(16).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     body: z.unknown().optional(),
-    provider: z.string().optional(),
+    // Counted by analytics and kept in its keys: bounded like the inference routes' model names.
+    provider: z.string().max(128).optional(),
   }),
   response: z
     .looseObject({
@@ -24,7 +25,7 @@ export const customLogRequest = z.strictObject({
   metadata: metadata.optional(),
   trace_id: z.string().max(128).optional(),
   span_id: z.string().max(128).optional(),
-  workspace_id: z.string().optional(),
+  workspace_id: z.string().max(128).optional(),
 });
 
 const number = z.coerce.number();

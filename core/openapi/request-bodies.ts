@@ -4,6 +4,15 @@ import { createFeedbackSchema, updateFeedbackSchema } from "../feedback/feedback
 import { chatCompletionRequest } from "../gateway/schemas/chat.ts";
 import { completionRequest } from "../gateway/schemas/completions.ts";
 import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
+import { createKeySchema, keyFieldsSchema } from "../control/api-keys-schemas.ts";
+import { configCreateSchema, configUpdateSchema } from "../control/configs-schemas.ts";
+import {
+  integrationCreateSchema,
+  integrationModelsSchema,
+  integrationUpdateSchema,
+} from "../control/integrations-schemas.ts";
+import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../control/virtual-keys-schemas.ts";
+import { workspaceAccessSchema } from "../control/workspace-access-schemas.ts";
 import { defaultsUpdateSchema, exclusionsUpdateSchema, settingsUpdateSchema } from "../control/organisation-schemas.ts";
 import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../control/users-schemas.ts";
 import { workspaceCreateSchema, workspaceUpdateSchema } from "../control/workspaces-schemas.ts";
@@ -35,6 +44,22 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "PUT /v1/admin/organisation/defaults": defaultsUpdateSchema,
   "PUT /v1/workspace-exclusions/input-guardrails": exclusionsUpdateSchema,
   "PUT /v1/workspace-exclusions/output-guardrails": exclusionsUpdateSchema,
+  "POST /v1/configs": configCreateSchema,
+  "PUT /v1/configs/:id": configUpdateSchema,
+  "POST /v1/integrations": integrationCreateSchema,
+  "PUT /v1/integrations/:id": integrationUpdateSchema,
+  "PUT /v1/integrations/:id/workspaces": workspaceAccessSchema,
+  "PUT /v1/integrations/:id/models": integrationModelsSchema,
+  "PUT /v1/integrations/:id/integration-models": integrationModelsSchema,
+  "POST /v1/virtual-keys": virtualKeyCreateSchema,
+  "PUT /v1/virtual-keys/:slug": virtualKeyUpdateSchema,
+  "PUT /v1/virtual-keys/:slug/workspaces": workspaceAccessSchema,
+  "POST /v1/api-keys/organisation/service": createKeySchema,
+  "POST /v1/api-keys/workspace/user": createKeySchema,
+  "POST /v1/api-keys/workspace/service": createKeySchema,
+  "POST /v1/api-keys/:type/:subType": createKeySchema,
+  "POST /v1/api-keys": createKeySchema,
+  "PUT /v1/api-keys/:id": keyFieldsSchema,
   "POST /v2/policies/usage-limits": usageCreateSchema,
   "PUT /v2/policies/usage-limits/:id": usageUpdateSchema,
   "POST /v2/policies/rate-limits": rateCreateSchema,

@@ -1,6 +1,7 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError } from "../http/errors.ts";
 import type { CounterResult, Counters, Records } from "../store/ports.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import {
   type CompiledPolicy,
   type PolicyResource,
@@ -90,7 +91,12 @@ export class PolicyEnforcer {
   readonly #counters: Counters;
   readonly #refreshMs: number;
   readonly #now: () => number;
-  readonly #cache = new Map<string, OrgEntry>();
+  /** Per organisation; refreshed in the background, so entries do not expire, only fall out when many. */
+  readonly #cache = new TtlCache<string, OrgEntry>({
+    ttlMs: Infinity,
+    maxEntries: 10_000,
+    sizeOf: (organisationId, entry) => 512 + organisationId.length * 2 + entry.policies.length * 2048,
+  });
   readonly #loading = new Map<string, Promise<OrgEntry>>();
   /**
    * Where a request's admission is kept: on its context, under this enforcer's own symbol (a WeakMap entry

@@ -1,6 +1,7 @@
 import * as z from "zod";
-import type { RequestContext } from "../http/context.ts";
+import type { Principal } from "../auth/principal.ts";
 import { validate } from "../http/json.ts";
+import type { Records } from "../store/ports.ts";
 import { type PolicyFamily, type PolicyResource, policyStore } from "./model.ts";
 import { checkAlert, checkTimezone } from "./requests.ts";
 
@@ -78,16 +79,21 @@ export function parseKeyLimits(body: unknown): KeyLimits {
   return out;
 }
 
-/** Creates, updates or deletes the policies of one key so that they are `limits`. */
+/** Creates, updates or deletes the policies of one key so that they are `limits` (`by` made the change). */
 export async function applyKeyLimits(
-  ctx: RequestContext,
+  deps: {
+    records: Records;
+    /** Tells the enforcer (core/policies/enforcer.ts) that a policy changed or went. */
+    policyChanged(organisationId: string, policy: PolicyResource | undefined, removedId?: string): void;
+  },
+  by: Principal,
   key: { id: string; organisationId: string; workspaceId?: string },
   limits: KeyLimits,
 ): Promise<void> {
   for (const family of ["usage_limits", "rate_limits"] as PolicyFamily[]) {
     const wanted = limits[family];
     if (!wanted) continue;
-    const store = policyStore(ctx.services.stores.records, family);
+    const store = policyStore(deps.records, family);
     const existing: PolicyResource[] = [];
     let cursor: string | undefined;
     do {
@@ -100,7 +106,6 @@ export async function applyKeyLimits(
       cursor = page.cursor;
     } while (cursor);
     existing.reverse(); // oldest first, so the n-th limit given keeps the n-th policy
-    const enforcer = ctx.services.policies;
     for (const [index, fields] of wanted.entries()) {
       const complete: Fields = {
         ...fields,
@@ -108,7 +113,7 @@ export async function applyKeyLimits(
         workspaceId: key.workspaceId,
         conditions: [{ key: "api_key", value: [key.id] }],
         apiKeyId: key.id,
-        createdBy: ctx.principal?.keyId ?? ctx.principal?.userId,
+        createdBy: by.keyId ?? by.userId,
       };
       const current = existing[index];
       const saved =
@@ -117,13 +122,13 @@ export async function applyKeyLimits(
           : await store.create(key.organisationId, complete);
       if (current && current.type !== complete.type) {
         await store.delete(current);
-        enforcer.changed(key.organisationId, undefined, current.id);
+        deps.policyChanged(key.organisationId, undefined, current.id);
       }
-      enforcer.changed(key.organisationId, saved);
+      deps.policyChanged(key.organisationId, saved);
     }
     for (const stale of existing.slice(wanted.length)) {
       await store.delete(stale);
-      enforcer.changed(key.organisationId, undefined, stale.id);
+      deps.policyChanged(key.organisationId, undefined, stale.id);
     }
   }
 }

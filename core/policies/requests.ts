@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { badRequest } from "../http/errors.ts";
+import { Invalid } from "../control/errors.ts";
 import type { PolicyCondition, PolicyResource } from "./model.ts";
 
 /**
@@ -15,16 +15,15 @@ const KEY_ALIASES: Record<string, string> = {
   user: "user_id",
 };
 
-/** A condition or group_by key in canonical form, or a 400. */
+/** A condition or group_by key in canonical form, or Invalid. */
 export function canonicalKey(raw: string, param: string): string {
   const key = KEY_ALIASES[raw.trim()] ?? raw.trim();
   if (FIXED_KEYS.has(key)) return key;
   if (/^metadata\.[^.\s].{0,63}$/.test(key)) return key;
-  throw badRequest(
-    `Unknown key '${raw}': use api_key, workspace_id, user_id, provider, model or metadata.<key>.`,
+  throw new Invalid(`Unknown key '${raw}': use api_key, workspace_id, user_id, provider, model or metadata.<key>.`, {
     param,
-    "invalid_policy_key",
-  );
+    code: "invalid_policy_key",
+  });
 }
 
 const text = z.string().min(1).max(512);
@@ -117,13 +116,18 @@ export function checkTimezone(timezone: string | undefined): string | undefined 
     new Intl.DateTimeFormat("en-US", { timeZone: timezone });
     return timezone;
   } catch {
-    throw badRequest(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Paris).`, "timezone");
+    throw new Invalid(`Unknown time zone '${timezone}' (use an IANA name such as Europe/Paris).`, {
+      param: "timezone",
+    });
   }
 }
 
 export function checkAlert(policy: Pick<PolicyResource, "alertThreshold" | "creditLimit">): void {
   if (policy.alertThreshold !== undefined && policy.alertThreshold > (policy.creditLimit ?? 0))
-    throw badRequest("'alert_threshold' must not exceed 'credit_limit'.", "alert_threshold", "invalid_value");
+    throw new Invalid("'alert_threshold' must not exceed 'credit_limit'.", {
+      param: "alert_threshold",
+      code: "invalid_value",
+    });
 }
 
 /** Fields both policy kinds share; `type` may be set on create but never changed. */
@@ -134,7 +138,10 @@ function commonFields(
   const fields: Partial<PolicyResource> = {};
   if (body.type !== undefined) {
     if (current && current.type !== body.type)
-      throw badRequest("A policy's 'type' cannot change; create a new policy.", "type", "immutable_field");
+      throw new Invalid("A policy's 'type' cannot change; create a new policy.", {
+        param: "type",
+        code: "immutable_field",
+      });
     fields.type = body.type;
   }
   if (body.name !== undefined) fields.name = body.name;

@@ -18,7 +18,7 @@ export interface UsageEstimate {
  * than this (a model allowing 100k output tokens would otherwise hold a small budget for one request at a time).
  */
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4096;
-/** The usual ratio of English text; denser scripts use more tokens per character (see the README). */
+/** The usual ratio of English text; denser scripts use more tokens per character (docs/limits.md). */
 const CHARS_PER_TOKEN = 4;
 /** Tokens OpenAI documents for each message's framing, and for priming the answer. */
 const TOKENS_PER_MESSAGE = 3;

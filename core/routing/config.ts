@@ -31,6 +31,11 @@ export const CONFIG_LIMITS = {
   nestedPerRootTarget: 50,
   depth: 10,
   retryAttempts: 5,
+  /** Target names, providers, virtual keys, parameter and header names. */
+  identifierLength: 128,
+  urlLength: 2048,
+  /** Timers hold at most 2^31-1 ms (about 24.8 days): a longer one fires at once. */
+  maxTimeoutMs: 2 ** 31 - 1,
 } as const;
 
 /** Status codes retried when `retry.on_status_codes` is not given. */
@@ -100,31 +105,35 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
   const conditionSchema = z.strictObject({
     query: z.record(z.string(), z.unknown()),
     // biome-ignore lint/suspicious/noThenProperty: `then` is the config format's name for the chosen target.
-    then: z.string().check(z.minLength(1)),
+    then: z.string().check(z.minLength(1), z.maxLength(CONFIG_LIMITS.identifierLength)),
   });
   const strategySchema = z.strictObject({
     mode: z.enum(STRATEGY_MODES),
     on_status_codes: z.optional(z.array(statusCode)),
     conditions: z.optional(z.array(conditionSchema)),
-    default: z.optional(z.string().check(z.minLength(1))),
+    default: z.optional(z.string().check(z.minLength(1), z.maxLength(CONFIG_LIMITS.identifierLength))),
   });
   const paramsObject = z.record(z.string(), z.unknown());
   const nonEmpty = z.string().check(z.trim(), z.minLength(1));
+  /** Names kept in logs, analytics and caches: bounded. */
+  const identifier = nonEmpty.check(z.maxLength(CONFIG_LIMITS.identifierLength));
   const node: z.ZodMiniType<RawConfigNode> = z.lazy(() =>
     z.looseObject({
       strategy: z.optional(strategySchema),
       targets: z.optional(z.array(node).check(z.minLength(1))),
-      name: z.optional(nonEmpty.check(z.maxLength(128))),
-      provider: z.optional(nonEmpty),
+      name: z.optional(identifier),
+      provider: z.optional(identifier),
       api_key: z.optional(z.string()),
-      virtual_key: z.optional(nonEmpty),
-      custom_host: z.optional(nonEmpty),
+      virtual_key: z.optional(identifier),
+      custom_host: z.optional(nonEmpty.check(z.maxLength(CONFIG_LIMITS.urlLength))),
       weight: z.optional(z.number().check(z.minimum(0))),
       override_params: z.optional(paramsObject),
       default_params: z.optional(paramsObject),
-      drop_params: z.optional(z.array(nonEmpty)),
-      forward_headers: z.optional(z.array(nonEmpty)),
-      request_timeout: z.optional(int(z.positive())),
+      drop_params: z.optional(z.array(identifier)),
+      forward_headers: z.optional(z.array(identifier)),
+      request_timeout: z.optional(
+        int(z.positive(), z.maximum(CONFIG_LIMITS.maxTimeoutMs, `at most ${CONFIG_LIMITS.maxTimeoutMs} ms`)),
+      ),
       retry: z.optional(retrySchema),
       cache: z.optional(cacheSchema),
       resource_name: z.optional(nonEmpty),
@@ -276,7 +285,7 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     const provider = raw.provider.trim();
     if (provider.startsWith("@")) leaf.provider = provider;
     else if (providerIdOf(provider)) leaf.provider = provider.toLowerCase();
-    else fail(state, "provider", `unknown provider '${provider}'. The README lists the supported provider ids.`);
+    else fail(state, "provider", `unknown provider '${provider}'. docs/providers.md lists the supported provider ids.`);
   }
   if (raw.virtual_key !== undefined) leaf.virtualKey = raw.virtual_key;
   for (const field of ["aws_region", "vertex_region", "vertex_project_id", "resource_name"] as const) {

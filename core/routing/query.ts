@@ -1,3 +1,4 @@
+import type { RE2JS } from "re2js";
 import { badRequest } from "../http/errors.ts";
 
 /**
@@ -9,7 +10,7 @@ import { badRequest } from "../http/errors.ts";
  *
  * Comparisons: `$eq`/`$in` compare strictly, except that a number and a numeric string compare as numbers
  * (metadata values are always strings); `$gt`... compare numbers (numeric strings included) or else two strings;
- * a missing field matches only `$ne` and `$nin`. `$regex` tests strings (JavaScript syntax, compiled once).
+ * a missing field matches only `$ne` and `$nin`. `$regex` tests strings (RE2 syntax, linear time; compiled once).
  */
 
 export interface QueryContext {
@@ -23,6 +24,19 @@ export type Predicate = (context: QueryContext) => boolean;
 const COMPARISONS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$regex"]);
 const ROOTS = new Set(["metadata", "params", "url"]);
 const MAX_REGEX_LENGTH = 512;
+
+/**
+ * RE2 is a large module that only configs with a `$regex` need: it is loaded by the first such config
+ * (`loadRegexEngine`, awaited by whoever compiles a config that mentions `$regex`), not at every cold start.
+ */
+let re2: typeof import("re2js") | undefined;
+
+export async function loadRegexEngine(): Promise<void> {
+  re2 ??= await import("re2js");
+}
+
+/** Whether compiling this config text needs the regex engine loaded first. */
+export const needsRegexEngine = (configText: string): boolean => re2 === undefined && configText.includes("$regex");
 
 /** Compiles (and validates) a query; errors are 400s naming `param` + the offending path. */
 export function compileQuery(query: unknown, param: string): Predicate {
@@ -136,11 +150,19 @@ function compileOperator(operator: string, operand: unknown, param: string): Tes
           "invalid_config",
         );
       }
-      let pattern: RegExp;
+      // RE2 (linear time in the input): a JavaScript RegExp backtracks, and a pattern such as `^(a+)+$` made
+      // one request's model name block the event loop for seconds. RE2 syntax has no look-around or
+      // back-references: such patterns are refused here.
+      if (!re2) throw new Error("compileQuery: a $regex needs loadRegexEngine() first");
+      let pattern: RE2JS;
       try {
-        pattern = new RegExp(operand);
+        pattern = re2.RE2JS.compile(operand);
       } catch (error) {
-        throw badRequest(`Invalid value for '${param}': ${(error as Error).message}`, param, "invalid_config");
+        throw badRequest(
+          `Invalid value for '${param}': ${(error as Error).message} ($regex uses RE2 syntax: no look-around or back-references).`,
+          param,
+          "invalid_config",
+        );
       }
       return (value) => typeof value === "string" && pattern.test(value);
     }

@@ -1,9 +1,12 @@
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
+import { checkJsonDepth } from "../http/json.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../http/gateway-headers.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
+import { sha256Hex } from "../ids.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 import { type ConfigNode, type LeafNode, compileConfig } from "./config.ts";
-import { Lru } from "./lru.ts";
+import { loadRegexEngine, needsRegexEngine } from "./query.ts";
 
 /**
  * Where a request's routing comes from (pipeline step 2), in this order:
@@ -28,10 +31,12 @@ export const HEADER_TARGET: LeafNode = Object.freeze({
 }) as LeafNode;
 
 const INLINE_CACHE_SIZE = 500;
+const INLINE_CACHE_BYTES = 16 * 1024 * 1024;
 const SAVED_ID = /^[\w.:@-]{1,128}$/;
 
 interface Caches {
-  inline: Lru<string, ConfigNode>;
+  /** Compiled inline configs by a hash of their JSON (which may hold provider keys: never the key of a cache). */
+  inline: TtlCache<string, { node: ConfigNode; jsonLength: number }>;
   saved: WeakMap<object, ConfigNode>;
 }
 const cachesByTrust = new WeakMap<TrustedHosts, Caches>();
@@ -39,7 +44,16 @@ const cachesByTrust = new WeakMap<TrustedHosts, Caches>();
 function cachesFor(trusted: TrustedHosts): Caches {
   let caches = cachesByTrust.get(trusted);
   if (!caches) {
-    caches = { inline: new Lru(INLINE_CACHE_SIZE), saved: new WeakMap() };
+    caches = {
+      inline: new TtlCache({
+        ttlMs: Infinity,
+        maxEntries: INLINE_CACHE_SIZE,
+        maxBytes: INLINE_CACHE_BYTES,
+        // A compiled config holds a few times its JSON's characters.
+        sizeOf: (_hash, entry) => 256 + entry.jsonLength * 8,
+      }),
+      saved: new WeakMap(),
+    };
     cachesByTrust.set(trusted, caches);
   }
   return caches;
@@ -56,7 +70,7 @@ export async function resolveRouting(
     const json = inlineConfigJson(gateway.config);
     if (json !== undefined) {
       if (await blocked()) throw inlineBlocked("an inline x-gateway-config", "x-gateway-config");
-      return inlineConfig(json, services.trustedHosts);
+      return await inlineConfig(json, services.trustedHosts);
     }
     if (!SAVED_ID.test(gateway.config)) {
       throw badRequest(
@@ -65,7 +79,7 @@ export async function resolveRouting(
         "invalid_config",
       );
     }
-    return savedConfig(
+    return await savedConfig(
       await services.resolveSavedConfig(gateway.config, ctx),
       services.trustedHosts,
       `x-gateway-config(${gateway.config})`,
@@ -86,7 +100,7 @@ export async function resolveRouting(
   const fallback = await services.resolveDefaultConfig(ctx);
   return fallback === undefined || fallback === null
     ? undefined
-    : savedConfig(fallback, services.trustedHosts, "default config");
+    : await savedConfig(fallback, services.trustedHosts, "default config");
 }
 
 /**
@@ -111,10 +125,11 @@ async function organisationBlocksInline(ctx: RequestContext): Promise<boolean> {
   return ctx.services.orgSettings.blockInlineConfig(organisationId, ctx.principal?.workspaceId);
 }
 
-function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
+async function inlineConfig(json: string, trusted: TrustedHosts): Promise<ConfigNode> {
   const caches = cachesFor(trusted);
-  const cached = caches.inline.get(json);
-  if (cached) return cached;
+  const hash = sha256Hex(json);
+  const cached = caches.inline.get(hash);
+  if (cached) return cached.node;
   let raw: unknown;
   try {
     raw = JSON.parse(json);
@@ -125,16 +140,19 @@ function inlineConfig(json: string, trusted: TrustedHosts): ConfigNode {
       "invalid_config",
     );
   }
+  checkJsonDepth(raw, "x-gateway-config", "x-gateway-config");
+  if (needsRegexEngine(json)) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted);
-  caches.inline.set(json, compiled);
+  caches.inline.set(hash, { node: compiled, jsonLength: json.length });
   return compiled;
 }
 
-function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): ConfigNode {
+async function savedConfig(raw: unknown, trusted: TrustedHosts, param: string): Promise<ConfigNode> {
   const cacheable = typeof raw === "object" && raw !== null;
   const caches = cachesFor(trusted);
   const cached = cacheable ? caches.saved.get(raw) : undefined;
   if (cached) return cached;
+  if (needsRegexEngine(JSON.stringify(raw) ?? "")) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted, param);
   if (cacheable) caches.saved.set(raw, compiled);
   return compiled;

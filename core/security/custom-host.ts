@@ -2,7 +2,7 @@ import { lookup as lookupCallback, type LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { badRequest } from "../http/errors.ts";
-import { Lru } from "../routing/lru.ts";
+import { TtlCache } from "../util/ttl-cache.ts";
 
 /**
  * SSRF guard for caller-chosen upstream URLs (x-gateway-custom-host, config custom hosts). Rejects
@@ -145,21 +145,25 @@ export function checkCustomHostSyntax(value: string, trusted: TrustedHosts, para
  * verdict is safe because the connection itself is checked again at connect time (guardedLookup), so a name
  * that starts resolving to a private address is still refused.
  */
-const passed = new WeakMap<TrustedHosts, Lru<string, { base: string; until: number }>>();
+const passed = new WeakMap<TrustedHosts, TtlCache<string, string>>();
 const PASSED_TTL_MS = 30_000;
 
 /** The checked custom host as a base URL without trailing slashes (what targets keep); see checkCustomHost. */
 export async function checkedCustomHostBase(value: string, trusted: TrustedHosts, param?: string): Promise<string> {
   let cache = passed.get(trusted);
   if (!cache) {
-    cache = new Lru(256);
+    cache = new TtlCache({
+      ttlMs: PASSED_TTL_MS,
+      maxEntries: 256,
+      maxBytes: 1024 * 1024,
+      sizeOf: (host, base) => 96 + (host.length + base.length) * 2,
+    });
     passed.set(trusted, cache);
   }
   const hit = cache.get(value);
-  const now = Date.now();
-  if (hit && hit.until > now) return hit.base;
+  if (hit !== undefined) return hit;
   const base = (await checkCustomHost(value, trusted, param)).href.replace(/\/+$/, "");
-  cache.set(value, { base, until: now + PASSED_TTL_MS });
+  cache.set(value, base);
   return base;
 }
 

@@ -37,7 +37,7 @@ export function guardedDispatcher(trusted: TrustedHosts): Agent | Promise<Agent>
   return loading;
 }
 
-/** undici, loaded on first use (through a module of its own: see undici.ts). */
+/** undici, loaded on first use (./undici.ts says why it is a module of its own). */
 function loadUndici(): Promise<typeof import("./undici.ts")> {
   return import("./undici.ts");
 }

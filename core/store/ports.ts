@@ -2,6 +2,7 @@
  * Storage ports. Every platform provides one adapter per port; all adapters pass the same contract suite
  * (test/contract). Nothing here knows SQLite, the filesystem, DynamoDB, S3 or SQS.
  */
+import type { LogSink } from "../logs/log-sink.ts";
 
 /** One record of the single-table design. Attributes other than the key fields are free-form JSON values. */
 export interface RecordItem {
@@ -74,11 +75,6 @@ export interface Records {
    * this adapter did not make throw RangeError (a client error: answer 400).
    */
   query(query: RecordQuery): Promise<Page<RecordItem>>;
-  /**
-   * True when put() takes top-level attribute values that are LateJson (core/store/late-json.ts) and produces
-   * their JSON itself, off the event loop. Other stores must be given plain values.
-   */
-  readonly takesLateJson?: boolean;
 }
 
 export interface CounterAddOptions {
@@ -190,11 +186,8 @@ export interface Secrets {
 
 export interface Stores {
   records: Records;
-  /**
-   * Where request logs are kept, when the platform keeps them apart from `records` (the local platform: a
-   * second SQLite file written off the event loop). Defaults to `records` (DynamoDB's single table).
-   */
-  logs?: Records;
+  /** Where request logs are written and read back from (core/logs/log-sink.ts); large bodies go to `blobs`. */
+  logSink: LogSink;
   counters: Counters;
   blobs: Blobs;
   queue: Queue;

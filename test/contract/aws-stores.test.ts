@@ -11,6 +11,7 @@ import { type Stores, StoreUnavailableError } from "../../core/store/ports.ts";
 import { createQueuePair, TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
 import { blobsContract } from "./blobs.contract.ts";
 import { countersContract } from "./counters.contract.ts";
+import { logSinkContract } from "./log-sink.contract.ts";
 import { queueContract } from "./queue.contract.ts";
 import { recordsContract } from "./records.contract.ts";
 import { secretsContract } from "./secrets.contract.ts";
@@ -33,6 +34,7 @@ describe("AWS stores (dynalite + fauxqs)", () => {
   recordsContract(() => stores.records);
   countersContract(() => stores.counters);
   blobsContract(() => stores.blobs);
+  logSinkContract(() => stores);
   queueContract(async () => {
     // A fresh queue pair per test, with the RedrivePolicy infra gives the real ones.
     const name = `q-${randomUUID()}`;

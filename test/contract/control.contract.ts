@@ -3,7 +3,7 @@ import { expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import { ApiKeyAuthenticator } from "../../core/auth/api-key-authenticator.ts";
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
-import { HttpError } from "../../core/http/errors.ts";
+import { Conflict } from "../../core/control/errors.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 interface Thing extends Resource {
@@ -25,10 +25,9 @@ export function controlContract(stores: () => Stores): void {
     expect((await store.get("org_a", "alpha"))?.id).toBe(created.id);
     expect(await store.get("org_b", created.id)).toBeUndefined();
     expect(await store.get("org_b", "alpha")).toBeUndefined();
-    await expect(store.create("org_a", { slug: "alpha", name: "Again" })).rejects.toMatchObject({
-      status: 409,
-      param: "slug",
-    });
+    const duplicate = await store.create("org_a", { slug: "alpha", name: "Again" }).catch((error) => error);
+    expect(duplicate).toBeInstanceOf(Conflict);
+    expect(duplicate).toMatchObject({ param: "slug", code: "conflict" });
     // Another organisation may use the same slug.
     expect((await store.create("org_b", { slug: "alpha", name: "B's alpha" })).organisationId).toBe("org_b");
   });
@@ -42,8 +41,7 @@ export function controlContract(stores: () => Stores): void {
     expect((await store.get("org_a", "uno"))?.name).toBe("Uno");
     // A writer holding the old version loses.
     const stale = await store.update(created, { name: "stale" }).catch((error) => error);
-    expect(stale).toBeInstanceOf(HttpError);
-    expect(stale.status).toBe(409);
+    expect(stale).toBeInstanceOf(Conflict);
     expect((await store.get("org_a", created.id))?.name).toBe("Uno");
     await store.delete(renamed);
     expect(await store.get("org_a", renamed.id)).toBeUndefined();

@@ -13,6 +13,7 @@ import { attachmentDisposition } from "../../core/store/content-disposition.ts";
 import { StoreUnavailableError } from "../../core/store/ports.ts";
 import { blobsContract } from "./blobs.contract.ts";
 import { countersContract } from "./counters.contract.ts";
+import { logSinkContract } from "./log-sink.contract.ts";
 import { queueContract } from "./queue.contract.ts";
 import { recordsContract } from "./records.contract.ts";
 import { secretsContract } from "./secrets.contract.ts";
@@ -67,7 +68,8 @@ afterAll(async () => {
 describe("local stores", () => {
   recordsContract(() => stores.records);
   // Request logs: read on this thread, written by the storage thread.
-  describe("request-log records (logs.db)", () => recordsContract(() => stores.logs));
+  describe("request-log records (logs.db)", () => recordsContract(() => stores.logSink.records));
+  logSinkContract(() => stores);
   countersContract(() => stores.counters);
   blobsContract(() => stores.blobs);
   queueContract(async () => ({ queue: stores.queue, name: `queue-${randomUUID()}` }));

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { writeAudit } from "../../core/control/audit.ts";
+import { recordAudit } from "../../core/control/audit.ts";
 import { organisationBlocksInlineConfig, organisationGuardrailsFor } from "../../core/control/organisation.ts";
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
 import { blockInlineConfigFor } from "../../core/control/workspaces.ts";
-import type { RequestContext } from "../../core/http/context.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /** Organisation settings, default guardrails, workspace exclusions and the audit log, through HTTP. */
@@ -193,13 +192,10 @@ describe("audit log", () => {
     expect((await api("GET", "/v1/audit-logs?from=yesterday")).body.error.param).toBe("from");
     expect((await api("GET", "/v1/audit-logs?cursor=bad")).status).toBe(400);
 
-    // writeAudit redacts secret-looking fields before they are stored.
-    const ctx = {
+    // recordAudit redacts secret-looking fields before they are stored.
+    await recordAudit(gateway.gateway.services.stores.records, {
       principal: { kind: "api_key", organisationId, keyId: "key_test", scopes: ["*"] },
-      services: gateway.gateway.services,
       traceId: "t-1",
-    };
-    await writeAudit(ctx as unknown as RequestContext, {
       action: "update",
       resourceType: "test_secret",
       resourceId: "x",

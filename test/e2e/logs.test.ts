@@ -182,8 +182,7 @@ describe("request logs", () => {
     });
     await expect.poll(async () => (await listLogs(`?trace_id=${trace}`)).data.length, { timeout: 5000 }).toBe(1);
     const [log] = (await listLogs(`?trace_id=${trace}`)).data;
-    const logStore = services.stores.logs ?? services.stores.records;
-    const item = await logStore.get(`LOG#${log.id}`, "LOG");
+    const item = await services.stores.logSink.records.get(`LOG#${log.id}`, "LOG");
     const expected = Math.floor(Date.parse(log.createdAt) / 1000) + 2 * 86_400;
     expect(item?.ttl).toBe(expected);
     const invalid = await fetch(`${gateway.url}/v1/admin/workspaces/${defaultWorkspaceId}`, {
@@ -217,10 +216,9 @@ describe("request logs", () => {
   });
 
   it("a failing log store never fails a request, and the breaker opens", async () => {
-    const { stores } = gateway.gateway.services;
-    const records = stores.logs ?? stores.records;
-    const realPut = records.put.bind(records);
-    records.put = () => Promise.reject(new Error("log store down"));
+    const { logSink } = gateway.gateway.services.stores;
+    const realWrite = logSink.write.bind(logSink);
+    logSink.write = () => Promise.reject(new Error("log store down"));
     try {
       // Logs of earlier requests may still be committing (a success resets the count of consecutive failures):
       // keep asking until five failures in a row open the breaker.
@@ -234,7 +232,7 @@ describe("request logs", () => {
       }
       await expect.poll(() => gateway.gateway.services.logger.breaker.open, { timeout: 5000 }).toBe(true);
     } finally {
-      records.put = realPut;
+      logSink.write = realWrite;
     }
   });
 });

@@ -227,10 +227,10 @@ describe("settling reservations on every path", () => {
     } finally {
       upstream.setFault(undefined);
     }
-    // The gateway counts the prompt and the words it relayed: more than nothing, less than the reservation.
-    const used = await settledUsage(path);
-    expect(used).toBeGreaterThan(0);
-    expect(used).toBeLessThan(150);
+    // The gateway counts the prompt and the words it relayed (the tokenizer yields to the event loop, so the
+    // settlement may land a little after the stream ends): more than nothing, less than the reservation.
+    await expect.poll(() => settledUsage(path), { timeout: 5_000 }).toBeLessThan(150);
+    expect(await settledUsage(path)).toBeGreaterThan(0);
   });
 
   it("settles a stream the client closes midway", async () => {
@@ -254,10 +254,8 @@ describe("settling reservations on every path", () => {
     controller.abort();
     await reader.closed.catch(() => undefined);
     // What the reservation held (prompt estimate + 150) is given back down to what was used before the close.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const used = await settledUsage(path);
-    expect(used).toBeGreaterThan(0);
-    expect(used).toBeLessThan(100);
+    await expect.poll(() => settledUsage(path), { timeout: 5_000 }).toBeLessThan(100);
+    expect(await settledUsage(path)).toBeGreaterThan(0);
   });
 });
 

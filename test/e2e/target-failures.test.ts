@@ -87,6 +87,19 @@ describe("a target that fails inside the gateway", () => {
       const answer = await fallback.chat.completions.create({ model: "gpt-4o-mini", messages }).withResponse();
       expect(answer.data.choices[0]!.message.content).toBe("next");
       expect(answer.response.headers.get("x-gateway-last-used-option-index")).toBe("config.targets[1]");
+      // The answered request's log names the failed target and why it failed.
+      const traceId = answer.response.headers.get("x-gateway-trace-id")!;
+      await expect.poll(async () => (await lastLog(`&trace_id=${traceId}`))?.id, { timeout: 5000 }).toBeDefined();
+      const { body: log } = await api("GET", `/v1/logs/${(await lastLog(`&trace_id=${traceId}`)).id}`);
+      expect(log.attempts).toEqual([
+        expect.objectContaining({
+          targetPath: "config.targets[0]",
+          status: 502,
+          error: expect.stringMatching(/SecretDecryptionError/),
+        }),
+        expect.objectContaining({ targetPath: "config.targets[1]", status: 200 }),
+      ]);
+      expect(JSON.stringify(log)).not.toContain(INTEGRATION_KEY);
 
       const alone = await failure(
         clientWith({ provider: "@sealed" }).chat.completions.create({ model: "gpt-4o-mini", messages }),

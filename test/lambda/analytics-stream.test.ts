@@ -38,7 +38,7 @@ beforeAll(() => {
   aws = emulatorStores(emulators);
   dataDir = mkdtempSync(join(tmpdir(), "analytics-stream-"));
   local = createLocalStores({ dataDir, publicBaseUrl: "http://127.0.0.1:1" });
-  logger = new RequestLogger(aws.records, aws.blobs, {
+  logger = new RequestLogger(aws.logSink, aws.blobs, {
     retentionDays: 30,
     threshold: 5,
     backoffMs: 1000,

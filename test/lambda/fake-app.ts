@@ -128,6 +128,7 @@ export function storelessServices(env: Record<string, string> = {}): Services {
     blobs: unused,
     queue: unused,
     secrets: unused,
+    logSink: unused,
     close: async () => {},
   } as unknown as Stores;
   return createServices(loadSettings(env), stores);

@@ -3,6 +3,7 @@ import { int } from "../../http/zod-mini.ts";
 import {
   checkStreamOptions,
   logitBias,
+  modelName,
   n,
   penalty,
   seed,
@@ -58,7 +59,7 @@ const toolChoice = z.union([
 export const chatCompletionRequest = z
   .looseObject({
     messages: z.array(message).check(z.minLength(1, "messages must contain at least one message")),
-    model: z.string().check(z.minLength(1)),
+    model: modelName,
     frequency_penalty: z.nullish(penalty),
     presence_penalty: z.nullish(penalty),
     logit_bias: z.nullish(logitBias),

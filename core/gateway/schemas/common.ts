@@ -1,5 +1,7 @@
 import * as z from "zod/mini";
+import { rawJsonInteger } from "../../http/json.ts";
 import { int } from "../../http/zod-mini.ts";
+import { MAX_MODEL_LENGTH } from "./limits.ts";
 
 /**
  * Shared request fields and ranges of spec 4.2, 4.3 and 8. The request schemas use `zod/mini` (functional
@@ -7,11 +9,23 @@ import { int } from "../../http/zod-mini.ts";
  * functions load them at init, and classic zod's bundle and import time weigh on the cold start.
  */
 
+export const modelName = z.string().check(z.minLength(1), z.maxLength(MAX_MODEL_LENGTH));
+
 export const penalty = z.number().check(z.minimum(-2), z.maximum(2));
 export const temperature = z.number().check(z.minimum(0), z.maximum(2));
 export const topP = z.number().check(z.minimum(0), z.maximum(1));
 export const n = int(z.minimum(1), z.maximum(128));
-export const seed = int(z.minimum(-(2 ** 63)), z.maximum(2 ** 63));
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/**
+ * A signed 64-bit integer: a safe integer as a number, a larger one as the raw JSON of its digits (read so by
+ * core/http/json.ts, so it reaches the provider exactly).
+ */
+export const seed = z.custom<number | { readonly rawJSON: string }>((value) => {
+  if (typeof value === "number") return Number.isSafeInteger(value);
+  const digits = rawJsonInteger(value);
+  return digits !== undefined && digits >= INT64_MIN && digits <= INT64_MAX;
+}, "expected an integer from -9223372036854775808 to 9223372036854775807");
 export const logitBias = z.record(
   z.string().check(z.regex(/^\d+$/, "keys must be token ids")),
   z.number().check(z.minimum(-100), z.maximum(100)),

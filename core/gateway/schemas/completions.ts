@@ -3,6 +3,7 @@ import { int } from "../../http/zod-mini.ts";
 import {
   checkStreamOptions,
   logitBias,
+  modelName,
   n,
   penalty,
   seed,
@@ -16,7 +17,7 @@ import {
 /** POST /v1/completions (spec 4.3). */
 export const completionRequest = z
   .looseObject({
-    model: z.string().check(z.minLength(1)),
+    model: modelName,
     prompt: z.union([z.string(), z.array(z.string()), z.array(int()), z.array(z.array(int()))]),
     best_of: z.nullish(int(z.minimum(0), z.maximum(20))),
     echo: z.nullish(z.boolean()),

@@ -1,9 +1,10 @@
 import * as z from "zod/mini";
 import { int } from "../../http/zod-mini.ts";
+import { modelName } from "./common.ts";
 
 /** POST /v1/embeddings (OpenAI's shape; `input_type` is accepted for providers that use it, e.g. Cohere). */
 export const embeddingRequest = z.looseObject({
-  model: z.string().check(z.minLength(1)),
+  model: modelName,
   input: z.union([
     z.string(),
     z.array(z.string()).check(z.minLength(1), z.maxLength(2048)),

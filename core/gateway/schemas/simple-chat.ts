@@ -1,4 +1,5 @@
 import type { ChatCompletionRequest } from "./chat.ts";
+import { MAX_MODEL_LENGTH } from "./limits.ts";
 
 /**
  * The common chat body (a model, plain text messages, a few sampling numbers) checked by hand: zod's parse of
@@ -11,7 +12,7 @@ import type { ChatCompletionRequest } from "./chat.ts";
 
 /** The fields this check knows, with the schema's rule for each (chat.ts, common.ts). */
 const FIELDS = new Map<string, (value: unknown) => boolean>([
-  ["model", (value) => typeof value === "string" && value.length > 0],
+  ["model", (value) => typeof value === "string" && value.length > 0 && value.length <= MAX_MODEL_LENGTH],
   ["messages", (value) => Array.isArray(value) && value.length > 0 && value.every(isSimpleMessage)],
   ["max_tokens", (value) => value == null || isIntAtLeast(value, 1)],
   ["max_completion_tokens", (value) => value == null || isIntAtLeast(value, 1)],

@@ -22,7 +22,7 @@ export interface StreamPipeline<B> {
   end(pending: StreamPiece[]): void;
   /** The usage the provider reported, if any. */
   usage(): ChatUsage | undefined;
-  /** The answer for the request log: an object, or a value assembled when stored (LateJson). */
+  /** The answer for the request log: an object, or a value assembled when stored (core/logs/late-json.ts). */
   answer(): unknown;
   /** Characters (or bytes) of every chunk: a bound on the size of the answer assembled from them. */
   chars(): number;

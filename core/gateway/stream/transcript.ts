@@ -1,5 +1,5 @@
 import { SseDecoder } from "../../providers/stream/sse.ts";
-import type { LateJson, LatePayload } from "../../store/late-json.ts";
+import type { LateJson, LatePayload } from "../../logs/late-json.ts";
 import { StreamAssembler } from "./assembly.ts";
 
 type TranscriptPayload = Extract<LatePayload, { kind: "sse-transcript" }>;

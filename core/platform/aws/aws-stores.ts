@@ -1,3 +1,4 @@
+import { RecordsLogSink } from "../../logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
 import { DynamoClient } from "./dynamo-client.ts";
@@ -63,8 +64,10 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
         return new KmsSecrets(kms, options.kmsKeyId!);
       }).port
     : masterKeySecrets(options.masterKey);
+  const records = new DynamoRecords(dynamo, options.tableName);
   return {
-    records: new DynamoRecords(dynamo, options.tableName),
+    records,
+    logSink: new RecordsLogSink(records, blobs.port),
     counters: new DynamoCounters(dynamo, options.tableName),
     blobs: blobs.port,
     queue: queue.port,

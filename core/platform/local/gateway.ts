@@ -35,7 +35,12 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
   const pending = new Set<Promise<unknown>>();
-  const server = await startServer(app, { port: settings.PORT, host: settings.HOST, pending });
+  const server = await startServer(app, {
+    port: settings.PORT,
+    host: settings.HOST,
+    pending,
+    maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+  });
   listeningUrl = server.url;
   const worker = new WorkerLoop(services, QUEUE_CONSUMERS, settings.GATEWAY_WORKER_POLL_MS);
   worker.start();

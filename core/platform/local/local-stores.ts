@@ -10,6 +10,7 @@ import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
 import { StorageThread } from "./storage-thread.ts";
+import { ThreadLogSink } from "./thread-log-sink.ts";
 import { checkpointLoopOptions, type WalCheckpointOptions, WalCheckpointer } from "./wal-checkpointer.ts";
 import { WorkerRecords } from "./worker-records.ts";
 import { WriteBatcher } from "./write-batcher.ts";
@@ -25,12 +26,12 @@ export interface LocalStoresOptions {
 
 export interface LocalStores extends Stores {
   blobs: FolderBlobs;
-  logs: WorkerRecords;
+  logSink: ThreadLogSink;
 }
 
 /**
  * Every store of the local platform: one SQLite file for records, counters and queues, a second one for
- * request logs (written by the storage thread), a folder for blobs.
+ * request logs (written by the storage thread: the log sink), a folder for blobs.
  */
 export function createLocalStores(options: LocalStoresOptions): LocalStores {
   mkdirSync(options.dataDir, { recursive: true });
@@ -51,12 +52,17 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
   const keyFile = join(options.dataDir, "master.key");
   // A separate key for URL signatures, derived so the key file stays the only secret to keep.
   const signingKey = createHmac("sha256", loadOrCreateKeyFile(keyFile)).update("gateway blob url signing").digest();
+  const blobs = new FolderBlobs({
+    root: join(options.dataDir, "blobs"),
+    publicBaseUrl: options.publicBaseUrl,
+    signingKey,
+  });
   return {
     records,
-    logs,
+    logSink: new ThreadLogSink(logs, blobs),
     counters: new SqliteCounters(db, writes),
     queue: new SqliteQueue(db, writes),
-    blobs: new FolderBlobs({ root: join(options.dataDir, "blobs"), publicBaseUrl: options.publicBaseUrl, signingKey }),
+    blobs,
     secrets: new KeyFileSecrets(keyFile),
     async close() {
       writes.flush();

@@ -1,11 +1,11 @@
-import type { LatePayload } from "../../store/late-json.ts";
+import type { LatePayload } from "../../logs/late-json.ts";
 import type { RecordItem, RecordUpdate, WriteCondition } from "../../store/ports.ts";
 import type { StoredRow } from "./sqlite-records.ts";
 
 /**
  * One write of a Records store, sent to the thread that owns the database (worker-records.ts). An item goes
  * as its stored row, serialised here: copying a few strings to the thread costs a fraction of copying the
- * item's object graph (measured: about 40 µs per request log).
+ * item's object graph.
  */
 export type RecordWriteOp =
   | { id: number; op: "put"; row: StoredRow; condition?: WriteCondition; late?: LateAttribute[] }

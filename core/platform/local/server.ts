@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
@@ -7,6 +8,49 @@ import { takeSseSource } from "../../gateway/stream/sse-source.ts";
 import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
+
+/** Total bytes of a request's header block (GATEWAY_MAX_HEADER_BYTES): room for the largest inline config spec 8 allows. */
+export const DEFAULT_MAX_HEADER_BYTES = 512 * 1024;
+
+/**
+ * Answers a request node:http could not parse. Its own answer to headers over maxHeaderSize is a bare 431 (and
+ * to others a bare 400), which clients report as a reset or an empty error: this one says what was wrong, in
+ * OpenAI's error shape, then lets the client finish sending before the socket closes (closing while it still
+ * sends would reset the connection and lose the answer).
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, maxHeaderBytes: number): void {
+  // A response of this connection already under way (keep-alive: node:http's own test), or a reset: nothing to say.
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || answering?.headersSent || error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] = clientErrorAnswer(error.code, maxHeaderBytes);
+  const json = JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+  );
+  socket.on("error", () => {});
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2_000).unref();
+}
+
+function clientErrorAnswer(errorCode: string | undefined, maxHeaderBytes: number): [number, string, string, string] {
+  switch (errorCode) {
+    case "HPE_HEADER_OVERFLOW":
+      return [
+        431,
+        "Request Header Fields Too Large",
+        "request_headers_too_large",
+        `The request headers are larger than the limit of ${maxHeaderBytes} bytes (GATEWAY_MAX_HEADER_BYTES). ` +
+          "Send a large config as a saved config (x-gateway-config: <id>) instead of inline.",
+      ];
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [408, "Request Timeout", "request_timeout", "The request headers did not arrive in time."];
+    default:
+      return [400, "Bad Request", "bad_request", "The request is not valid HTTP."];
+  }
+}
 
 export interface RunningServer {
   server: Server;
@@ -22,7 +66,7 @@ export interface RunningServer {
  */
 export async function startServer(
   fetchHandler: FetchHandler,
-  options: { port: number; host: string; pending: Set<Promise<unknown>> },
+  options: { port: number; host: string; pending: Set<Promise<unknown>>; maxHeaderBytes?: number },
 ): Promise<RunningServer> {
   const waitUntil = (work: Promise<unknown>) => {
     const tracked = work
@@ -57,8 +101,15 @@ export async function startServer(
     },
   );
   installLightResponse();
-  const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, listener);
+  const maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const server = createServer(
+    { keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0, maxHeaderSize: maxHeaderBytes },
+    listener,
+  );
   server.headersTimeout = 66_000;
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, maxHeaderBytes),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());

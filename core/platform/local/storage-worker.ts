@@ -9,9 +9,8 @@ import { type CheckpointLoopOptions, startCheckpointLoop } from "./wal-checkpoin
  * writes of the request-log database. One thread for both keeps the memory of a second V8 isolate away.
  */
 // A lower priority for this thread alone (on Linux a thread's nice value is its own): a woken thread of equal
-// priority preempts the event loop that woke it, which then waits out the thread's inserts. Handing a log over
-// cost the event loop 30 µs at nice 0, 9 at nice +10 and 5 at +19 (measured under the benchmark's load); at
-// +19 the thread fell a second or more behind on a saturated machine, at +10 it kept up. Relative to the
+// priority preempts the event loop that woke it, which then waits out the thread's inserts. +10 keeps the
+// event loop's hand-over cheap while the thread still keeps up on a saturated machine (+19 fell behind). Relative to the
 // process's own nice value (lowering is always allowed). Elsewhere the call would lower the whole process, so
 // it is Linux only.
 if (process.platform === "linux") {

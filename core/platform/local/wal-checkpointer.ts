@@ -4,7 +4,7 @@ import type { StorageThread } from "./storage-thread.ts";
 /**
  * Moves WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside whichever commit
  * crosses the threshold and syncs the files there: on a busy gateway that is a request stalling for
- * milliseconds (and half of the wall time of a log write, measured). The main connection turns automatic
+ * milliseconds. The main connection turns automatic
  * checkpoints off and the storage thread checkpoints on a timer with its own connection (wal-checkpoint-loop.ts).
  *
  * Under steady load the main connection always has a batch transaction open or about to open, so the WAL is

@@ -15,10 +15,9 @@ import { type SqliteRecords, storedRow } from "./sqlite-records.ts";
 import type { StorageThread } from "./storage-thread.ts";
 
 /**
- * Writes wait this long to travel together: a message wakes the thread, which costs the event loop tens of µs.
- * Longer waits keep each request's log objects alive longer: at 20 ms (plus the thread's 10 ms commit delay)
- * more of them outlived the young generation, and the resident memory after the benchmark's load was 4-8 MB
- * higher (measured: 158-162 MB at 5 ms with a commit per message, 162-180 MB at 20 ms; CPU the same).
+ * Writes wait this long to travel together: each message wakes the thread, which costs the event loop. Longer
+ * waits keep each request's log objects alive longer, so more of them outlive the young generation and the
+ * resident memory grows, for no CPU saved.
  */
 const SEND_DELAY_MS = 5;
 
@@ -38,8 +37,8 @@ const MAX_WAITING = 2048;
 
 /**
  * Records in a SQLite file of their own whose writes the storage thread makes (record-write-service.ts): the
- * request logs, one insert per request, which cost the event loop about 80 µs each (statement, commit, WAL
- * writes) when made on the main connection. Reads use `local`, a main-thread connection to the same file;
+ * request logs, one insert per request, whose statement, commit and WAL writes would otherwise be the event
+ * loop's. Reads use `local`, a main-thread connection to the same file;
  * a write resolves once the thread has committed it, so what a caller was told is written, reads find.
  *
  * Writes made within 5 ms travel in one message, committed by the thread as one transaction. Validation
@@ -72,10 +71,10 @@ export class WorkerRecords implements Records {
     return this.#local.query(query);
   }
 
-  /** LateJson attributes are produced by the storage thread (a streamed answer is assembled there). */
-  readonly takesLateJson = true;
-
-  /** Not async: the item is serialised here and not held while the thread writes it (request logs are large). */
+  /**
+   * Not async: the item is serialised here and not held while the thread writes it (request logs are large).
+   * LateJson attributes (deferred log bodies) are produced by the thread (a streamed answer is assembled there).
+   */
   put(item: RecordItem, condition?: WriteCondition): Promise<void> {
     try {
       checkItem(item);

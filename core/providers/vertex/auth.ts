@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { type TransformContext, UpstreamError } from "../types.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts, isTrustedHost } from "../../security/custom-host.ts";
 import { guardedFetch } from "../../security/guarded-dispatcher.ts";
+import { TtlCache } from "../../util/ttl-cache.ts";
 
 /**
  * Vertex AI access tokens: either given (the target's apiKey is already an OAuth access token) or exchanged from a
@@ -28,17 +29,16 @@ export interface ServiceAccountKey {
   project_id?: string;
 }
 
-interface CachedToken {
-  token: string;
-  /** ms epoch after which the token is not handed out any more. */
-  refreshAt: number;
-}
-
 /**
- * Keyed by a hash of the whole credential (email, private key and token URI), never by the email alone: otherwise a
- * caller who knows a service account's email could be handed its token with a made-up key.
+ * Access tokens keyed by a hash of the whole credential (email, private key and token URI), never by the email alone:
+ * otherwise a caller who knows a service account's email could be handed its token with a made-up key.
+ * Each lives until shortly before it expires (set per entry).
  */
-const tokens = new Map<string, CachedToken>();
+const tokens = new TtlCache<string, string>({
+  ttlMs: 0,
+  maxEntries: MAX_CACHED_TOKENS,
+  sizeOf: (hash, token) => 96 + (hash.length + token.length) * 2,
+});
 const pending = new Map<string, Promise<string>>();
 
 /** Tests start from an empty cache. */
@@ -100,8 +100,7 @@ export async function serviceAccountToken(
     .update(JSON.stringify([key.client_email, key.private_key, tokenUrl.href]))
     .digest("base64url");
   const cached = tokens.get(cacheKey);
-  if (cached && cached.refreshAt > Date.now()) return cached.token;
-  if (cached) tokens.delete(cacheKey);
+  if (cached !== undefined) return cached;
 
   // Concurrent requests share one exchange; it is not tied to any one request's signal, each waits on its own.
   let exchange = pending.get(cacheKey);
@@ -109,7 +108,7 @@ export async function serviceAccountToken(
     exchange = exchangeToken(key, tokenUrl, ctx.fetch ?? guardedFetch(ctx.trustedHosts ?? NO_TRUSTED_HOSTS))
       .then(({ token, expiresIn }) => {
         const margin = Math.min(REFRESH_MARGIN_SECONDS, expiresIn / 2);
-        remember(cacheKey, { token, refreshAt: Date.now() + (expiresIn - margin) * 1000 });
+        tokens.set(cacheKey, token, (expiresIn - margin) * 1000);
         return token;
       })
       .finally(() => pending.delete(cacheKey));
@@ -126,19 +125,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
-}
-
-function remember(cacheKey: string, entry: CachedToken): void {
-  if (tokens.size >= MAX_CACHED_TOKENS) {
-    const now = Date.now();
-    for (const [key, value] of tokens) if (value.refreshAt <= now) tokens.delete(key);
-    // Still full: drop the oldest entries (Map keeps insertion order).
-    for (const key of tokens.keys()) {
-      if (tokens.size < MAX_CACHED_TOKENS) break;
-      tokens.delete(key);
-    }
-  }
-  tokens.set(cacheKey, entry);
 }
 
 /** The signed JWT-bearer assertion for a key. */

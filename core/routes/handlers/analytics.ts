@@ -119,7 +119,8 @@ function point(metric: Metric, totals: Totals): Record<string, unknown> {
 /** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals. */
 export const handlers: HandlerMap = {
   async graph(request, ctx) {
-    const metric = GRAPH_METRICS[ctx.params.metric!];
+    // Own keys only: `__proto__` or `constructor` must not find Object.prototype's members.
+    const metric = Object.hasOwn(GRAPH_METRICS, ctx.params.metric!) ? GRAPH_METRICS[ctx.params.metric!] : undefined;
     if (!metric)
       throw notFound(
         `Unknown analytics metric '${ctx.params.metric}'. Known: ${Object.keys(GRAPH_METRICS).join(", ")}.`,
@@ -182,7 +183,9 @@ export const handlers: HandlerMap = {
   },
 
   async groups(request, ctx) {
-    const group = GROUPS[ctx.params.group as keyof typeof GROUPS];
+    const group = Object.hasOwn(GROUPS, ctx.params.group!)
+      ? GROUPS[ctx.params.group as keyof typeof GROUPS]
+      : undefined;
     if (!group)
       throw notFound(
         `Unknown analytics group '${ctx.params.group}'. Known: model, provider, user, workspace, metadata.`,

@@ -1,5 +1,6 @@
 import type { Principal } from "../../auth/principal.ts";
-import { writeAudit } from "../../control/audit.ts";
+import { audit } from "../../control/deps.ts";
+import { controlDeps } from "../../http/control-deps.ts";
 import { createFeedbackSchema, feedbackStore, presentFeedback, updateFeedbackSchema } from "../../feedback/feedback.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
@@ -38,7 +39,7 @@ export const handlers: HandlerMap = {
       weightedValue: feedback.value * feedback.weight,
       weight: feedback.weight,
     });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "create",
       resourceType: "feedback",
       resourceId: feedback.id,
@@ -77,7 +78,7 @@ export const handlers: HandlerMap = {
       weightedValue: next.value * next.weight - current.value * current.weight,
       weight: next.weight - current.weight,
     });
-    await writeAudit(ctx, {
+    await audit(controlDeps(ctx), ctx.principal!, {
       action: "update",
       resourceType: "feedback",
       resourceId: next.id,

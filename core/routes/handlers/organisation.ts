@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { listQuerySchema, listResponse } from "../../control/list-query.ts";
+import { listQuerySchema, listResponse } from "../../http/lists.ts";
 import type { GuardrailPhase } from "../../control/organisation.ts";
 import {
   defaultsUpdateSchema,
@@ -8,8 +8,7 @@ import {
 } from "../../control/organisation-schemas.ts";
 import * as organisation from "../../control/organisation-service.ts";
 import type { OrganisationDeps } from "../../control/organisation-service.ts";
-import type { RequestContext } from "../../http/context.ts";
-import { mapDomainErrors } from "../../http/domain-errors.ts";
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 
@@ -64,7 +63,7 @@ function exclusionsList(phase: GuardrailPhase, page: organisation.ExclusionsPage
   };
 }
 
-export const handlers = mapDomainErrors({
+export const handlers: HandlerMap = {
   async getOrganisationSettings(_request, ctx) {
     return json(await organisation.getOrganisationSettings(deps(ctx), ctx.principal!));
   },
@@ -119,4 +118,4 @@ export const handlers = mapDomainErrors({
     };
     return listResponse(await organisation.listAuditLogs(deps(ctx), ctx.principal!, query));
   },
-});
+};

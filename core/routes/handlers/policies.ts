@@ -1,8 +1,7 @@
-import { listResponse, readListQuery } from "../../control/list-query.ts";
+import { listResponse, readListQuery } from "../../http/lists.ts";
 import * as policies from "../../control/policies-service.ts";
 import type { PolicyDeps } from "../../control/policies-service.ts";
-import type { Handler, RequestContext } from "../../http/context.ts";
-import { mapDomainErrors } from "../../http/domain-errors.ts";
+import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
 import type { PolicyFamily } from "../../policies/model.ts";
@@ -94,7 +93,7 @@ function familyHandlers(family: PolicyFamily): FamilyHandlers {
 const usage = familyHandlers("usage_limits");
 const rate = familyHandlers("rate_limits");
 
-export const handlers = mapDomainErrors({
+export const handlers: HandlerMap = {
   createUsageLimitPolicy: usage.create,
   listUsageLimitPolicies: usage.list,
   getUsageLimitPolicy: usage.get,
@@ -107,4 +106,4 @@ export const handlers = mapDomainErrors({
   updateRateLimitPolicy: rate.update,
   deleteRateLimitPolicy: rate.remove,
   getRateLimitPolicyUsage: rate.usage,
-});
+};

@@ -1,10 +1,10 @@
-import { revokeUserKeys } from "../../control/api-keys.ts";
-import { listResponse, readListQuery } from "../../control/list-query.ts";
+import { revokeUserKeys } from "../../control/api-keys-service.ts";
+import { listResponse, readListQuery } from "../../http/lists.ts";
 import * as users from "../../control/users-service.ts";
 import type { UserDeps } from "../../control/users-service.ts";
 import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../../control/users-schemas.ts";
-import type { RequestContext } from "../../http/context.ts";
-import { mapDomainErrors } from "../../http/domain-errors.ts";
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import { apiKeyDeps } from "../../http/control-deps.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody, readText, validate } from "../../http/json.ts";
 
@@ -17,7 +17,7 @@ const deps = (ctx: RequestContext): UserDeps => ({
   records: ctx.services.stores.records,
   traceId: ctx.traceId,
   inviteTtlSeconds: ctx.services.settings.GATEWAY_INVITE_TTL_HOURS * 3600,
-  revokeUserKeys: (organisationId, userId) => revokeUserKeys(ctx, organisationId, userId),
+  revokeUserKeys: (organisationId, userId) => revokeUserKeys(apiKeyDeps(ctx), organisationId, userId),
 });
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 const param = (request: Request, name: string) => new URL(request.url).searchParams.get(name) ?? undefined;
@@ -33,7 +33,7 @@ const withAcceptUrl = (request: Request, ctx: RequestContext, issued: users.Issu
   accept_url: acceptUrl(request, ctx, issued.token),
 });
 
-export const handlers = mapDomainErrors({
+export const handlers: HandlerMap = {
   // --- users ---------------------------------------------------------------------------------------------
   async listUsers(request, ctx) {
     const query = async () => ({
@@ -104,4 +104,4 @@ export const handlers = mapDomainErrors({
     const accepted = await users.acceptInvite(deps(ctx), { ...body, token: body.token ?? param(request, "token") });
     return json({ ...accepted.user, invite_id: accepted.inviteId, api_keys: accepted.apiKeys }, { status: 201 });
   },
-});
+};

@@ -1,14 +1,13 @@
 import * as workspaces from "../../control/workspaces-service.ts";
 import type { WorkspaceDeps } from "../../control/workspaces-service.ts";
-import { listResponse, readListQuery } from "../../control/list-query.ts";
+import { listResponse, readListQuery } from "../../http/lists.ts";
 import {
   memberAddSchema,
   memberUpdateSchema,
   workspaceCreateSchema,
   workspaceUpdateSchema,
 } from "../../control/workspaces-schemas.ts";
-import type { RequestContext } from "../../http/context.ts";
-import { mapDomainErrors } from "../../http/domain-errors.ts";
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { json, readBody } from "../../http/json.ts";
 
 /**
@@ -23,7 +22,7 @@ const deps = (ctx: RequestContext): WorkspaceDeps => ({
 });
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 
-export const handlers = mapDomainErrors({
+export const handlers: HandlerMap = {
   async listWorkspaces(request, ctx) {
     const query = readListQuery(request);
     const name = new URL(request.url).searchParams.get("name") ?? undefined;
@@ -92,4 +91,4 @@ export const handlers = mapDomainErrors({
     const { id } = await workspaces.removeWorkspaceMember(deps(ctx), ctx.principal!, input);
     return json({ id, object: "workspace_member", deleted: true });
   },
-});
+};

@@ -53,7 +53,7 @@ describe("settings from the environment", () => {
         GATEWAY_JWT_JWKS: "{}",
       }),
     ).toThrow(
-      "Invalid gateway settings: GATEWAY_PLATFORM: expected one of local, aws, got 'gcp'; PORT: expected an integer >= 0, got '-1'; REQUEST_TIMEOUT: expected an integer >= 1, got '1.5'; GATEWAY_JWT_JWKS_URL: expected an absolute URL, got 'not a url'; GATEWAY_JWT_JWKS: expected a JSON Web Key Set ({\"keys\": [...]})",
+      "Invalid gateway settings: GATEWAY_PLATFORM: expected one of local, aws, got 'gcp'; PORT: expected an integer >= 0, got '-1'; REQUEST_TIMEOUT: expected an integer from 1 to 2147483647, got '1.5'; GATEWAY_JWT_JWKS_URL: expected an absolute URL, got 'not a url'; GATEWAY_JWT_JWKS: expected a JSON Web Key Set ({\"keys\": [...]})",
     );
   });
 });

@@ -12,6 +12,7 @@ import { userStore } from "../../../core/control/users.ts";
 import * as users from "../../../core/control/users-service.ts";
 import * as workspaces from "../../../core/control/workspaces-service.ts";
 import { type LocalStores, createLocalStores } from "../../../core/platform/local/local-stores.ts";
+import { adminPrincipal, auditEntries, thrown, unique, workspacePrincipal } from "../../helpers/control-services.ts";
 
 /**
  * The control-plane services called directly with a principal and plain input, no HTTP: results, the domain
@@ -34,25 +35,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const admin = (): Principal => ({
-  kind: "api_key",
-  organisationId,
-  keyId: "key_admin",
-  keyType: "organisation",
-  keySubType: "service",
-  organisationRole: "owner",
-  scopes: ["*"],
-});
-
-const workspaceKey = (workspaceId: string): Principal => ({
-  kind: "api_key",
-  organisationId,
-  workspaceId,
-  keyId: `key_ws_${workspaceId}`,
-  keyType: "workspace",
-  keySubType: "service",
-  scopes: ["*"],
-});
+const admin = () => adminPrincipal(organisationId);
+const workspaceKey = (workspaceId: string) => workspacePrincipal(organisationId, workspaceId);
 
 const deps = (traceId = "trace-services") => ({
   records: stores.records,
@@ -65,34 +49,13 @@ const deps = (traceId = "trace-services") => ({
   policyChanged: vi.fn(),
 });
 
-/** Runs `call` and returns what it threw (fails when it did not throw). */
-async function thrown(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => expect.fail("expected the call to throw"),
-    (error: unknown) => error,
-  );
-}
-
-async function auditEntries(traceId: string) {
-  const page = await stores.records.query({
-    partition: `ORG#${organisationId}#AUDIT`,
-    index: "gsi1",
-    order: "desc",
-    limit: 100,
-  });
-  return page.items.filter((item) => item.traceId === traceId);
-}
-
-let seq = 0;
-const unique = (prefix: string) => `${prefix}-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
-
 describe("workspaces service", () => {
   it("creates a workspace for an admin and audits it with the principal and trace id", async () => {
     const slug = unique("search");
     const view = await workspaces.createWorkspace(deps("trace-ws-create"), admin(), { name: "Search", slug });
     expect(view).toMatchObject({ object: "workspace", slug, name: "Search", is_default: false });
     expect(await workspaces.getWorkspace(deps(), admin(), { workspace: slug })).toEqual(view);
-    const [entry] = await auditEntries("trace-ws-create");
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-ws-create");
     expect(entry).toMatchObject({
       action: "create",
       resourceType: "workspace",
@@ -229,7 +192,7 @@ describe("users service", () => {
     });
     expect(d.revokeUserKeys).toHaveBeenCalledWith(organisationId, bob.id);
     expect(await thrown(users.getUser(d, admin(), { user: bob.id }))).toBeInstanceOf(NotFound);
-    const [entry] = await auditEntries("trace-user-delete");
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-user-delete");
     expect(entry).toMatchObject({
       action: "delete",
       resourceId: bob.id,
@@ -272,7 +235,7 @@ describe("users service", () => {
 
     const accepted = await users.acceptInvite(deps("trace-accept"), { token: issued.token, name: "Carol" });
     expect(accepted.user).toMatchObject({ email, name: "Carol", workspaces: [{ id: defaultWorkspaceId }] });
-    const [entry] = await auditEntries("trace-accept");
+    const [entry] = await auditEntries(stores.records, organisationId, "trace-accept");
     expect(entry).toMatchObject({ action: "accept_invite", actor: { userId: accepted.user.id, kind: "jwt" } });
 
     const again = await thrown(users.acceptInvite(deps(), { token: issued.token }));

@@ -88,7 +88,7 @@ describe("chat completion request (spec 4.2, 8)", () => {
       "Invalid value for 'n': Too small: expected number to be >=1",
     );
     expect(messageOf(chatCompletionRequest, chat({ seed: 1.5 }))).toBe(
-      "Invalid value for 'seed': Invalid input: expected int, received number",
+      "Invalid value for 'seed': expected an integer from -9223372036854775808 to 9223372036854775807",
     );
     expect(messageOf(chatCompletionRequest, chat({ model: 3 }))).toBe(
       "Invalid value for 'model': Invalid input: expected string, received number",

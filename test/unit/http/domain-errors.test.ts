@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { Conflict, Forbidden, Gone, Invalid, NotFound } from "../../../core/control/errors.ts";
-import type { RequestContext } from "../../../core/http/context.ts";
-import { httpErrorOf, mapDomainErrors } from "../../../core/http/domain-errors.ts";
+import { Conflict, Forbidden, Gone, Invalid, NotFound, Unauthenticated } from "../../../core/control/errors.ts";
+import { toHttpError } from "../../../core/http/app.ts";
+import { httpErrorOf, throwingHttpErrors } from "../../../core/http/domain-errors.ts";
 import { HttpError, errorResponse } from "../../../core/http/errors.ts";
 
-/** The one mapping from control-plane domain errors to HTTP answers in OpenAI's error shape. */
+/** The one mapping from domain errors to HTTP answers in OpenAI's error shape. */
 
 describe("domain errors to HTTP", () => {
   it("maps each kind to its status and error type, keeping message, param and code", () => {
     const cases = [
+      [new Unauthenticated("who?"), 401, "authentication_error", "invalid_api_key"],
       [new Invalid("bad slug", { param: "slug" }), 400, "invalid_request_error", null],
       [new Forbidden("not yours", { code: "admin_required" }), 403, "permission_error", "admin_required"],
       [new NotFound("no such thing"), 404, "not_found_error", "not_found"],
@@ -22,25 +23,27 @@ describe("domain errors to HTTP", () => {
     }
   });
 
-  it("handler maps answer domain errors as HTTP errors and leave other errors to the app", async () => {
-    const boom = new Error("internal");
-    const handlers = mapDomainErrors({
-      domain: async () => {
-        throw new NotFound("No workspace 'x'.", { code: "workspace_not_found" });
-      },
-      other: async () => {
-        throw boom;
-      },
-      fine: async () => new Response("ok"),
-    });
-    const ctx = {} as RequestContext;
-    const request = new Request("http://gateway.test/");
-    const mapped = await handlers.domain!(request, ctx).catch((error: unknown) => error);
+  it("the app's toHttpError answers a thrown domain error through that mapping (no per-family wrapper)", async () => {
+    const mapped = toHttpError(new NotFound("No workspace 'x'.", { code: "workspace_not_found" }), "trace-1");
     expect(mapped).toBeInstanceOf(HttpError);
-    const response = errorResponse(mapped as HttpError);
+    const response = errorResponse(mapped);
     expect(response.status).toBe(404);
-    expect(await response.json()).toMatchObject({ error: { code: "workspace_not_found" } });
-    await expect(handlers.other!(request, ctx)).rejects.toBe(boom);
-    expect(await (await handlers.fine!(request, ctx)).text()).toBe("ok");
+    expect(await response.json()).toEqual({
+      error: { message: "No workspace 'x'.", type: "not_found_error", param: null, code: "workspace_not_found" },
+    });
+  });
+
+  it("throwingHttpErrors turns a seam's domain errors into HTTP errors and leaves other errors alone", async () => {
+    const boom = new Error("store down");
+    const seam = throwingHttpErrors(async (what: string) => {
+      if (what === "domain") throw new NotFound("Unknown config 'x'.", { code: "config_not_found" });
+      if (what === "other") throw boom;
+      return "ok";
+    });
+    const mapped = await seam("domain").catch((error: unknown) => error);
+    expect(mapped).toBeInstanceOf(HttpError);
+    expect((mapped as HttpError).status).toBe(404);
+    await expect(seam("other")).rejects.toBe(boom);
+    expect(await seam("fine")).toBe("ok");
   });
 });

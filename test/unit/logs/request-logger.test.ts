@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RequestLog } from "../../../core/logs/log-record.ts";
 import { StreamTranscript } from "../../../core/gateway/stream/transcript.ts";
+import { RecordsLogSink } from "../../../core/logs/records-log-sink.ts";
 import { RequestLogger } from "../../../core/logs/request-logger.ts";
-import { JsonText } from "../../../core/store/late-json.ts";
+import { JsonText } from "../../../core/logs/late-json.ts";
 import { marshallItem } from "../../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import type { RecordItem, Records } from "../../../core/store/ports.ts";
@@ -16,7 +17,7 @@ let logger: RequestLogger;
 
 /** A logger over the test's stores (each test that observes gets its own, so observers do not pile up). */
 const newLogger = () =>
-  new RequestLogger(stores.logs, stores.blobs, {
+  new RequestLogger(stores.logSink, stores.blobs, {
     retentionDays: 30,
     threshold: 5,
     backoffMs: 60_000,
@@ -53,7 +54,7 @@ describe("request log bodies", () => {
   it("keeps small bodies inline in the log record", async () => {
     const request = { model: "m", messages: [{ role: "user", content: "hi" }] };
     expect(await logger.write(log("log_small", request, { id: "r" }), 30, 80)).toBe(true);
-    const item = await stores.logs.get("LOG#log_small", "LOG");
+    const item = await stores.logSink.records.get("LOG#log_small", "LOG");
     expect(item).toMatchObject({ requestBody: request, responseBody: { id: "r" }, status: 200 });
     expect(item?.bodiesKey).toBeUndefined();
     expect(await logger.get("log_small")).toMatchObject({ requestBody: request, responseBody: { id: "r" } });
@@ -72,7 +73,7 @@ describe("request log bodies", () => {
     expect(entry.headers).toBeUndefined();
     expect(await writing).toBe(true);
     expect(seen).toEqual([expect.objectContaining({ id: "log_released", status: 200, requestBody: undefined })]);
-    expect(await stores.logs.get("LOG#log_released", "LOG")).toMatchObject({
+    expect(await stores.logSink.records.get("LOG#log_released", "LOG")).toMatchObject({
       requestBody: request,
       responseBody: { id: "r" },
       headers: { "x-team": "a" },
@@ -82,7 +83,7 @@ describe("request log bodies", () => {
   it("stores bodies over 16 KB in Blobs, not in the record, and reads them back", async () => {
     const answer = { text: "x".repeat(20_000) };
     await logger.write(log("log_large", { model: "m" }, answer));
-    const item = await stores.logs.get("LOG#log_large", "LOG");
+    const item = await stores.logSink.records.get("LOG#log_large", "LOG");
     expect(item?.bodiesKey).toMatch(/^logs\/\d{4}-\d{2}-\d{2}\/log_large\.json$/);
     expect(item && "requestBody" in item).toBe(false);
     expect(item && "responseBody" in item).toBe(false);
@@ -162,13 +163,12 @@ describe("streamed answers assembled when the log is stored", () => {
     streamed_chunks: 3,
   };
 
-  it("by the storage thread, which stores the answer the chunks spell", async () => {
-    expect(stores.logs.takesLateJson).toBe(true);
+  it("by the local sink's storage thread, which stores the answer the chunks spell", async () => {
     expect(await logger.write(log("log_late", { model: "m" }, transcript()), 30, 600)).toBe(true);
-    expect((await stores.logs.get("LOG#log_late", "LOG"))?.responseBody).toMatchObject(answer);
+    expect((await stores.logSink.records.get("LOG#log_late", "LOG"))?.responseBody).toMatchObject(answer);
   });
 
-  it("here, for a store that takes plain values only (DynamoDB refuses class instances)", async () => {
+  it("as plain values for a store that takes nothing else (DynamoDB refuses class instances)", async () => {
     const items: RecordItem[] = [];
     const plainOnly = {
       put: async (item: RecordItem) => {
@@ -176,7 +176,7 @@ describe("streamed answers assembled when the log is stored", () => {
         items.push(item);
       },
     } as unknown as Records;
-    const plainLogger = new RequestLogger(plainOnly, stores.blobs, {
+    const plainLogger = new RequestLogger(new RecordsLogSink(plainOnly, stores.blobs), stores.blobs, {
       retentionDays: 30,
       threshold: 5,
       backoffMs: 60_000,
@@ -186,11 +186,11 @@ describe("streamed answers assembled when the log is stored", () => {
     expect(items[0]?.responseBody).toMatchObject(answer);
   });
 
-  it("here too when the bodies must be measured, and only once", async () => {
+  it("once, also when the bodies must be measured", async () => {
     const late = transcript();
     const assemble = vi.spyOn(late, "assemble");
     expect(await logger.write(log("log_measured", { model: "m" }, late), 30, 20_000)).toBe(true);
-    expect((await stores.logs.get("LOG#log_measured", "LOG"))?.responseBody).toMatchObject(answer);
+    expect((await stores.logSink.records.get("LOG#log_measured", "LOG"))?.responseBody).toMatchObject(answer);
     expect(assemble).toHaveBeenCalledTimes(1);
   });
 
@@ -198,16 +198,23 @@ describe("streamed answers assembled when the log is stored", () => {
     const text = '{"id":"r1", "object":"chat.completion","choices":[{"message":{"content":"a\\"b"}}]}';
     const value = JSON.parse(text);
     expect(await logger.write(log("log_text", { model: "m" }, new JsonText(text, value)), 30, 300)).toBe(true);
-    expect((await stores.logs.get("LOG#log_text", "LOG"))?.responseBody).toEqual(value);
+    expect((await stores.logSink.records.get("LOG#log_text", "LOG"))?.responseBody).toEqual(value);
     const items: RecordItem[] = [];
-    const plainOnly = { put: async (item: RecordItem) => void items.push(item) } as unknown as Records;
-    const plainLogger = new RequestLogger(plainOnly, stores.blobs, {
+    const plainOnly = {
+      put: async (item: RecordItem) => {
+        marshallItem(item);
+        items.push(item);
+      },
+    } as unknown as Records;
+    const plainLogger = new RequestLogger(new RecordsLogSink(plainOnly, stores.blobs), stores.blobs, {
       retentionDays: 30,
       threshold: 5,
       backoffMs: 60_000,
       timeoutMs: 15_000,
     });
-    await plainLogger.write(log("log_text_plain", { model: "m" }, new JsonText(text, value)), 30, 300);
+    expect(await plainLogger.write(log("log_text_plain", { model: "m" }, new JsonText(text, value)), 30, 300)).toBe(
+      true,
+    );
     expect(items[0]?.responseBody).toBe(value);
   });
 });

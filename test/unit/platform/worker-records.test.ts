@@ -32,7 +32,7 @@ describe("request-log records written by the storage thread", () => {
   it("keeps logs in logs.db, committed when the write resolves, and nothing of them in gateway.db", async () => {
     const dir = tempDir();
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
-    await Promise.all([stores.logs.put(logItem("a")), stores.logs.put(logItem("b"))]);
+    await Promise.all([stores.logSink.records.put(logItem("a")), stores.logSink.records.put(logItem("b"))]);
     expect(committed(join(dir, "logs.db"), "SELECT pk FROM records ORDER BY pk")).toEqual([
       { pk: "LOG#a" },
       { pk: "LOG#b" },
@@ -41,8 +41,10 @@ describe("request-log records written by the storage thread", () => {
       { n: 0 },
     ]);
     // Conditions are checked by the thread and fail as on this thread.
-    await expect(stores.logs.put(logItem("a"), { exists: false })).rejects.toBeInstanceOf(ConditionFailedError);
-    await expect(stores.logs.put({ pk: "", sk: "x" })).rejects.toBeInstanceOf(RangeError);
+    await expect(stores.logSink.records.put(logItem("a"), { exists: false })).rejects.toBeInstanceOf(
+      ConditionFailedError,
+    );
+    await expect(stores.logSink.records.put({ pk: "", sk: "x" })).rejects.toBeInstanceOf(RangeError);
   });
 
   it("moves the logs an earlier version kept in gateway.db into logs.db when the stores open", async () => {
@@ -53,10 +55,10 @@ describe("request-log records written by the storage thread", () => {
     old.close();
 
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
-    expect(await stores.logs.get("LOG#old", "LOG")).toMatchObject({ status: 200 });
+    expect(await stores.logSink.records.get("LOG#old", "LOG")).toMatchObject({ status: 200 });
     expect(await stores.records.get("LOG#old", "LOG")).toBeUndefined();
     expect(await stores.records.get("ORG#1", "ORG")).toMatchObject({ name: "kept" });
-    const page = await stores.logs.query({ partition: "LOGS#org#2026-11-23", index: "gsi1" });
+    const page = await stores.logSink.records.query({ partition: "LOGS#org#2026-11-23", index: "gsi1" });
     expect(page.items.map((item) => item.pk)).toEqual(["LOG#old"]);
   });
 
@@ -72,7 +74,7 @@ describe("request-log records written by the storage thread", () => {
     logs.close();
 
     stores = createLocalStores({ dataDir: dir, publicBaseUrl: "http://localhost" });
-    expect(await stores.logs.get("LOG#both", "LOG")).toMatchObject({ status: 200 });
+    expect(await stores.logSink.records.get("LOG#both", "LOG")).toMatchObject({ status: 200 });
     expect(committed(join(dir, "gateway.db"), "SELECT count(*) AS n FROM records")).toEqual([{ n: 0 }]);
   });
 
@@ -86,7 +88,7 @@ describe("request-log records written by the storage thread", () => {
     const until = Date.now() + 2000;
     while (Date.now() < until) {
       for (let i = 0; i < 8; i++)
-        pending.push(stores.logs.put({ ...logItem(`w${written++}`), text: "x".repeat(2000) }));
+        pending.push(stores.logSink.records.put({ ...logItem(`w${written++}`), text: "x".repeat(2000) }));
       largest = Math.max(largest, statSync(wal, { throwIfNoEntry: false })?.size ?? 0);
       await new Promise((resolve) => setTimeout(resolve, 1));
     }

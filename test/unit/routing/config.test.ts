@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadRegexEngine } from "../../../core/routing/query.ts";
+
+// Configs with $regex are compiled once the regex engine is loaded (callers await it; see routing/source.ts).
+beforeAll(() => loadRegexEngine());
 import { HttpError } from "../../../core/http/errors.ts";
 import { type ConfigNode, type LeafNode, type StrategyNode, compileConfig } from "../../../core/routing/config.ts";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
@@ -132,6 +136,16 @@ describe("config schema: every error names the offending path", () => {
         targets: [leaf({ name: "a" })],
       },
       "x-gateway-config.strategy.conditions[0].query.body.model",
+    ],
+    ["provider name longer than 128 characters", { provider: "p".repeat(5_000) }, "x-gateway-config.provider"],
+    ["request_timeout past 2^31-1 ms", leaf({ request_timeout: 2 ** 31 }), "x-gateway-config.request_timeout"],
+    [
+      "target name longer than 128 characters in a condition",
+      {
+        strategy: { mode: "conditional", conditions: [when({ "metadata.a": "b" }, "t".repeat(200))] },
+        targets: [leaf({ name: "a" })],
+      },
+      "x-gateway-config.strategy.conditions[0].then",
     ],
     [
       "bad regex",

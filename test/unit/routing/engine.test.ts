@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadRegexEngine } from "../../../core/routing/query.ts";
+
+// Configs with $regex are compiled once the regex engine is loaded (callers await it; see routing/source.ts).
+beforeAll(() => loadRegexEngine());
 import { HttpError } from "../../../core/http/errors.ts";
 import { UpstreamError } from "../../../core/providers/types.ts";
 import { type LeafNode, compileConfig } from "../../../core/routing/config.ts";

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { type QueryContext, compileQuery } from "../../../core/routing/query.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type QueryContext, compileQuery, loadRegexEngine } from "../../../core/routing/query.ts";
+
+beforeAll(() => loadRegexEngine());
 
 const context: QueryContext = {
   metadata: { _user: "alice", tier: "gold", level: "7", "dotted.key": "yes" },
@@ -72,5 +74,22 @@ describe("conditional query language", () => {
     [{ "params.model": { $eq: 1, plain: 2 } }, "q.params.model"],
   ])("rejects %j naming %s", (query, param) => {
     expect(() => compileQuery(query, "q")).toThrow(expect.objectContaining({ status: 400, param }));
+  });
+});
+
+describe("$regex runs in linear time", () => {
+  it("answers at once on a pattern that backtracks catastrophically in JavaScript", () => {
+    // Before: a JavaScript RegExp took over a second on 29 characters, four times longer for every two more.
+    const matches = compileQuery({ "params.model": { $regex: "^(a+)+$" } }, "q");
+    const started = performance.now();
+    expect(matches({ metadata: {}, params: { model: `${"a".repeat(5_000)}!` }, url: { pathname: "/" } })).toBe(false);
+    expect(matches({ metadata: {}, params: { model: "aaaa" }, url: { pathname: "/" } })).toBe(true);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  it("refuses look-around and back-references (not RE2) with a 400", () => {
+    for (const pattern of ["(?=a)b", "(a)\\1"]) {
+      expect(() => compileQuery({ "params.model": { $regex: pattern } }, "q")).toThrow(/RE2 syntax/);
+    }
   });
 });

@@ -1,8 +1,8 @@
 /**
- * An attribute value whose JSON is costly to produce and not needed before the item is stored, such as a
- * streamed answer still to be assembled from its chunks. `toJSON()` produces it, so JSON.stringify (and every
- * store that serialises with it) sees the plain value; a store that writes on another thread may instead send
- * `late` there and produce the JSON off the event loop (Records.takesLateJson).
+ * A deferred log body: one whose JSON is costly to produce and not needed before the log is stored, such as a
+ * streamed answer still to be assembled from its chunks. `toJSON()` produces the plain value. Every LogSink
+ * takes them (log-sink.ts): the AWS sink resolves them on the event loop; the local one sends `late` to its
+ * storage thread, which produces the JSON there.
  */
 export interface LateJson {
   toJSON(): unknown;
@@ -16,8 +16,8 @@ export type LatePayload =
   | { kind: "json-text"; text: string };
 
 /**
- * A value whose JSON text is at hand (an answer that passed through as the provider's bytes): a storage thread
- * writes the text itself instead of the event loop serialising the value again.
+ * A body whose JSON text is at hand (an answer that passed through as the provider's bytes): the local storage
+ * thread writes the text itself instead of the event loop serialising the value again.
  */
 export class JsonText implements LateJson {
   readonly late: LatePayload;

@@ -1,7 +1,11 @@
 import * as z from "zod";
-import { badRequest } from "../http/errors.ts";
-import { json, validate } from "../http/json.ts";
 import type { Page } from "../store/ports.ts";
+import { json, validate } from "./json.ts";
+
+/**
+ * The HTTP side of list routes: the common list query, and the OpenAI-style list body of a page a service
+ * returned (core/control/paging.ts runs the store's list and turns a malformed cursor into Invalid).
+ */
 
 /** Common list query: `limit` (1..100, default 20), `cursor` (or `after`), optional `workspace_id`. */
 export const listQuerySchema = z.looseObject({
@@ -14,16 +18,6 @@ export const listQuerySchema = z.looseObject({
 export function readListQuery(request: Request) {
   const query = validate(listQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return { ...query, cursor: query.cursor ?? query.after };
-}
-
-/** Runs a list, turning a malformed cursor into a 400. */
-export async function listPage<T>(run: () => Promise<Page<T>>): Promise<Page<T>> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof RangeError) throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
-    throw error;
-  }
 }
 
 /** OpenAI-style list body: `object: "list"`, `data`, `has_more`, plus `next_cursor` and `total` when known. */

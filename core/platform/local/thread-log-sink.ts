@@ -1,0 +1,33 @@
+import { layoutLog } from "../../logs/log-layout.ts";
+import type { LogEntry, LogSink } from "../../logs/log-sink.ts";
+import type { FolderBlobs } from "./folder-blobs.ts";
+import type { WorkerRecords } from "./worker-records.ts";
+
+/**
+ * The log sink of the local platform: the record goes to the storage thread (worker-records.ts), which
+ * inserts it into logs.db and produces its deferred bodies there (a streamed answer is assembled off the event
+ * loop); large bodies are written to the blob folder first, from here. Reads use `records`, whose reads run on
+ * a main-thread connection to logs.db.
+ */
+export class ThreadLogSink implements LogSink {
+  readonly records: WorkerRecords;
+  readonly #blobs: FolderBlobs;
+
+  constructor(records: WorkerRecords, blobs: FolderBlobs) {
+    this.records = records;
+    this.#blobs = blobs;
+  }
+
+  /** Not async: the item is built at once, so the caller may drop the log's bodies as soon as this returns. */
+  write(entry: LogEntry): Promise<void> {
+    try {
+      const { item, blob } = layoutLog(entry);
+      if (!blob) return this.records.put(item);
+      return this.#blobs
+        .put(blob.key, blob.json, { contentType: "application/json" })
+        .then(() => this.records.put(item));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
