@@ -7,13 +7,19 @@
  * the local server only; the core builds plain `new Response(body, { headers })` either way.
  */
 
-/** A Headers view over a plain record of lower-case names (what `new Response(body, { headers: {...} })` gave). */
-export class RecordHeaders {
+import { HeadersView } from "./headers-view.ts";
+
+/**
+ * A Headers view over a plain record of lower-case names (what `new Response(body, { headers: {...} })` gave).
+ * Being `instanceof Headers`, the adapter reads it as it is instead of building a Headers from the record.
+ */
+export class RecordHeaders extends HeadersView {
   readonly #record: Record<string, string>;
   /** Set-Cookie values after the first (which is in the record). */
   readonly #cookies: string[] = [];
 
   constructor(record: Record<string, string>) {
+    super();
     this.#record = record;
   }
 
@@ -52,32 +58,8 @@ export class RecordHeaders {
     return cookie === undefined ? [] : [cookie, ...this.#cookies];
   }
 
-  forEach(callback: (value: string, name: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [name, value] of this.#entries()) callback.call(thisArg, value, name, this as unknown as Headers);
-  }
-
-  entries(): ArrayIterator<[string, string]> {
-    return this.#entries()[Symbol.iterator]();
-  }
-
-  keys(): ArrayIterator<string> {
-    return this.#entries()
-      .map(([name]) => name)
-      [Symbol.iterator]();
-  }
-
-  values(): ArrayIterator<string> {
-    return this.#entries()
-      .map(([, value]) => value)
-      [Symbol.iterator]();
-  }
-
-  [Symbol.iterator](): ArrayIterator<[string, string]> {
-    return this.entries();
-  }
-
   /** Sorted by name, as `Headers` iterates (each cookie on its own). */
-  #entries(): Array<[string, string]> {
+  protected entryList(): Array<[string, string]> {
     const entries: Array<[string, string]> = [];
     for (const name of Object.keys(this.#record).sort()) {
       if (name === "set-cookie") for (const cookie of this.getSetCookie()) entries.push([name, cookie]);
@@ -86,9 +68,6 @@ export class RecordHeaders {
     return entries;
   }
 }
-
-// `instanceof Headers` holds: the adapter then reads these headers as they are instead of building a Headers.
-Object.setPrototypeOf(RecordHeaders.prototype, Headers.prototype);
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const FORBIDDEN_VALUE = /[\0\r\n]/;

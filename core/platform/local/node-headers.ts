@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { HeadersView } from "./headers-view.ts";
 
 /**
  * The request headers node:http already parsed (lower-case names, repeated headers joined), read through the
@@ -7,10 +8,11 @@ import type { IncomingHttpHeaders } from "node:http";
  * (for the log): that copy, and its garbage, are measurable per request. Read-only, as an incoming request's
  * headers are.
  */
-export class NodeHeaders {
+export class NodeHeaders extends HeadersView {
   readonly #raw: IncomingHttpHeaders;
 
   constructor(raw: IncomingHttpHeaders) {
+    super();
     this.#raw = raw;
   }
 
@@ -26,30 +28,6 @@ export class NodeHeaders {
 
   getSetCookie(): string[] {
     return [];
-  }
-
-  forEach(callback: (value: string, name: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [name, value] of this.#entries()) callback.call(thisArg, value, name, this as unknown as Headers);
-  }
-
-  entries(): ArrayIterator<[string, string]> {
-    return this.#entries()[Symbol.iterator]();
-  }
-
-  keys(): ArrayIterator<string> {
-    return this.#entries()
-      .map(([name]) => name)
-      [Symbol.iterator]();
-  }
-
-  values(): ArrayIterator<string> {
-    return this.#entries()
-      .map(([, value]) => value)
-      [Symbol.iterator]();
-  }
-
-  [Symbol.iterator](): ArrayIterator<[string, string]> {
-    return this.entries();
   }
 
   set(): void {
@@ -77,7 +55,7 @@ export class NodeHeaders {
   }
 
   /** Sorted by name, as `Headers` iterates. */
-  #entries(): Array<[string, string]> {
+  protected entryList(): Array<[string, string]> {
     const entries: Array<[string, string]> = [];
     for (const name of Object.keys(this.#raw).sort()) {
       const value = this.#raw[name];
@@ -88,9 +66,6 @@ export class NodeHeaders {
     return entries;
   }
 }
-
-// `instanceof Headers` holds, so code that checks for a Headers object takes it as one.
-Object.setPrototypeOf(NodeHeaders.prototype, Headers.prototype);
 
 /** The request as handlers see it, with `headers` read from node's parsed ones (see above). */
 export function withNodeHeaders(request: Request, raw: IncomingHttpHeaders): Request {
