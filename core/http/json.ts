@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { HttpError, badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
-import { maxJsonDepth, withinJsonDepth } from "../util/json-depth.ts";
+import { maxJsonDepth, textMayNestDeeperThanLimit, withinJsonDepth } from "../util/json-depth.ts";
 
 /** Body size limits in bytes; overridable by env (docs/configuration.md). */
 export const DEFAULT_JSON_BODY_LIMIT = 25 * 1024 * 1024;
@@ -17,7 +17,7 @@ export function parseJsonWithinDepth(text: string, param: string | null, what: s
   } catch (error) {
     throw badRequest(`${what} is not valid JSON: ${(error as Error).message}`, param, "invalid_json");
   }
-  checkJsonDepth(value, param, what);
+  if (textMayNestDeeperThanLimit(text)) checkJsonDepth(value, param, what);
   return keepLargeIntegers(text, value);
 }
 

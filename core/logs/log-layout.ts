@@ -1,4 +1,4 @@
-import type { RecordItem } from "../store/ports.ts";
+import type { Blobs, RecordItem, Records } from "../store/ports.ts";
 import { isLateJson } from "./late-json.ts";
 import { bodiesBlobKey, dayPartition, logKey } from "./log-keys.ts";
 import type { LogEntry } from "./log-sink.ts";
@@ -63,4 +63,23 @@ function truncate(body: unknown): unknown {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   if (text.length <= MAX_BODY_BYTES) return body;
   return { truncated: true, bytes: text.length, head: text.slice(0, MAX_BODY_BYTES) };
+}
+
+/**
+ * Stores a log as laid out: its bodies' blob first (the record names it), then the record. `resolveDeferred`
+ * when the record store takes plain values only (DynamoDB); the local storage thread produces them itself.
+ * Not async: the item is built at once, so the caller may drop the log's bodies as soon as this returns.
+ */
+export function storeLog(records: Records, blobs: Blobs, entry: LogEntry, resolveDeferred: boolean): Promise<void> {
+  try {
+    const { item, blob } = layoutLog(entry);
+    if (resolveDeferred) {
+      item.requestBody = resolveLateJson(item.requestBody);
+      item.responseBody = resolveLateJson(item.responseBody);
+    }
+    if (!blob) return records.put(item);
+    return blobs.put(blob.key, blob.json, { contentType: "application/json" }).then(() => records.put(item));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

@@ -1,5 +1,5 @@
 import type { Blobs, Records } from "../store/ports.ts";
-import { layoutLog, resolveLateJson } from "./log-layout.ts";
+import { storeLog } from "./log-layout.ts";
 import type { LogEntry, LogSink } from "./log-sink.ts";
 
 /**
@@ -15,19 +15,8 @@ export class RecordsLogSink implements LogSink {
     this.#blobs = blobs;
   }
 
-  /** Not async: the item is built at once, so the caller may drop the log's bodies as soon as this returns. */
   write(entry: LogEntry): Promise<void> {
-    try {
-      const { item, blob } = layoutLog(entry);
-      // DynamoDB takes plain values only.
-      item.requestBody = resolveLateJson(item.requestBody);
-      item.responseBody = resolveLateJson(item.responseBody);
-      if (!blob) return this.records.put(item);
-      return this.#blobs
-        .put(blob.key, blob.json, { contentType: "application/json" })
-        .then(() => this.records.put(item));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    // DynamoDB takes plain values only: deferred bodies are resolved here.
+    return storeLog(this.records, this.#blobs, entry, true);
   }
 }

@@ -35,3 +35,19 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 
 /** Whether a parsed value is within the process-wide nesting limit. */
 export const withinJsonDepth = (value: unknown): boolean => !nestsDeeperThan(value, limit);
+
+/**
+ * Whether JSON text may nest deeper than the limit: only if it opens more objects and arrays than the limit.
+ * Counting brackets (strings included, so it may say yes needlessly, never no wrongly) is a plain scan of the
+ * text, where walking the parsed value visits every value: usual bodies skip the walk.
+ */
+export function textMayNestDeeperThanLimit(text: string): boolean {
+  if (text.length <= limit * 2) return false;
+  let opened = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // 0x7b `{`, 0x5b `[`
+    if ((code === 0x7b || code === 0x5b) && ++opened > limit) return true;
+  }
+  return false;
+}

@@ -1,4 +1,4 @@
-import { layoutLog } from "../../logs/log-layout.ts";
+import { storeLog } from "../../logs/log-layout.ts";
 import type { LogEntry, LogSink } from "../../logs/log-sink.ts";
 import type { FolderBlobs } from "./folder-blobs.ts";
 import type { WorkerRecords } from "./worker-records.ts";
@@ -18,16 +18,8 @@ export class ThreadLogSink implements LogSink {
     this.#blobs = blobs;
   }
 
-  /** Not async: the item is built at once, so the caller may drop the log's bodies as soon as this returns. */
   write(entry: LogEntry): Promise<void> {
-    try {
-      const { item, blob } = layoutLog(entry);
-      if (!blob) return this.records.put(item);
-      return this.#blobs
-        .put(blob.key, blob.json, { contentType: "application/json" })
-        .then(() => this.records.put(item));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    // The storage thread produces deferred bodies itself (late-attributes.ts).
+    return storeLog(this.records, this.#blobs, entry, false);
   }
 }
