@@ -275,7 +275,8 @@ export class SqliteVectorIndex implements VectorIndex {
         quantization: ScalarKind.I8,
         connectivity: 16,
         expansion_add: 64,
-        expansion_search: 64,
+        // Wider than usearch's default: near-duplicates stay findable at 100k entries (bench/README.md).
+        expansion_search: 128,
         multi: false,
       });
       graphs.byDimension.set(dimensions, graph);
