@@ -142,7 +142,14 @@ export function vectorIndexContract(getIndex: () => VectorIndex) {
       const scope = scopeName("many");
       const entries = Array.from({ length: 300 }, (_, i) => seededVector(8, 1000 + i));
       await Promise.all(entries.map((vector, i) => index.add(scope, `m${i}`, vector, later())));
-      for (const i of [0, 150, 299]) expect((await index.nearest(scope, entries[i]!, 0.999))?.id).toBe(`m${i}`);
+      // The newest entry is found at once. An index may bring a scope into memory newest first while it keeps
+      // answering (the local one does): older entries are found within moments, a miss meanwhile is a miss.
+      expect((await index.nearest(scope, entries[299]!, 0.999))?.id).toBe("m299");
+      for (const i of [150, 0]) {
+        await expect
+          .poll(async () => (await index.nearest(scope, entries[i]!, 0.999))?.id, { timeout: 5000, interval: 20 })
+          .toBe(`m${i}`);
+      }
     });
 
     it("rejects invalid arguments with RangeError", async () => {

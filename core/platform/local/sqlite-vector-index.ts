@@ -38,14 +38,16 @@ interface Row extends RowKey {
 /** The in-memory search structure of one scope: one HNSW graph per dimension found in it. */
 interface ScopeGraphs {
   byDimension: Map<number, HnswIndex>;
-  /** Rows with seq below this are not loaded yet (rows load newest first); 0 once all are. */
+  /** Rows with seq below this are not read yet (rows load newest first); 0 once all are. */
   loadBelow: number;
+  /** Rows read but not yet in the graph (the rest of a page when a slice ran out of time). */
+  pending: Row[];
 }
 
 /** Candidates the graph proposes per query; each is scored exactly against its stored vector. */
 const CANDIDATES = 8;
 /** Rows read per statement while loading a scope. */
-const LOAD_PAGE_ROWS = 256;
+const LOAD_PAGE_ROWS = 64;
 /** Expired rows removed on each add, so entries nobody queries again still leave the table. */
 const SWEEP_ROWS = 16;
 /**
@@ -94,6 +96,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const returning = "RETURNING seq, scope, dimension";
     this.#statements = {
       counts: db.prepare("SELECT scope, COUNT(*) AS entries FROM cache_vectors GROUP BY scope"),
+      exists: db.prepare("SELECT 1 FROM cache_vectors WHERE seq = ?"),
       bySeq: db.prepare("SELECT seq, scope, id, dimension, vector, expires_at FROM cache_vectors WHERE seq = ?"),
       page: db.prepare(
         `SELECT seq, scope, id, dimension, vector, expires_at FROM cache_vectors
@@ -236,32 +239,47 @@ export class SqliteVectorIndex implements VectorIndex {
       return loaded;
     }
     if (this.#closed || !this.#entryCounts().has(scope)) return undefined;
-    const graphs: ScopeGraphs = { byDimension: new Map(), loadBelow: Number.MAX_SAFE_INTEGER };
+    const graphs: ScopeGraphs = { byDimension: new Map(), loadBelow: Number.MAX_SAFE_INTEGER, pending: [] };
     this.#graphs.set(scope, graphs);
     if (this.#graphs.size > MAX_LOADED_SCOPES) this.#graphs.delete(this.#graphs.keys().next().value!);
     this.#loadSlice(scope, graphs);
     return graphs;
   }
 
-  /** Loads rows for up to loadSliceMs, then schedules the next slice while rows remain. */
+  /**
+   * Puts rows into the graph for up to loadSliceMs, then schedules the next slice while rows remain. The clock
+   * is checked after every row: one graph insert of a 1536-dimension vector takes about a millisecond, so a
+   * whole page at once would stall the event loop far longer than a slice.
+   */
   #loadSlice(scope: string, graphs: ScopeGraphs): void {
     // Stopped: closed, or the scope was dropped from memory (emptied, or least recently used).
     if (this.#closed || this.#graphs.get(scope) !== graphs) return;
     const started = performance.now();
     const now = Date.now();
-    while (graphs.loadBelow > 0) {
-      const rows = sqlite("vectors.load", () => this.#statements.page.all(scope, graphs.loadBelow) as Row[]);
-      for (const row of rows) {
-        // Expired rows are not loaded; the sweep on add deletes them.
-        if (row.expires_at > now) this.#graphFor(graphs, row.dimension).add(BigInt(row.seq), toFloat32(row.vector));
-        graphs.loadBelow = row.seq;
+    for (;;) {
+      if (graphs.pending.length === 0) {
+        if (graphs.loadBelow === 0) return;
+        const page = sqlite("vectors.load", () => this.#statements.page.all(scope, graphs.loadBelow) as Row[]);
+        graphs.loadBelow = page.length < LOAD_PAGE_ROWS ? 0 : page.at(-1)!.seq;
+        // Newest first: the page is in descending seq order; pop() takes from the end, so reverse it.
+        graphs.pending = page.reverse();
+        continue;
       }
-      if (rows.length < LOAD_PAGE_ROWS) graphs.loadBelow = 0;
-      else if (performance.now() - started >= this.#options.loadSliceMs) {
+      const row = graphs.pending.pop()!;
+      // Expired rows are not loaded; the sweep on add deletes them. A row deleted since the page was read is
+      // skipped too (the graph must hold only rows of the table).
+      if (row.expires_at > now && this.#isStored(row)) {
+        this.#graphFor(graphs, row.dimension).add(BigInt(row.seq), toFloat32(row.vector));
+      }
+      if (performance.now() - started >= this.#options.loadSliceMs) {
         setImmediate(() => this.#loadSlice(scope, graphs));
         return;
       }
     }
+  }
+
+  #isStored(row: Row): boolean {
+    return sqlite("vectors.load", () => this.#statements.exists.get(row.seq) !== undefined);
   }
 
   #graphFor(graphs: ScopeGraphs, dimensions: number): HnswIndex {
