@@ -18,6 +18,7 @@ export default $config({
   },
   async run() {
     await import("./infra/storage.ts");
+    await import("./infra/vectors.ts");
     await import("./infra/secrets.ts");
     const { router } = await import("./infra/api.ts");
     await import("./infra/workers.ts");

@@ -1,5 +1,5 @@
 import { ROUTE_FAMILIES, type RouteFamily } from "../core/routes/table.ts";
-import { gatewayEnvironment, gatewayLinks, NODE_RUNTIME } from "./gateway-runtime.ts";
+import { gatewayEnvironment, gatewayLinks, gatewayPermissions, NODE_RUNTIME } from "./gateway-runtime.ts";
 import { componentName } from "./naming.ts";
 import { routerPrefixes } from "./router-prefixes.ts";
 
@@ -23,6 +23,7 @@ export const functions: Record<string, sst.aws.Function> = Object.fromEntries(
       streaming: true,
       url: true,
       link: gatewayLinks,
+      permissions: gatewayPermissions,
       environment: gatewayEnvironment,
     }),
   ]),

@@ -2,10 +2,13 @@ import { deadLetterQueueName } from "../core/store/ports.ts";
 import { LAMBDA_NODEJS } from "./lambda-bundle.ts";
 import { bootstrapAdminKey, masterKey } from "./secrets.ts";
 import { bucket, queues, table } from "./storage.ts";
+import { SEMANTIC_CACHE_DIMENSIONS } from "../core/platform/aws/s3-vector-names.ts";
+import { VECTOR_PERMISSIONS, vectorBucket } from "./vectors.ts";
 
 /**
  * What every gateway Lambda (route-family functions and queue workers) gets: links to all the stores and
- * secrets (a link grants the IAM permissions on them) and the environment that
+ * secrets (a link grants the IAM permissions on them), permissions on the semantic cache's S3 Vectors indexes
+ * (not an SST component, so not linkable), and the environment that
  * core/platform/aws/services-from-env.ts reads.
  */
 
@@ -34,7 +37,11 @@ export const gatewayEnvironment: Record<string, SstInput<string>> = {
   GATEWAY_QUEUE_URLS: $jsonStringify(queueUrls),
   GATEWAY_MASTER_KEY: masterKey.value,
   GATEWAY_BOOTSTRAP_ADMIN_KEY: bootstrapAdminKey.value,
+  GATEWAY_VECTOR_BUCKET: vectorBucket.vectorBucketName,
+  GATEWAY_VECTOR_DIMENSIONS: SEMANTIC_CACHE_DIMENSIONS.join(","),
 };
+
+export const gatewayPermissions = VECTOR_PERMISSIONS;
 
 /**
  * Node 24 on arm64 (Graviton: cheaper per GB-second than x86, and nothing in the bundles is native), bundled as

@@ -32,6 +32,8 @@ declare namespace sst {
       streaming?: boolean;
       url?: boolean | { authorization?: "none" | "iam"; cors?: boolean | Record<string, unknown> };
       link?: SstLinkable[];
+      /** IAM statements added to the function's role (for resources that are not SST components). */
+      permissions?: Array<{ actions: string[]; resources: SstInput<string>[] }>;
       environment?: Record<string, SstInput<string>>;
       description?: string;
     }
@@ -114,7 +116,37 @@ declare namespace sst {
   }
 }
 
-declare const $app: { name: string; stage: string };
+/**
+ * The Pulumi AWS provider SST bundles (global `aws` in sst.config.ts), for resources SST has no component for:
+ * Amazon S3 Vectors (aws.s3.VectorsVectorBucket / aws.s3.VectorsIndex, @pulumi/aws 7.x).
+ */
+declare namespace aws {
+  namespace s3 {
+    class VectorsVectorBucket {
+      constructor(name: string, args: { vectorBucketName: string; forceDestroy?: boolean });
+      readonly vectorBucketName: SstOutput<string>;
+      readonly vectorBucketArn: SstOutput<string>;
+    }
+
+    class VectorsIndex {
+      constructor(
+        name: string,
+        args: {
+          vectorBucketName: SstInput<string>;
+          indexName: string;
+          dataType: "float32";
+          dimension: number;
+          distanceMetric: "cosine" | "euclidean";
+          metadataConfiguration?: { nonFilterableMetadataKeys: string[] };
+        },
+      );
+      readonly indexArn: SstOutput<string>;
+      readonly indexName: SstOutput<string>;
+    }
+  }
+}
+
+declare const $app: { name: string; stage: string; removal: "remove" | "retain" | "retain-all" };
 declare function $interpolate(strings: TemplateStringsArray, ...values: unknown[]): SstOutput<string>;
 declare function $jsonStringify(value: unknown): SstOutput<string>;
 declare function $config<T>(config: T): T;

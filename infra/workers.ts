@@ -1,5 +1,5 @@
 import type { QueueName } from "../core/store/ports.ts";
-import { gatewayEnvironment, gatewayLinks, NODE_RUNTIME } from "./gateway-runtime.ts";
+import { gatewayEnvironment, gatewayLinks, gatewayPermissions, NODE_RUNTIME } from "./gateway-runtime.ts";
 import { queues, table, WORKER_TIMEOUT_SECONDS } from "./storage.ts";
 
 /**
@@ -16,6 +16,7 @@ for (const [name, { queue }] of Object.entries(queues) as [QueueName, (typeof qu
       memory: "1024 MB",
       timeout: `${WORKER_TIMEOUT_SECONDS} seconds`,
       link: gatewayLinks,
+      permissions: gatewayPermissions,
       environment: gatewayEnvironment,
     },
     { batch: { size: 10, partialResponses: true } },

@@ -95,12 +95,18 @@ const SETTINGS = {
   GATEWAY_JWT_ISSUER: optionalString,
   GATEWAY_JWT_AUDIENCE: optionalString,
   GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS: positiveInt(30, 0),
+  // Semantic cache vector index (core/cache/vectors): entries kept on the local platform, oldest removed first
+  GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES: positiveInt(100_000),
+  GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE: positiveInt(100_000),
   // AWS platform
   GATEWAY_TABLE: optionalString,
   GATEWAY_BUCKET: optionalString,
   GATEWAY_QUEUE_URLS: optionalString,
   GATEWAY_MASTER_KEY: optionalString,
   GATEWAY_KMS_KEY_ID: optionalString,
+  // S3 Vectors bucket of the semantic cache, and the dimensions it has an index for (infra/vectors.ts)
+  GATEWAY_VECTOR_BUCKET: optionalString,
+  GATEWAY_VECTOR_DIMENSIONS: commaList,
   GATEWAY_BOOTSTRAP_ADMIN_KEY: optionalString,
 } satisfies Record<string, Parser<unknown>>;
 

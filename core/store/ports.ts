@@ -2,6 +2,7 @@
  * Storage ports. Every platform provides one adapter per port; all adapters pass the same contract suite
  * (test/contract). Nothing here knows SQLite, the filesystem, DynamoDB, S3 or SQS.
  */
+import type { VectorIndex } from "../cache/vectors/port.ts";
 import type { LogSink } from "../logs/log-sink.ts";
 
 /** One record of the single-table design. Attributes other than the key fields are free-form JSON values. */
@@ -192,6 +193,8 @@ export interface Stores {
   blobs: Blobs;
   queue: Queue;
   secrets: Secrets;
+  /** The semantic cache's vector index (core/cache/vectors/port.ts); loads nothing until first used. */
+  vectors: VectorIndex;
   close(): Promise<void>;
 }
 

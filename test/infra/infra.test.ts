@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { deadLetterQueueName, MAX_RECEIVES, QUEUE_NAMES } from "../../core/store/ports.ts";
+import { SEMANTIC_CACHE_DIMENSIONS, s3VectorIndexName } from "../../core/platform/aws/s3-vector-names.ts";
+import { vectorBucketName } from "../../infra/naming.ts";
 import { installRecordingSst, type RecordedComponent, type Recording } from "./recording-sst.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -78,6 +80,36 @@ describe("storage", () => {
   });
 });
 
+describe("semantic cache vectors (S3 Vectors)", () => {
+  it("has one vector bucket, emptied on removal only for stages that are removed", () => {
+    const [bucket, ...others] = recording.of("VectorBucket");
+    expect(others).toHaveLength(0);
+    expect(bucket.args).toEqual({ vectorBucketName: "ai-gateway-test-semantic-cache", forceDestroy: true });
+  });
+
+  it("has one float32 cosine index per supported dimension, named as the adapter addresses it", () => {
+    const bucket = recording.of("VectorBucket")[0].instance;
+    const indexes = recording.of("VectorIndex");
+    expect(indexes.map((index) => index.args.dimension).sort((a, b) => a - b)).toEqual([...SEMANTIC_CACHE_DIMENSIONS]);
+    for (const index of indexes) {
+      expect(index.args).toEqual({
+        vectorBucketName: bucket.vectorBucketName,
+        indexName: s3VectorIndexName(index.args.dimension),
+        dataType: "float32",
+        dimension: index.args.dimension,
+        distanceMetric: "cosine",
+      });
+    }
+  });
+
+  it("makes valid bucket names from any app and stage", () => {
+    expect(vectorBucketName("ai-gateway", "Feature_Branch.42")).toBe("ai-gateway-feature-branch-42-semantic-cache");
+    const long = vectorBucketName("ai-gateway", "x".repeat(80));
+    expect(long.length).toBeLessThanOrEqual(63);
+    expect(long).toMatch(/^[a-z0-9][a-z0-9-]*[a-z0-9]$/);
+  });
+});
+
 describe("api", () => {
   it("has exactly one streaming function with a URL per route family", () => {
     const functions = recording.of("Function");
@@ -129,6 +161,23 @@ describe("every function (route families and workers)", () => {
     }
   });
 
+  it("may put, query, get and delete vectors in the semantic cache's indexes, and nothing else there", () => {
+    const indexArns = recording.of("VectorIndex").map((index) => index.instance.indexArn);
+    for (const args of allFunctionArgs()) {
+      expect(args.permissions, args.handler).toEqual([
+        {
+          actions: [
+            "s3vectors:PutVectors",
+            "s3vectors:QueryVectors",
+            "s3vectors:GetVectors",
+            "s3vectors:DeleteVectors",
+          ],
+          resources: indexArns,
+        },
+      ]);
+    }
+  });
+
   it("gets the environment the AWS platform adapter reads", () => {
     const table = recording.of("Dynamo")[0].instance;
     const bucket = recording.of("Bucket")[0].instance;
@@ -140,6 +189,8 @@ describe("every function (route families and workers)", () => {
         GATEWAY_BUCKET: bucket.name,
         GATEWAY_MASTER_KEY: recording.named("Secret", "MasterKey").instance.value,
         GATEWAY_BOOTSTRAP_ADMIN_KEY: recording.named("Secret", "BootstrapAdminKey").instance.value,
+        GATEWAY_VECTOR_BUCKET: recording.of("VectorBucket")[0].instance.vectorBucketName,
+        GATEWAY_VECTOR_DIMENSIONS: SEMANTIC_CACHE_DIMENSIONS.join(","),
       });
       const queueUrls = JSON.parse(env.GATEWAY_QUEUE_URLS);
       for (const name of QUEUE_NAMES) {

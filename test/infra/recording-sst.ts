@@ -1,13 +1,14 @@
 /**
  * A recording stand-in for the SST globals (`sst.aws.*`, `sst.Secret`, `$app`, `$interpolate`,
- * `$jsonStringify`, `$config`): evaluating sst.config.ts / infra/* against it records every component and
+ * `$jsonStringify`, `$config`) and the Pulumi AWS resources infra uses (`aws.s3.VectorsVectorBucket`,
+ * `aws.s3.VectorsIndex`): evaluating sst.config.ts / infra/* against it records every component and
  * its arguments instead of deploying. Deploy-time values (Pulumi Outputs) are plain placeholder strings.
  * It enforces the rules of the real components that infra code could break (unique names, one subscriber
  * per queue, route patterns starting with `/`) and models the Router's matching for the tests.
  */
 
 export interface RecordedComponent {
-  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret";
+  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret" | "VectorBucket" | "VectorIndex";
   name: string;
   args: any;
   instance: any;
@@ -72,6 +73,9 @@ export class Recording {
     return best?.url;
   }
 }
+
+/** Stages whose resources SST retains (sst.config.ts: production stages). */
+const RETAINED_STAGES = ["prod", "production"];
 
 export function installRecordingSst(stage = "test"): Recording {
   const recording = new Recording();
@@ -182,9 +186,49 @@ export function installRecordingSst(stage = "test"): Recording {
     }
   }
 
+  /** As S3 Vectors and the provider check them: names, and indexes' float32 / 1..4096 / metric. */
+  class VectorsVectorBucket {
+    readonly vectorBucketName: string;
+    readonly vectorBucketArn: string;
+    constructor(name: string, args: any) {
+      if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(args?.vectorBucketName ?? ""))
+        throw new Error(
+          `vector bucket name '${args?.vectorBucketName}' is not 3..63 lowercase letters, digits, hyphens`,
+        );
+      this.vectorBucketName = args.vectorBucketName;
+      this.vectorBucketArn = `arn:aws:s3vectors:us-east-1:123456789012:bucket/${args.vectorBucketName}`;
+      register("VectorBucket", name, args, this);
+    }
+  }
+
+  class VectorsIndex {
+    readonly indexName: string;
+    readonly indexArn: string;
+    constructor(name: string, args: any) {
+      const bucket = recording.of("VectorBucket").find((b) => b.instance.vectorBucketName === args?.vectorBucketName);
+      if (!bucket) throw new Error(`index ${name} names no vector bucket created before it`);
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(args.indexName ?? ""))
+        throw new Error(`index name '${args.indexName}' is not 3..63 lowercase letters, digits, hyphens, dots`);
+      if (args.dataType !== "float32") throw new Error(`index ${name}: dataType must be float32`);
+      if (!Number.isInteger(args.dimension) || args.dimension < 1 || args.dimension > 4096)
+        throw new Error(`index ${name}: dimension must be an integer 1..4096`);
+      if (!["cosine", "euclidean"].includes(args.distanceMetric)) throw new Error(`index ${name}: bad distanceMetric`);
+      const taken = recording
+        .of("VectorIndex")
+        .some(
+          (index) => index.args.vectorBucketName === args.vectorBucketName && index.args.indexName === args.indexName,
+        );
+      if (taken) throw new Error(`index name '${args.indexName}' is used twice in one vector bucket`);
+      this.indexName = args.indexName;
+      this.indexArn = `${bucket.instance.vectorBucketArn}/index/${args.indexName}`;
+      register("VectorIndex", name, args, this);
+    }
+  }
+
   Object.assign(globalThis, {
     sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue } },
-    $app: { name: "ai-gateway", stage },
+    aws: { s3: { VectorsVectorBucket, VectorsIndex } },
+    $app: { name: "ai-gateway", stage, removal: RETAINED_STAGES.includes(stage) ? "retain" : "remove" },
     $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),
     $jsonStringify: (value: unknown) => JSON.stringify(value),
     $config: <T>(config: T) => config,

@@ -1,3 +1,4 @@
+import type { VectorIndex } from "../../cache/vectors/port.ts";
 import { RecordsLogSink } from "../../logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
@@ -15,8 +16,11 @@ export interface AwsStoresOptions {
   masterKey?: Uint8Array | string;
   /** Seal secrets with this KMS key instead of a master key. */
   kmsKeyId?: string;
+  /** The semantic cache's S3 Vectors bucket and the dimensions it has an index for (infra/vectors.ts). */
+  vectorBucketName?: string;
+  vectorDimensions?: readonly number[];
   /** Service endpoints, for emulators in tests. */
-  endpoints?: { dynamodb?: string; s3?: string; sqs?: string; kms?: string };
+  endpoints?: { dynamodb?: string; s3?: string; sqs?: string; kms?: string; s3vectors?: string };
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Path-style S3 URLs; defaults to true when an S3 endpoint is given (emulators have no bucket DNS). */
@@ -64,6 +68,20 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
         return new KmsSecrets(kms, options.kmsKeyId!);
       }).port
     : masterKeySecrets(options.masterKey);
+  const vectors = options.vectorBucketName
+    ? lazyPort<VectorIndex>(async () => {
+        const [{ S3VectorsClient }, { S3VectorsIndex }] = await Promise.all([
+          import("@aws-sdk/client-s3vectors"),
+          import("./s3-vectors-index.ts"),
+        ]);
+        const client = new S3VectorsClient({ ...common, endpoint: endpoints.s3vectors });
+        clients.push(client);
+        return new S3VectorsIndex(client, {
+          bucketName: options.vectorBucketName!,
+          dimensions: options.vectorDimensions ?? [],
+        });
+      }).port
+    : missingVectorBucket();
   const records = new DynamoRecords(dynamo, options.tableName);
   return {
     records,
@@ -72,6 +90,7 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
     blobs: blobs.port,
     queue: queue.port,
     secrets,
+    vectors,
     async close() {
       for (const client of clients) client.destroy();
     },
@@ -89,4 +108,10 @@ function masterKeySecrets(masterKey: Uint8Array | string | undefined): Secrets {
   // Functions that never touch secrets need no key, so the missing key is reported where it matters.
   const missing = () => Promise.reject(new Error("secrets need GATEWAY_MASTER_KEY (or masterKey / kmsKeyId)"));
   return { encrypt: missing, decrypt: missing };
+}
+
+function missingVectorBucket(): VectorIndex {
+  // Only the semantic cache uses the index, so the missing bucket is reported where it matters.
+  const missing = () => Promise.reject(new Error("the semantic cache needs GATEWAY_VECTOR_BUCKET (infra/vectors.ts)"));
+  return { nearest: missing, add: missing, remove: missing };
 }

@@ -5,7 +5,8 @@ import { createAwsStores } from "./aws-stores.ts";
 /**
  * The services of a Lambda container, from the environment infra/ gives every function: GATEWAY_TABLE,
  * GATEWAY_BUCKET, GATEWAY_QUEUE_URLS (JSON: logical queue name, DLQs included -> URL) and
- * GATEWAY_MASTER_KEY or GATEWAY_KMS_KEY_ID. Region, credentials (and endpoints, through the SDK's own
+ * GATEWAY_MASTER_KEY or GATEWAY_KMS_KEY_ID, and for the semantic cache GATEWAY_VECTOR_BUCKET and
+ * GATEWAY_VECTOR_DIMENSIONS (the dimensions it has an S3 Vectors index for). Region, credentials (and endpoints, through the SDK's own
  * AWS_ENDPOINT_URL_* variables) come from the Lambda runtime as usual. Analytics count request logs from the
  * table's stream (core/platform/aws/analytics-stream-handler.ts), not as they are written; feedback is still
  * counted where it is given.
@@ -18,6 +19,8 @@ export function servicesFromEnv(env: Record<string, string | undefined> = proces
     queueUrls: parseQueueUrls(required("GATEWAY_QUEUE_URLS", settings.GATEWAY_QUEUE_URLS)),
     masterKey: settings.GATEWAY_MASTER_KEY,
     kmsKeyId: settings.GATEWAY_KMS_KEY_ID,
+    vectorBucketName: settings.GATEWAY_VECTOR_BUCKET,
+    vectorDimensions: parseDimensions(settings.GATEWAY_VECTOR_DIMENSIONS),
   });
   const services = createServices(settings, stores);
   // Request logs reach analytics through the table's DynamoDB stream (the analytics stream worker, one
@@ -45,4 +48,13 @@ function parseQueueUrls(value: string): Record<string, string> {
     Object.values(parsed).every((url) => typeof url === "string");
   if (!valid) throw new Error("GATEWAY_QUEUE_URLS must be a JSON object of queue name -> queue URL");
   return parsed as Record<string, string>;
+}
+
+function parseDimensions(values: string[]): number[] {
+  return values.map((value) => {
+    const dimension = Number(value);
+    if (!Number.isInteger(dimension) || dimension < 1 || dimension > 4096)
+      throw new Error(`GATEWAY_VECTOR_DIMENSIONS: expected a comma-separated list of integers 1..4096, got '${value}'`);
+    return dimension;
+  });
 }

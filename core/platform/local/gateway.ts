@@ -29,7 +29,14 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
   mkdirSync(settings.GATEWAY_DATA_DIR, { recursive: true });
   let listeningUrl: string | undefined;
   const publicBaseUrl = () => settings.GATEWAY_PUBLIC_URL ?? listeningUrl ?? `http://localhost:${settings.PORT}`;
-  const stores = createLocalStores({ dataDir: settings.GATEWAY_DATA_DIR, publicBaseUrl });
+  const stores = createLocalStores({
+    dataDir: settings.GATEWAY_DATA_DIR,
+    publicBaseUrl,
+    vectorLimits: {
+      maxEntries: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES,
+      maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
+    },
+  });
   const services = createServices(settings, stores);
   const bootstrap = await ensureOrganisation(stores.records);
 

@@ -9,6 +9,7 @@ import { LOG_PAGE_CACHE_KIB, openDatabase } from "./sqlite.ts";
 import { SqliteCounters } from "./sqlite-counters.ts";
 import { SqliteQueue } from "./sqlite-queue.ts";
 import { SqliteRecords } from "./sqlite-records.ts";
+import { SqliteVectorIndex, type SqliteVectorIndexOptions } from "./sqlite-vector-index.ts";
 import { StorageThread } from "./storage-thread.ts";
 import { ThreadLogSink } from "./thread-log-sink.ts";
 import { checkpointLoopOptions, type WalCheckpointOptions, WalCheckpointer } from "./wal-checkpointer.ts";
@@ -22,11 +23,17 @@ export interface LocalStoresOptions {
   publicBaseUrl: string | (() => string);
   /** WAL checkpoint cadence and restart length (tests shorten them). */
   wal?: WalCheckpointOptions;
+  /** Entry limits of the semantic cache's vector index (GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES[_PER_SCOPE]). */
+  vectorLimits?: SqliteVectorIndexOptions;
 }
+
+/** The defaults of GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES and GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE. */
+const DEFAULT_VECTOR_LIMITS = { maxEntries: 100_000, maxEntriesPerScope: 100_000 };
 
 export interface LocalStores extends Stores {
   blobs: FolderBlobs;
   logSink: ThreadLogSink;
+  vectors: SqliteVectorIndex;
 }
 
 /**
@@ -57,6 +64,7 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
     publicBaseUrl: options.publicBaseUrl,
     signingKey,
   });
+  const vectors = new SqliteVectorIndex(db, writes, options.vectorLimits ?? DEFAULT_VECTOR_LIMITS);
   return {
     records,
     logSink: new ThreadLogSink(logs, blobs),
@@ -64,7 +72,9 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
     queue: new SqliteQueue(db, writes),
     blobs,
     secrets: new KeyFileSecrets(keyFile),
+    vectors,
     async close() {
+      vectors.close();
       writes.flush();
       logs.flush();
       await thread.close();

@@ -9,7 +9,8 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * imports statically, bundled as deployed (esbuild with code splitting, as bench/bundle-size.ts and infra/ do;
  * minifying is left out, it changes no module graph). Modules loaded on first use (dynamic imports) are fine.
  * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
- * plane's schemas (`core/**\/*-schemas.ts`) and the policy request schemas (core/policies/requests.ts).
+ * plane's schemas (`core/**\/*-schemas.ts`), the policy request schemas (core/policies/requests.ts), and the
+ * semantic cache's S3 Vectors client and adapter (and usearch, local only).
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -18,6 +19,10 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
   { what: "classic zod", test: (input) => /node_modules\/zod\/(v4\/classic|v3)\//.test(input) },
   { what: "control-plane schemas", test: (input) => /^core\/.*-schemas\.ts$/.test(input) },
   { what: "policy request schemas", test: (input) => input === "core/policies/requests.ts" },
+  // The semantic cache's vector index loads its client on first use (aws-stores.ts lazyPort).
+  { what: "the S3 Vectors client", test: (input) => input.includes("node_modules/@aws-sdk/client-s3vectors/") },
+  { what: "the S3 Vectors adapter", test: (input) => input === "core/platform/aws/s3-vectors-index.ts" },
+  { what: "usearch", test: (input) => input.includes("node_modules/usearch/") },
 ];
 
 const DATA_PLANE = ROUTE_FAMILIES.filter((family) => family.dataPlane).map((family) => family.name);
