@@ -141,11 +141,12 @@ describe("simple cache", () => {
   });
 
   it("answers 400 for invalid cache header values", async () => {
-    for (const headers of [
+    const invalid: Array<Record<string, string>> = [
       { "x-gateway-cache-force-refresh": "yes please" },
       { "x-gateway-cache-namespace": "has spaces in it" },
       { "x-portkey-cache-namespace": "x".repeat(129) },
-    ]) {
+    ];
+    for (const headers of invalid) {
       const error = await ask(client(headers), fresh()).catch((thrown) => thrown);
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.error).toMatchObject({ type: "invalid_request_error", code: "invalid_header" });

@@ -18,8 +18,8 @@ export class ExactVectorIndex implements SemanticCacheIndex {
   }
 
   async add(scope: string, id: string, vector: Float32Array, expiresAt: number) {
-    let entries = this.scopes.get(scope);
-    if (!entries) this.scopes.set(scope, (entries = new Map()));
+    const entries = this.scopes.get(scope) ?? new Map();
+    this.scopes.set(scope, entries);
     entries.set(id, { vector, expiresAt });
   }
 
