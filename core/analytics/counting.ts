@@ -123,9 +123,12 @@ interface LatencyIndexEntry {
   parts: string[];
 }
 
-/** HIT and SEMANTIC HIT (x-gateway-cache-status) are hits; MISS, REFRESH and DISABLED are not. */
+/**
+ * HIT and SEMANTIC HIT (x-gateway-cache-status) are hits, as are the spellings custom logs use (`hit_semantic`);
+ * MISS, SEMANTIC MISS, REFRESH and DISABLED are not.
+ */
 export function isCacheHit(status: string | undefined): boolean {
-  return status !== undefined && /(^|\s)hit$/i.test(status);
+  return status !== undefined && /^(hit|semantic[ _-]?hit$)/i.test(status);
 }
 
 /** Where round 3 counts a group: its cell, or its workspace's `other` cell when round 2 refused the cell. */
