@@ -9,6 +9,7 @@ import { setMaxJsonDepth } from "./util/json-depth.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
 import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
+import { ResponseCache } from "./cache/response-cache.ts";
 import { type GatewayMetrics, observeLogs } from "./metrics/observe.ts";
 import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
@@ -35,6 +36,11 @@ export interface Services {
   metrics?: GatewayMetrics;
   /** Usage-limit and rate-limit policies, cached in memory, enforced through Counters (core/policies). */
   policies: PolicyEnforcer;
+  /**
+   * The response cache (core/cache): entries on Records and Blobs; semantic mode's vectors in the platform's
+   * vector index (stores.vectors: SQLite + usearch locally, S3 Vectors on AWS).
+   */
+  cache: ResponseCache;
   /**
    * Routing seams for the control plane (core/routing/source.ts and core/gateway/plan.ts call them). Until
    * configs and providers are stored, saved configs and saved providers answer 404 and there is no default.
@@ -76,6 +82,11 @@ export function createServices(settings: Settings, stores: Stores): Services {
       flushIntervalMs: settings.GATEWAY_PLATFORM === "local" ? 1000 : 0,
     }),
     policies: new PolicyEnforcer(stores.records, stores.counters),
+    cache: new ResponseCache(stores.records, stores.blobs, {
+      maxEntryBytes: settings.GATEWAY_CACHE_MAX_ENTRY_BYTES,
+      defaultMaxAgeSeconds: settings.GATEWAY_CACHE_MAX_AGE,
+      semanticIndex: stores.vectors,
+    }),
   };
   observeLogs(services);
   return services;

@@ -123,6 +123,14 @@ interface LatencyIndexEntry {
   parts: string[];
 }
 
+/**
+ * HIT and SEMANTIC HIT (x-gateway-cache-status) are hits, as are the spellings custom logs use (`hit_semantic`);
+ * MISS, SEMANTIC MISS, REFRESH and DISABLED are not.
+ */
+export function isCacheHit(status: string | undefined): boolean {
+  return status !== undefined && /^(hit|semantic[ _-]?hit$)/i.test(status);
+}
+
 /** Where round 3 counts a group: its cell, or its workspace's `other` cell when round 2 refused the cell. */
 interface CountedCell {
   cell: Cell;
@@ -380,7 +388,10 @@ export async function countLogs(
     }
     if (costMicros) both("c", costMicros);
     if (log.status >= 400 || log.error !== undefined) both("e", 1);
-    if (log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus)) both("h", 1);
+    if (isCacheHit(log.cacheStatus)) {
+      both("h", 1);
+      if (log.cacheSavedCost) both("s", Math.round(log.cacheSavedCost * 1e6));
+    }
     const bucket = latencyBucket(log.latencyMs);
     hour.addLatency(bucket, hourExpiry);
     day.addLatency(bucket, dayExpiry);
@@ -492,6 +503,7 @@ export function countedFields(log: RequestLog): RequestLog {
     status: log.status,
     error: log.error,
     cacheStatus: log.cacheStatus,
+    cacheSavedCost: log.cacheSavedCost,
     latencyMs: log.latencyMs,
     usage: log.usage,
     cost: log.cost,

@@ -5,7 +5,8 @@ import { TtlCache } from "../util/ttl-cache.ts";
  *
  * Counters (Counters port), one per (scope, time bucket, field):
  * - a cell is (organisation, bucket, workspace, provider, model); fields `n` requests, `e` errors, `c` cost in
- *   micro-dollars, `p` prompt tokens, `o` completion tokens, `h` cache hits, `l<b>` the latency sketch (one
+ *   micro-dollars, `p` prompt tokens, `o` completion tokens, `h` cache hits, `s` cost saved by
+ *   cache hits in micro-dollars, `l<b>` the latency sketch (one
  *   counter per log bucket b = ceil(ln(ms) / ln(1.1)));
  * - the workspace cell (provider and model `*`): `u` distinct users, `fn` feedback count, `fv` sum of
  *   value x weight and `fw` sum of weights (both x 1e6, so counters stay integers);

@@ -43,6 +43,8 @@ export interface Totals {
   promptTokens: number;
   completionTokens: number;
   cacheHits: number;
+  /** Micro-dollars that cache hits saved (what the cached answers cost when made). */
+  cacheSavedMicros: number;
   latency: Map<number, number>;
   users: number;
   feedbackCount: number;
@@ -57,6 +59,7 @@ const emptyTotals = (): Totals => ({
   promptTokens: 0,
   completionTokens: 0,
   cacheHits: 0,
+  cacheSavedMicros: 0,
   latency: new Map(),
   users: 0,
   feedbackCount: 0,
@@ -73,7 +76,7 @@ const METRIC_FIELDS: Record<Metric, string[]> = {
   tokens: ["p", "o"],
   latency: ["l"],
   errors: ["n", "e"],
-  cache: ["n", "h"],
+  cache: ["n", "h", "s"],
   users: ["u"],
   feedback: ["fn", "fv", "fw"],
 };
@@ -273,6 +276,9 @@ function add(totals: Totals, field: string, value: number, latency?: number): vo
     case "h":
       totals.cacheHits += value;
       break;
+    case "s":
+      totals.cacheSavedMicros += value;
+      break;
     case "u":
       totals.users += value;
       break;
@@ -299,6 +305,7 @@ export function mergeTotals(into: Totals, from: Totals): Totals {
     "promptTokens",
     "completionTokens",
     "cacheHits",
+    "cacheSavedMicros",
     "users",
     "feedbackCount",
     "feedbackWeighted",

@@ -89,6 +89,9 @@ const SETTINGS = {
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
+  // Response cache (docs/caching.md): max_age when a config gives none, and the largest answer stored.
+  GATEWAY_CACHE_MAX_AGE: positiveInt(7 * 24 * 3600, 1, 90 * 24 * 3600),
+  GATEWAY_CACHE_MAX_ENTRY_BYTES: positiveInt(1024 * 1024, 1, 64 * 1024 * 1024),
   // JWT authentication (spec 5.4; core/auth/jwt.ts)
   GATEWAY_JWT_JWKS_URL: optionalUrl,
   GATEWAY_JWT_JWKS: optionalJwks,

@@ -9,6 +9,8 @@ import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { resolveRouting } from "../routing/source.ts";
 import { reservationFor } from "../policies/reservation.ts";
+import { cachedInference, type Embedder } from "../cache/inference-cache.ts";
+import { logRequest } from "../logs/log-request.ts";
 import { callTarget } from "./call-target.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -96,7 +98,7 @@ export async function routeInference(
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
         await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
+        const upstream = () =>
           callTarget({
             route,
             body: params,
@@ -107,14 +109,28 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             trustedHosts: ctx.services.trustedHosts,
-          }),
+          });
+        // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
+          cachedInference(
+            {
+              ctx,
+              family: route,
+              settings: leaf.settings.cache,
+              target: resolved.target,
+              body: params,
+              outcome,
+              embed: leaf.settings.cache?.mode === "semantic" ? gatewayEmbedder(request, ctx) : undefined,
+            },
+            upstream,
+          ),
         );
       },
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
     return withHeaders(result.response, {
-      ...routingHeaders(result.leaf.path, result.retries, provider),
+      ...routingHeaders(result.leaf.path, result.retries, provider, outcome.cacheStatus),
       ...ctx.services.policies?.headersFor(ctx),
     });
   } catch (error) {
@@ -122,4 +138,35 @@ export async function routeInference(
     if (error instanceof RoutingFailure) throw upstreamToHttp(error.error, failureHeaders(error, provider));
     throw error;
   }
+}
+
+/**
+ * The semantic cache's embedder: the text is embedded by the configured embedding target through this same
+ * pipeline (routing, credentials, retries, usage and cost), logged as an embeddings request of its own. A
+ * failure leaves the request uncached by meaning (undefined), never failed.
+ */
+function gatewayEmbedder(request: Request, ctx: RequestContext): Embedder {
+  return async (config, model, text) => {
+    const outcome = newOutcome("embeddings", model, false);
+    const body = { model, input: text, encoding_format: "float" };
+    outcome.requestBody = body;
+    let response: Response;
+    try {
+      response = await routeInference("embeddings", body, config, request, ctx, outcome, `emb-${ctx.traceId}`);
+    } catch (error) {
+      response = new Response(null, { status: (error as { status?: number }).status ?? 502 });
+      console.error(`[${ctx.traceId}] semantic cache: the embedding call failed`, (error as Error).message);
+    }
+    if (ctx.principal) ctx.waitUntil(logRequest(request, response, { path: "/v1/embeddings" }, ctx, outcome));
+    if (response.status !== 200) return undefined;
+    await response.body?.cancel().catch(() => {});
+    const answer = outcome.responseBody as { toJSON?: () => unknown } | undefined;
+    const json = (typeof answer?.toJSON === "function" ? answer.toJSON() : answer) as
+      | { data?: Array<{ embedding?: unknown }> }
+      | undefined;
+    const embedding = json?.data?.[0]?.embedding;
+    if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === "number"))
+      return undefined;
+    return Float32Array.from(embedding as number[]);
+  };
 }

@@ -28,8 +28,10 @@ export interface InferenceOutcome {
   retries?: number;
   /** Path of that target (x-gateway-last-used-option-index). */
   lastUsedOptionIndex?: string;
-  /** x-gateway-cache-status, once a cache answers or stores (none yet). */
+  /** x-gateway-cache-status (core/cache): HIT, SEMANTIC HIT, MISS, REFRESH or DISABLED. */
   cacheStatus?: string;
+  /** A cache hit: what the answer cost when the provider made it (USD), saved by this hit. */
+  cacheSavedCost?: number;
   /** The model the client asked for, and the one the provider says answered. */
   requestedModel: string;
   answeredModel?: string;

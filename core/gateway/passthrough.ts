@@ -12,6 +12,7 @@ import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
+import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
@@ -86,7 +87,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, async () => {
+        const call = async () => {
           const adapter = (await loadProvider(resolved.target.provider))!;
           if (!adapter.passthrough) {
             throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
@@ -116,13 +117,29 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           outcome.status = response.status;
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
           return response;
-        });
+        };
+        // Pipeline step 5: the same cache as inference, keyed by method, path, query and body.
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
+          cachedPassthrough(
+            {
+              ctx,
+              settings: leaf.settings.cache,
+              target: resolved.target,
+              method,
+              path: providerPath + url.search,
+              json: jsonBody(),
+              bytes,
+              outcome,
+            },
+            call,
+          ),
+        );
       },
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
     return withHeaders(result.response, {
-      ...routingHeaders(result.leaf.path, result.retries, provider),
+      ...routingHeaders(result.leaf.path, result.retries, provider, outcome.cacheStatus),
       ...ctx.services.policies?.headersFor(ctx),
     });
   } catch (error) {

@@ -190,13 +190,19 @@ export function attemptStatus(error: unknown): number {
   return error instanceof UpstreamError ? error.status : error instanceof HttpError ? error.status : 500;
 }
 
-/** The routing response headers (spec 5.3): retry count, last used option index, provider. */
-export function routingHeaders(path: string, retries: number, provider: string | undefined): Record<string, string> {
+/** The routing response headers (spec 5.3): retry count, last used option index, provider, cache status. */
+export function routingHeaders(
+  path: string,
+  retries: number,
+  provider: string | undefined,
+  cacheStatus?: string,
+): Record<string, string> {
   const headers: Record<string, string> = {
     [RESPONSE_HEADERS.retryAttemptCount]: String(retries),
     [RESPONSE_HEADERS.lastUsedOptionIndex]: path,
   };
   if (provider) headers[RESPONSE_HEADERS.provider] = provider;
+  if (cacheStatus) headers[RESPONSE_HEADERS.cacheStatus] = cacheStatus;
   return headers;
 }
 

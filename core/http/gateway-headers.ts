@@ -153,11 +153,36 @@ export function parseGatewayHeaders(headers: HeaderSource, traceId = traceIdOf(h
       throw badRequest("x-gateway-span-name is longer than 256 characters.", "x-gateway-span-name", "invalid_header");
     parsed.spanName = spanName;
   }
-  parsed.cacheForceRefresh = raw.get("cache-force-refresh")?.trim().toLowerCase() === "true";
-  const namespace = raw.get("cache-namespace")?.trim();
-  if (namespace) parsed.cacheNamespace = namespace;
+  const refresh = raw.get("cache-force-refresh");
+  if (refresh !== undefined) parsed.cacheForceRefresh = parseBooleanHeader(refresh, "cache-force-refresh");
+  const namespace = raw.get("cache-namespace");
+  if (namespace !== undefined) parsed.cacheNamespace = parseNamespace(namespace);
   parsed.fetchIntegratedModels = raw.get("fetch-integrated-models")?.trim().toLowerCase() === "true";
   return parsed;
+}
+
+/** `true` or `false` (any case); anything else answers 400 naming the header. */
+function parseBooleanHeader(value: string, name: string): boolean {
+  const lower = value.trim().toLowerCase();
+  if (lower === "true") return true;
+  if (lower === "false") return false;
+  throw badRequest(`x-gateway-${name} must be true or false.`, `x-gateway-${name}`, "invalid_header");
+}
+
+/** A cache namespace is part of every cache key of the request: a bounded, printable token. */
+export const CACHE_NAMESPACE_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+function parseNamespace(value: string): string | undefined {
+  const namespace = value.trim();
+  if (namespace === "") return undefined;
+  if (!CACHE_NAMESPACE_PATTERN.test(namespace)) {
+    throw badRequest(
+      "x-gateway-cache-namespace must be 1 to 128 printable ASCII characters without spaces.",
+      "x-gateway-cache-namespace",
+      "invalid_header",
+    );
+  }
+  return namespace;
 }
 
 /** Timers hold at most 2^31-1 ms: a longer timeout would fire at once. */

@@ -35,7 +35,10 @@ export interface RequestLog {
     latencyMs: number;
     error?: string;
   }>;
+  /** x-gateway-cache-status: HIT, SEMANTIC HIT, MISS, REFRESH or DISABLED. */
   cacheStatus?: string;
+  /** A cache hit (which costs 0): what the cached answer cost when made, in USD. */
+  cacheSavedCost?: number;
   latencyMs: number;
   upstreamLatencyMs?: number;
   timeToFirstTokenMs?: number;

@@ -12,12 +12,13 @@ import type { RequestLog } from "./log-record.ts";
 export async function logRequest(
   request: Request,
   response: Response,
-  route: RouteSpec,
+  route: Pick<RouteSpec, "path">,
   ctx: RequestContext,
+  /** Another call made for this request (the semantic cache's embedding call): logged as its own request. */
+  outcome = ctx.outcome,
 ): Promise<void> {
   const { principal, services } = ctx;
   if (!principal) return;
-  const outcome = ctx.outcome;
   if (outcome) await outcome.done;
   const headers = request.headers;
   // Parsed once by the app for authenticated routes (invalid gateway headers were answered 400 there).
@@ -37,7 +38,7 @@ export async function logRequest(
     metadata: gateway?.metadata,
     method: request.method,
     route: route.path,
-    path: ctx.path ?? new URL(request.url).pathname,
+    path: outcome && outcome !== ctx.outcome ? route.path : (ctx.path ?? new URL(request.url).pathname),
     status: outcome?.error?.status ?? outcome?.status ?? response.status,
     provider: outcome?.provider,
     requestedModel: outcome?.requestedModel || undefined,
@@ -50,6 +51,7 @@ export async function logRequest(
     retryCount: outcome ? outcome.retries : numberOrUndefined(response.headers.get("x-gateway-retry-attempt-count")),
     attempts: attemptsForLog(outcome?.attempts),
     cacheStatus: outcome ? outcome.cacheStatus : (response.headers.get("x-gateway-cache-status") ?? undefined),
+    cacheSavedCost: outcome?.cacheSavedCost,
     latencyMs: Math.round((outcome?.totalMs ?? performance.now() - ctx.startedAt) * 10) / 10,
     upstreamLatencyMs: outcome?.upstreamFirstByteMs,
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,

@@ -62,7 +62,13 @@ export interface RawConfigNode {
   forward_headers?: string[];
   request_timeout?: number;
   retry?: { attempts: number; on_status_codes?: number[]; use_retry_after_header?: boolean };
-  cache?: { mode: "simple" | "semantic"; max_age?: number; [extra: string]: unknown };
+  cache?: {
+    mode: "simple" | "semantic";
+    max_age?: number;
+    similarity_threshold?: number;
+    embedding?: Record<string, unknown>;
+    [extra: string]: unknown;
+  };
   resource_name?: string;
   deployment_id?: string;
   api_version?: string;
@@ -100,7 +106,11 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
   });
   const cacheSchema = z.looseObject({
     mode: z.enum(["simple", "semantic"]),
-    max_age: z.optional(int(z.positive())),
+    max_age: z.optional(
+      int(z.positive(), z.maximum(CACHE_LIMITS.maxAgeSeconds, `at most ${CACHE_LIMITS.maxAgeSeconds} seconds`)),
+    ),
+    similarity_threshold: z.optional(z.number().check(z.gt(0), z.lte(1))),
+    embedding: z.optional(z.record(z.string(), z.unknown())),
   });
   const conditionSchema = z.strictObject({
     query: z.record(z.string(), z.unknown()),
@@ -159,9 +169,19 @@ export interface RetryPolicy {
   useRetryAfterHeader: boolean;
 }
 
+/** Cache limits (docs/caching.md): `max_age` is at most 90 days; the default is GATEWAY_CACHE_MAX_AGE. */
+export const CACHE_LIMITS = { maxAgeSeconds: 90 * 24 * 3600, defaultSimilarity: 0.95 } as const;
+
 export interface CacheSettings {
   mode: "simple" | "semantic";
   maxAgeSeconds?: number;
+  /** Semantic mode: the cosine similarity a hit needs (default 0.95). */
+  similarityThreshold: number;
+  /**
+   * Semantic mode: where the last user messages are embedded: a config (a leaf target or a strategy),
+   * called through the gateway's own embeddings pipeline, and the embedding model.
+   */
+  embedding?: { config: ConfigNode; model: string };
 }
 
 /** What a node passes down to its targets (and a leaf applies). */
@@ -328,7 +348,7 @@ function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
     };
   }
   if (raw.request_timeout !== undefined) settings.requestTimeoutMs = raw.request_timeout;
-  if (raw.cache) settings.cache = { mode: raw.cache.mode, maxAgeSeconds: raw.cache.max_age };
+  if (raw.cache) settings.cache = compileCache(raw.cache, state);
   if (raw.override_params) settings.overrideParams = { ...parent.overrideParams, ...raw.override_params };
   if (raw.default_params) settings.defaultParams = { ...parent.defaultParams, ...raw.default_params };
   if (raw.drop_params) settings.dropParams = [...new Set([...(parent.dropParams ?? []), ...raw.drop_params])];
@@ -343,6 +363,26 @@ function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
     }
   }
   return settings;
+}
+
+function compileCache(raw: NonNullable<RawConfigNode["cache"]>, state: CompileState): CacheSettings {
+  const cache: CacheSettings = {
+    mode: raw.mode,
+    maxAgeSeconds: raw.max_age,
+    similarityThreshold: raw.similarity_threshold ?? CACHE_LIMITS.defaultSimilarity,
+  };
+  if (raw.mode !== "semantic") return cache;
+  const embedding = raw.embedding;
+  if (!embedding) fail(state, "cache.embedding", "semantic caching needs an embedding target: {provider, model}.");
+  const model = embedding.model;
+  if (typeof model !== "string" || model.trim() === "" || model.length > CONFIG_LIMITS.identifierLength)
+    fail(state, "cache.embedding.model", "the embedding model must be a non-empty string.");
+  const { model: _model, ...target } = embedding;
+  if (Object.hasOwn(target, "cache")) fail(state, "cache.embedding.cache", "the embedding target cannot be cached.");
+  // The embedding target is a config of its own (a leaf or a strategy), with every check a config gets.
+  const config = compileConfig(target, state.trusted, paramAt(state, "cache.embedding"));
+  cache.embedding = { config, model: model.trim() };
+  return cache;
 }
 
 function compileConditions(raw: RawConfigNode, node: StrategyNode, state: CompileState): void {

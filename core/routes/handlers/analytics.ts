@@ -103,7 +103,12 @@ function point(metric: Metric, totals: Totals): Record<string, unknown> {
     case "errors":
       return { total: totals.errors, requests: totals.requests, rate: ratio(totals.errors, totals.requests) };
     case "cache":
-      return { hits: totals.cacheHits, requests: totals.requests, rate: ratio(totals.cacheHits, totals.requests) };
+      return {
+        hits: totals.cacheHits,
+        requests: totals.requests,
+        rate: ratio(totals.cacheHits, totals.requests),
+        saved_cost: usd(totals.cacheSavedMicros),
+      };
     case "users":
       return { total: totals.users };
     case "feedback":
@@ -173,6 +178,7 @@ export const handlers: HandlerMap = {
       },
       cache_hits: all.cacheHits,
       cache_hit_rate: ratio(all.cacheHits, all.requests),
+      cache_saved_cost: usd(all.cacheSavedMicros),
       latency: { p50, p90, p99 },
       users: await (await reader(ctx)).distinctUsers(filter),
       feedback: {

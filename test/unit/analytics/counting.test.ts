@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type CountingPlan, CountingError, countLogs, runLimited } from "../../../core/analytics/counting.ts";
+import {
+  type CountingPlan,
+  CountingError,
+  countLogs,
+  isCacheHit,
+  runLimited,
+} from "../../../core/analytics/counting.ts";
 import {
   CELL_CAP,
   type Cell,
@@ -236,7 +242,7 @@ async function referenceCountLogs(
         : entry.cell;
     const costMicros = log.cost ? Math.round(log.cost * 1e6) : 0;
     const failed = log.status >= 400 || log.error !== undefined;
-    const cacheHit = log.cacheStatus !== undefined && /^hit/i.test(log.cacheStatus);
+    const cacheHit = isCacheHit(log.cacheStatus);
     const latency = `l${latencyBucket(log.latencyMs)}`;
     const hourCell = cellPrefix(org, hour, cell);
     const dayCell = cellPrefix(org, day, cell);
@@ -399,7 +405,16 @@ function randomLog(random: Random, shape: ReturnType<typeof batchShape>, id: num
     provider: random.pick(shape.providers),
     requestedModel: requested,
     answeredModel: requested === undefined && random.chance(0.5) ? "answered-model" : undefined,
-    cacheStatus: random.pick([undefined, undefined, "HIT", "hit_semantic", "MISS", "Semantic hit"]),
+    cacheStatus: random.pick([
+      undefined,
+      undefined,
+      "HIT",
+      "hit_semantic",
+      "MISS",
+      "Semantic hit",
+      "SEMANTIC HIT",
+      "SEMANTIC MISS",
+    ]),
     latencyMs: random.chance(0.2) ? random.pick(LATENCIES) : random.next() * random.pick([50, 2000, 60_000]),
     usage: random.chance(0.2)
       ? undefined
