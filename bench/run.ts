@@ -24,7 +24,7 @@ import type { StoreOpCounts } from "./lib/store-counter.ts";
 import { npmStartCommand } from "../scripts/start-command.ts";
 import { measureTtfb, type TtfbResult } from "./lib/ttfb.ts";
 import { type OpenLoopResult, runOpenLoop } from "./lib/open-loop.ts";
-import { runWrk, type WrkResult, WRK_INSTALL_HINT, wrkAvailable } from "./lib/wrk.ts";
+import { runWrk, UNIQUE_MARKER, type WrkResult, WRK_INSTALL_HINT, wrkAvailable } from "./lib/wrk.ts";
 import { portkeyInstalled, portkeyVersion, startPortkey } from "./portkey.ts";
 import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult } from "./store-ops.ts";
 
@@ -55,10 +55,14 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  *   --no-save                do not write bench/results/<time>.json
  */
 
-/** `cache`: the gateway with a `cache: {mode: "simple"}` config, the same request repeated (hits). */
-type Target = "direct" | "floor" | "gateway" | "portkey" | "cache";
+/**
+ * `cache`: the gateway with a `cache: {mode: "simple"}` config, the same request repeated (hits).
+ * `cache-miss`: the same config, every request's body unique (each is a miss that calls the provider and stores
+ * the answer): compared with `gateway`, what the cache costs a request it cannot answer.
+ */
+type Target = "direct" | "floor" | "gateway" | "portkey" | "cache" | "cache-miss";
 type Mode = "json" | "stream";
-const TARGETS: Target[] = ["direct", "floor", "gateway", "portkey", "cache"];
+const TARGETS: Target[] = ["direct", "floor", "gateway", "portkey", "cache", "cache-miss"];
 const PARTS = [...TARGETS, "bundles", "store-ops", "cost"] as const;
 
 const flags = parseFlags(process.argv.slice(2));
@@ -224,7 +228,12 @@ function requestFor(target: Target, baseUrl: string, mockUrl: string, stream: bo
     headers["x-portkey-provider"] = "openai";
     headers["x-portkey-custom-host"] = `${mockUrl}${paced ? "/paced" : ""}/v1`;
   }
-  return { url: `${baseUrl}${path}`, headers, body: benchRequest(stream) };
+  const request: { url: string; headers: Record<string, string>; body: string; uniqueBodies?: boolean } = {
+    url: `${baseUrl}${path}`,
+    headers,
+    body: benchRequest(stream),
+  };
+  return request;
 }
 
 async function validate(
@@ -283,7 +292,10 @@ interface Live {
   server?: ServerProcess;
   /** Whose CPU and memory we report: the proxy, or the mock for `direct`. */
   measured: ServerProcess;
-  make(stream: boolean, paced?: boolean): { url: string; headers: Record<string, string>; body: string };
+  make(
+    stream: boolean,
+    paced?: boolean,
+  ): { url: string; headers: Record<string, string>; body: string; uniqueBodies?: boolean };
 }
 
 async function startLive(target: Target, mock: ServerProcess, profileDir: string): Promise<Live | undefined> {
@@ -309,8 +321,13 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
         "x-gateway-custom-host": `${mock.url}${paced ? "/paced" : ""}/v1`,
       });
     }
-    if (target === "cache") {
-      // One request repeated: after the first, every request is a hit (a replayed stream for stream cells).
+    if (target === "cache" || target === "cache-miss") {
+      // cache: one request repeated, so after the first every request is a hit (a replayed stream for stream
+      // cells). cache-miss: wrk makes every body unique (uniqueBodies), so every request misses and stores.
+      if (target === "cache-miss") {
+        request.body = request.body.replace("in one short sentence.", UNIQUE_MARKER);
+        request.uniqueBodies = true;
+      }
       Object.assign(request.headers, {
         "x-gateway-api-key": server!.info.apiKey,
         "x-gateway-config": JSON.stringify({
@@ -457,7 +474,8 @@ async function openLoopPhase(lives: Live[], ourPids: () => number[]): Promise<vo
       continue;
     }
     const rate = Math.round(floorCapacity * config.openLoopShare);
-    for (const live of lives) {
+    // Open-loop bodies are all alike: a cache-miss target would answer hits there.
+    for (const live of lives.filter((candidate) => candidate.target !== "cache-miss")) {
       await waitForQuiet(ourPids);
       const background = startBackgroundCpu();
       let clientPid: number | undefined;
@@ -560,7 +578,7 @@ function printLoadTable(): void {
           base && base !== cell ? `${((cell.wrk.rps / base.wrk.rps) * 100).toFixed(0)}%` : "";
         const added = direct && target !== "direct" ? `+${fmt(cell.wrk.p99 - direct.wrk.p99)} ms` : "";
         console.log(
-          `${mode.padEnd(7)}${String(concurrency).padStart(3)}  ${target.padEnd(8)}${cell.wrk.rps.toFixed(0).padStart(8)}${fmt(cell.wrk.p50).padStart(9)}${fmt(cell.wrk.p99).padStart(9)}${String(cell.wrk.errors).padStart(8)}${fmt(cell.cpuUsPerRequest, 0).padStart(12)}${(target === "direct" ? "" : ratio(direct)).padStart(10)}${(target === "gateway" || target === "portkey" || target === "cache" ? ratio(floor) : "").padStart(9)}${(target === "gateway" ? ratio(portkey) : "").padStart(11)}${added.padStart(16)}${`${fmt((cell.backgroundCpu ?? Number.NaN) * 100, 0)}%`.padStart(8)}`,
+          `${mode.padEnd(7)}${String(concurrency).padStart(3)}  ${target.padEnd(8)}${cell.wrk.rps.toFixed(0).padStart(8)}${fmt(cell.wrk.p50).padStart(9)}${fmt(cell.wrk.p99).padStart(9)}${String(cell.wrk.errors).padStart(8)}${fmt(cell.cpuUsPerRequest, 0).padStart(12)}${(target === "direct" ? "" : ratio(direct)).padStart(10)}${(target === "gateway" || target === "portkey" || target === "cache" || target === "cache-miss" ? ratio(floor) : "").padStart(9)}${(target === "gateway" ? ratio(portkey) : "").padStart(11)}${added.padStart(16)}${`${fmt((cell.backgroundCpu ?? Number.NaN) * 100, 0)}%`.padStart(8)}`,
         );
       }
     }
@@ -641,6 +659,19 @@ function checkTargets(): void {
       checks[key] = {
         met: share >= 1.5 && cache.wrk.errors === 0,
         detail: `${(share * 100).toFixed(0)}% (${cache.wrk.rps.toFixed(0)} vs ${floor.wrk.rps.toFixed(0)} req/s)`,
+      };
+    }
+  }
+  for (const mode of config.modes) {
+    const miss = cellOf("cache-miss", mode, 10);
+    const uncached = cellOf("gateway", mode, 10);
+    const key = `cache miss path within 5% of the uncached path (${mode}, c=10, CPU per request)`;
+    if (!miss?.cpuUsPerRequest || !uncached?.cpuUsPerRequest) checks[key] = { met: null, detail: "not measured" };
+    else {
+      const extra = miss.cpuUsPerRequest / uncached.cpuUsPerRequest - 1;
+      checks[key] = {
+        met: extra <= 0.05 && miss.wrk.errors === 0,
+        detail: `${extra >= 0 ? "+" : ""}${(extra * 100).toFixed(0)}% (${fmt(miss.cpuUsPerRequest, 0)} vs ${fmt(uncached.cpuUsPerRequest, 0)} µs; ${miss.wrk.rps.toFixed(0)} vs ${uncached.wrk.rps.toFixed(0)} req/s)`,
       };
     }
   }

@@ -40,10 +40,31 @@ export const WRK_INSTALL_HINT =
 
 const luaString = (value: string) => `[==[${value}]==]`;
 
-function luaScript(body: string, headers: Record<string, string>): string {
+/** Replaced, in each request's body, by a value no other request of any run has (see runWrk's `uniqueBodies`). */
+export const UNIQUE_MARKER = "__BENCH_UNIQUE__";
+
+/**
+ * Makes every request's body unique: the marker becomes a random per-run prefix (from /dev/urandom, so two runs
+ * in the same second differ) and a counter. For measuring what a cache miss costs.
+ */
+const uniqueBodyLua = [
+  `local urandom = io.open("/dev/urandom", "rb")`,
+  `local seed = urandom:read(4)`,
+  `urandom:close()`,
+  `local prefix = string.format("%02x%02x%02x%02x", seed:byte(1, 4))`,
+  `local counter = 0`,
+  `request = function()`,
+  `  counter = counter + 1`,
+  `  local body = string.gsub(wrk.body, "${UNIQUE_MARKER}", prefix .. "-" .. counter)`,
+  `  return wrk.format(nil, nil, nil, body)`,
+  `end`,
+];
+
+function luaScript(body: string, headers: Record<string, string>, uniqueBodies = false): string {
   return [
     `wrk.method = "POST"`,
     `wrk.body = ${luaString(body)}`,
+    ...(uniqueBodies ? uniqueBodyLua : []),
     // The spaces matter: `[[` would open a Lua long string.
     ...Object.entries(headers).map(([name, value]) => `wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`),
     `done = function(summary, latency, requests)`,
@@ -63,11 +84,13 @@ export async function runWrk(options: {
   durationS: number;
   threads?: number;
   timeoutS?: number;
+  /** Replace UNIQUE_MARKER in the body with a value unique to each request. */
+  uniqueBodies?: boolean;
   onStart?: (pid: number | undefined) => void;
 }): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-wrk-"));
   const script = join(dir, "request.lua");
-  writeFileSync(script, luaScript(options.body, options.headers));
+  writeFileSync(script, luaScript(options.body, options.headers, options.uniqueBodies));
   const threads = Math.max(1, Math.min(options.threads ?? 1, options.connections));
   const args = [
     `-t${threads}`,

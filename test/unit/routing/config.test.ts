@@ -221,7 +221,7 @@ describe("compiled configs", () => {
     expect(first.settings).toEqual({
       retry: { attempts: 2, onStatusCodes: [429, 500, 502, 503, 504], useRetryAfterHeader: false },
       requestTimeoutMs: 5000,
-      cache: { mode: "simple", maxAgeSeconds: 60 },
+      cache: { mode: "simple", maxAgeSeconds: 60, similarityThreshold: 0.95 },
       overrideParams: { temperature: 0.1, top_p: 1 },
       defaultParams: { max_tokens: 10 },
       dropParams: ["user"],
