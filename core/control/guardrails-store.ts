@@ -30,3 +30,15 @@ export function definitionOf(resource: GuardrailResource): GuardrailDefinition {
     actions: resource.actions,
   };
 }
+
+const changeListeners = new Set<(organisationId: string) => void>();
+
+/** Called by whoever caches guardrails (the pipeline) to drop an organisation's entries when one changes here. */
+export function onGuardrailsChanged(listener: (organisationId: string) => void): void {
+  changeListeners.add(listener);
+}
+
+/** Called by the control plane after every create, update and delete of a guardrail. */
+export function guardrailsChanged(organisationId: string): void {
+  for (const listener of changeListeners) listener(organisationId);
+}

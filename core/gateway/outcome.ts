@@ -1,5 +1,6 @@
 import type { ChatUsage, RouteKind } from "../providers/types.ts";
 import type { Cost } from "../catalog/cost.ts";
+import type { GuardrailVerdict } from "../guardrails/types.ts";
 
 /** One call to one target, as the routing layer made it (retries are separate attempts). */
 export interface AttemptRecord {
@@ -32,6 +33,8 @@ export interface InferenceOutcome {
   cacheStatus?: string;
   /** A cache hit: what the answer cost when the provider made it (USD), saved by this hit. */
   cacheSavedCost?: number;
+  /** Verdicts of the guardrails that ran (input, output, async when they finish): for the request log. */
+  guardrails?: GuardrailVerdict[];
   /** The model the client asked for, and the one the provider says answered. */
   requestedModel: string;
   answeredModel?: string;

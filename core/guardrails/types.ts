@@ -169,3 +169,29 @@ export interface GuardrailVerdict {
   execution_time_ms: number;
   created_at: string;
 }
+
+/** What running one phase's guardrails gave (core/guardrails/runner.ts `runGuardrails`). */
+export interface PhaseRun {
+  /** Verdicts of the guardrails that held the request (async ones are added to the log when they finish). */
+  verdicts: GuardrailVerdict[];
+  /** The first failed guardrail with `deny`: the request is refused (446, or 200 with `soft_deny_200`). */
+  denied?: GuardrailVerdict;
+  /** The phase's texts as redacting checks rewrote them (same order as `CheckInput.parts`); absent: unchanged. */
+  transformedParts?: string[];
+}
+
+/**
+ * The runner's signature: runs the definitions' enabled checks over one phase's input. Synchronous guardrails
+ * run concurrently and are awaited (each check bounded by its `timeout_ms`, errors following `on_error`); a
+ * redacting check's rewrite feeds the checks after it in the same guardrail. Async guardrails start at once and
+ * are handed to `waitUntil`; their verdicts reach `onAsyncVerdict` (the request log) when done.
+ */
+export type RunGuardrails = (
+  definitions: readonly GuardrailDefinition[],
+  input: Omit<CheckInput, "signal">,
+  options: {
+    signal: AbortSignal;
+    waitUntil(work: Promise<unknown>): void;
+    onAsyncVerdict?(verdict: GuardrailVerdict): void;
+  },
+) => Promise<PhaseRun>;

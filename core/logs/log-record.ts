@@ -1,3 +1,5 @@
+import type { GuardrailVerdict } from "../guardrails/types.ts";
+
 /** One request log: the index fields live in Records, large bodies in Blobs. */
 export interface RequestLog {
   id: string;
@@ -52,6 +54,8 @@ export interface RequestLog {
   };
   /** USD. */
   cost?: number;
+  /** Every guardrail that ran on the request, input and output, async ones included (core/guardrails). */
+  guardrails?: GuardrailVerdict[];
   error?: { message: string; code: string | null };
   /** Request headers with secrets masked. */
   headers?: Record<string, string>;
