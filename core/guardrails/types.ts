@@ -98,6 +98,8 @@ export interface CheckEnvironment {
     body: unknown,
     options: { headers?: Record<string, string>; timeoutMs: number; signal: AbortSignal },
   ): Promise<{ status: number; json: unknown }>;
+  /** GETs JSON (a JWKS) under the same rules as `postJson`; bounded in size. */
+  getJson(url: string, options: { timeoutMs: number; signal: AbortSignal }): Promise<{ status: number; json: unknown }>;
   /**
    * Calls the gateway's own inference pipeline as a sub-request of this one (routing, credentials, retries,
    * cost; logged as its own request): `config` is a saved config id/slug or an inline config object.
