@@ -137,6 +137,12 @@ export interface CheckDefinition<P = any> {
   load?(): Promise<void>;
   /** What the schema cannot say is wrong with valid parameters (a pattern that does not compile...). */
   problem?(parameters: P): string | undefined;
+  /**
+   * Whether the check may rewrite the texts with these parameters (PII with `redact`, a webhook): such checks
+   * run first, one after another, each on the previous one's rewrite; the others then run concurrently on the
+   * result. A rewrite from a check that does not declare it is ignored.
+   */
+  rewrites?(parameters: P): boolean;
   run(input: CheckInput, parameters: P): Promise<CheckResult> | CheckResult;
 }
 
@@ -194,6 +200,8 @@ export type RunGuardrails = (
   options: {
     signal: AbortSignal;
     waitUntil(work: Promise<unknown>): void;
+    /** The judged text of rewritten parts (default: the last part). */
+    textOf?(parts: readonly string[]): string;
     onAsyncVerdict?(verdict: GuardrailVerdict): void;
   },
 ) => Promise<PhaseRun>;
