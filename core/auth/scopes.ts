@@ -18,11 +18,15 @@ export const holdsScope = (principal: Principal, scope: string) =>
 export const firstMissingScope = (principal: Principal, scopes: readonly string[]) =>
   scopes.find((scope) => !holdsScope(principal, scope));
 
-/** Throws Forbidden (403) naming the missing scope unless the principal holds it (or the wildcard `*`). */
-export function requireScope(principal: Principal | undefined, scope: string): Principal {
+/**
+ * Throws Forbidden (403) naming the missing scope unless the principal holds it, or `alternative` (a route's
+ * organisation-level scope, RouteSpec.organisationScope), or the wildcard `*`.
+ */
+export function requireScope(principal: Principal | undefined, scope: string, alternative?: string): Principal {
   if (!principal) throw new Unauthenticated("Authentication required.");
-  if (holdsScope(principal, scope)) return principal;
-  throw new Forbidden(`This key lacks the '${scope}' scope.`, { code: "missing_scope" });
+  if (holdsScope(principal, scope) || (alternative && holdsScope(principal, alternative))) return principal;
+  const missing = alternative ? `'${scope}' (or '${alternative}')` : `'${scope}'`;
+  throw new Forbidden(`This key lacks the ${missing} scope.`, { code: "missing_scope" });
 }
 
 /**

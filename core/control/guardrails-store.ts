@@ -14,6 +14,8 @@ export interface GuardrailResource extends Resource {
   actions: GuardrailActions;
   status: "active" | "archived";
   createdBy?: string;
+  /** Who made the last update (a user id or key id). */
+  updatedBy?: string;
 }
 
 export const guardrailStore = (records: Records) =>

@@ -14,7 +14,7 @@ import {
   updateOrganisation,
 } from "./organisation.ts";
 import type { DefaultsUpdateInput, ExclusionsUpdateInput, SettingsUpdateInput } from "./organisation-schemas.ts";
-import { type PageRequest, invalidCursor } from "./paging.ts";
+import { type CountedPage, type PageRequest, invalidCursor, offsetOf, offsetPage } from "./paging.ts";
 import { workspaceStore } from "./workspaces.ts";
 
 /**
@@ -35,9 +35,7 @@ export type ExclusionView = Awaited<ReturnType<typeof presentExclusions>>["items
 export type AuditLogView = ReturnType<typeof presentAudit>;
 
 /** A page of exclusions, with how many the list holds in all. */
-export interface ExclusionsPage extends Page<ExclusionView> {
-  total: number;
-}
+export type ExclusionsPage = CountedPage<ExclusionView>;
 
 async function loadOrganisation(deps: ControlDeps, principal: Principal): Promise<OrganisationRecord> {
   requireOrganisationAdmin(principal);
@@ -93,7 +91,7 @@ export async function updateOrganisationDefaults(
   const defaults = { ...current.defaults };
   for (const phase of ["input_guardrails", "output_guardrails"] as const) {
     const refs = input[phase];
-    if (refs !== undefined) defaults[phase] = await resolveGuardrailRefs(deps.records, current.id, refs);
+    if (refs !== undefined) defaults[phase] = await resolveGuardrailRefs(deps.records, current.id, phase, refs);
   }
   const updated = await updateOrganisation(deps.records, current, { defaults });
   const after = presentDefaults(updated);
@@ -109,13 +107,6 @@ export async function updateOrganisationDefaults(
 
 // --- workspace exclusions ----------------------------------------------------------------------------------
 
-function offsetOf(cursor: string | undefined): number {
-  if (!cursor) return 0;
-  const match = /^offset:(\d{1,7})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw invalidCursor();
-  return Number(match[1]);
-}
-
 async function presentExclusions(
   deps: ControlDeps,
   organisation: OrganisationRecord,
@@ -123,11 +114,10 @@ async function presentExclusions(
   limit: number,
   cursor?: string,
 ) {
-  const ids = organisation.exclusions?.[phase] ?? [];
-  const start = offsetOf(cursor);
+  const page = offsetPage(organisation.exclusions?.[phase] ?? [], offsetOf(cursor), limit);
   const store = workspaceStore(deps.records);
   const items = await Promise.all(
-    ids.slice(start, start + limit).map(async (id) => {
+    page.items.map(async (id) => {
       const workspace = await store.get(organisation.id, id);
       return {
         object: "workspace_exclusion",
@@ -138,8 +128,7 @@ async function presentExclusions(
       };
     }),
   );
-  const next = start + limit < ids.length ? Buffer.from(`offset:${start + limit}`).toString("base64url") : undefined;
-  return { items, cursor: next, total: ids.length };
+  return { ...page, items };
 }
 
 /** The workspaces exempt from the organisation's default guardrails of one phase, in the order they were added. */

@@ -1,5 +1,5 @@
 import { ConditionFailedError, type Records } from "../store/ports.ts";
-import { Conflict, NotFound } from "./errors.ts";
+import { Conflict, Invalid, NotFound } from "./errors.ts";
 import type { GuardrailRefInput } from "./organisation-schemas.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 
@@ -12,6 +12,7 @@ import { type Resource, ResourceStore } from "./resource-store.ts";
  */
 
 export interface GuardrailRef {
+  /** Always set since references are checked; null only in references stored before that (a slug then). */
   id: string | null;
   slug: string | null;
 }
@@ -112,34 +113,35 @@ export function presentSettings(organisation: OrganisationRecord, forcedByEnv: b
   };
 }
 
-/** Guardrails are stored as kind GUARDRAIL, prefix `gr` (the guardrail work may add them). */
+/** Guardrails are stored as kind GUARDRAIL, prefix `gr` (core/control/guardrails-store.ts). */
 export const GUARDRAIL_KIND = "GUARDRAIL";
 export const GUARDRAIL_ID_PREFIX = "gr";
 
 /**
- * Resolves guardrail references to `{id, slug}`: a stored guardrail fills both; an unknown reference is kept
- * as written (an id when it has the guardrail id prefix, else a slug) until guardrails can be checked.
+ * Resolves the guardrail references of one phase of the organisation defaults to `{id, slug}`, without
+ * duplicates. Each must name an organisation-level guardrail: an unknown one, or one of a single workspace,
+ * is Invalid naming its place (`input_guardrails[1]`).
  */
 export async function resolveGuardrailRefs(
   records: Records,
   organisationId: string,
+  phase: GuardrailPhase,
   refs: GuardrailRefInput[],
 ): Promise<GuardrailRef[]> {
   const store = new ResourceStore<Resource>(records, GUARDRAIL_KIND, GUARDRAIL_ID_PREFIX);
   const out: GuardrailRef[] = [];
-  for (const ref of refs) {
+  for (const [index, ref] of refs.entries()) {
     const value = typeof ref === "string" ? ref : "id" in ref ? ref.id : ref.slug;
-    const asId = typeof ref === "string" ? store.isId(value) : "id" in ref;
+    const param = `${phase}[${index}]`;
     const found = await store.get(organisationId, value);
-    const resolved: GuardrailRef = found
-      ? { id: found.id, slug: found.slug ?? null }
-      : asId
-        ? { id: value, slug: null }
-        : { id: null, slug: value };
-    if (
-      !out.some((known) => (resolved.id && known.id === resolved.id) || (resolved.slug && known.slug === resolved.slug))
-    )
-      out.push(resolved);
+    if (!found) throw new Invalid(`No guardrail '${value}'.`, { param, code: "guardrail_not_found" });
+    if (found.workspaceId) {
+      throw new Invalid(
+        `Guardrail '${value}' belongs to workspace '${found.workspaceId}'; organisation defaults apply to every workspace, so they take organisation-level guardrails only.`,
+        { param, code: "guardrail_not_organisation_level" },
+      );
+    }
+    if (!out.some((known) => known.id === found.id)) out.push({ id: found.id, slug: found.slug ?? null });
   }
   return out;
 }

@@ -64,7 +64,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       try {
         if (route.auth === "api_key") {
           ctx.principal = await authenticate(headers, services);
-          if (route.scope) requireScope(ctx.principal, route.scope);
+          if (route.scope) requireScope(ctx.principal, route.scope, route.organisationScope);
           ctx.gateway = parseGatewayHeaders(headers, ctx.traceId);
         }
         response = await handler(request, ctx);

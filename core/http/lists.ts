@@ -21,10 +21,14 @@ export function readListQuery(request: Request) {
 }
 
 /** OpenAI-style list body: `object: "list"`, `data`, `has_more`, plus `next_cursor` and `total` when known. */
-export function listResponse<T>(page: Page<T>, present: (item: T) => unknown = (item) => item): Response {
+export function listResponse<T>(
+  page: Page<T> & { total?: number },
+  present: (item: T) => unknown = (item) => item,
+): Response {
   return json({
     object: "list",
     data: page.items.map(present),
+    ...(page.total !== undefined ? { total: page.total } : {}),
     has_more: page.cursor !== undefined,
     next_cursor: page.cursor ?? null,
     first_id: (page.items[0] as { id?: string } | undefined)?.id ?? null,

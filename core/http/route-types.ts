@@ -18,6 +18,11 @@ export interface RouteSpec {
    * Data-plane routes usually need none beyond a valid key.
    */
   scope?: string;
+  /**
+   * For resources that exist at two levels (guardrails): the scope of their organisation-level kind. The app
+   * then admits a caller holding `scope` or this one, and the service checks the one its resource needs.
+   */
+  organisationScope?: string;
   /** Body limit class: `json` (GATEWAY_MAX_JSON_BODY_BYTES) or `upload` (GATEWAY_MAX_UPLOAD_BYTES). */
   body?: "json" | "upload";
   /**

@@ -83,6 +83,7 @@ function operation(family: RouteFamily, route: RouteSpec, template: string, oper
     responses: { "200": successResponse(family), default: ERROR_RESPONSE },
     security: route.auth === "api_key" ? [{ gatewayApiKey: [] }, { bearerJwt: [] }] : [],
     ...(route.scope ? { "x-required-scope": route.scope } : {}),
+    ...(route.organisationScope ? { "x-organisation-scope": route.organisationScope } : {}),
     ...(route.catchAll ? { "x-catch-all": true } : {}),
     "x-route-family": family.name,
     "x-data-plane": family.dataPlane,

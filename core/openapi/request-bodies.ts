@@ -6,6 +6,7 @@ import { completionRequest } from "../gateway/schemas/completions.ts";
 import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
 import { createKeySchema, keyFieldsSchema } from "../control/api-keys-schemas.ts";
 import { configCreateSchema, configUpdateSchema } from "../control/configs-schemas.ts";
+import { guardrailCreateSchema, guardrailUpdateSchema } from "../control/guardrails-schemas.ts";
 import {
   integrationCreateSchema,
   integrationModelsSchema,
@@ -46,6 +47,8 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "PUT /v1/workspace-exclusions/output-guardrails": exclusionsUpdateSchema,
   "POST /v1/configs": configCreateSchema,
   "PUT /v1/configs/:id": configUpdateSchema,
+  "POST /v1/guardrails": guardrailCreateSchema,
+  "PUT /v1/guardrails/:id": guardrailUpdateSchema,
   "POST /v1/integrations": integrationCreateSchema,
   "PUT /v1/integrations/:id": integrationUpdateSchema,
   "PUT /v1/integrations/:id/workspaces": workspaceAccessSchema,

@@ -249,6 +249,66 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
+    // Saved guardrails with versions (core/control/guardrails-service.ts). A workspace's guardrails need the
+    // `guardrails.*` scopes, organisation-level ones the `organisation_guardrails.*` scopes: a route admits
+    // either, and the service checks the one the guardrail needs.
+    name: "guardrails",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      {
+        method: "POST",
+        path: "/v1/guardrails",
+        handler: "createGuardrail",
+        auth: "api_key",
+        body: "json",
+        scope: "guardrails.create",
+        organisationScope: "organisation_guardrails.create",
+      },
+      {
+        method: "GET",
+        path: "/v1/guardrails",
+        handler: "listGuardrails",
+        auth: "api_key",
+        scope: "guardrails.list",
+        organisationScope: "organisation_guardrails.list",
+      },
+      {
+        method: "GET",
+        path: "/v1/guardrails/:id/versions",
+        handler: "listGuardrailVersions",
+        auth: "api_key",
+        scope: "guardrails.read",
+        organisationScope: "organisation_guardrails.read",
+      },
+      {
+        method: "GET",
+        path: "/v1/guardrails/:id",
+        handler: "getGuardrail",
+        auth: "api_key",
+        scope: "guardrails.read",
+        organisationScope: "organisation_guardrails.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/guardrails/:id",
+        handler: "updateGuardrail",
+        auth: "api_key",
+        body: "json",
+        scope: "guardrails.update",
+        organisationScope: "organisation_guardrails.update",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/guardrails/:id",
+        handler: "deleteGuardrail",
+        auth: "api_key",
+        scope: "guardrails.delete",
+        organisationScope: "organisation_guardrails.delete",
+      },
+    ],
+  },
+  {
     // Integrations: saved AI providers (x-gateway-provider: @slug), workspace access, models.
     name: "integrations",
     dataPlane: false,

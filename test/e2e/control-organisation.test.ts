@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import { recordAudit } from "../../core/control/audit.ts";
 import { organisationBlocksInlineConfig, organisationGuardrailsFor } from "../../core/control/organisation.ts";
-import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
 import { blockInlineConfigFor } from "../../core/control/workspaces.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
@@ -106,25 +105,34 @@ describe("organisation settings", () => {
 });
 
 describe("organisation defaults and workspace exclusions", () => {
-  it("stores guardrail references and returns their id and slug", async () => {
-    const guardrails = new ResourceStore<Resource>(records(), "GUARDRAIL", "gr");
-    const known = await guardrails.create(organisationId, { slug: "pii-redact", name: "PII" });
+  it("stores references to organisation-level guardrails and returns their id and slug", async () => {
+    const guardrail = (slug: string) =>
+      api("POST", "/v1/guardrails", {
+        name: slug,
+        slug,
+        checks: [{ id: "default.regexMatch", parameters: { rule: "\\d{3}-\\d{2}-\\d{4}" } }],
+      });
+    const pii = (await guardrail("pii-redact")).body;
+    const toxicity = (await guardrail("toxicity")).body;
+    const json = (await guardrail("json-schema")).body;
     const set = await api("PUT", "/v1/admin/organisation/defaults", {
-      input_guardrails: ["gr_abc123", "pii-redact", "toxicity"],
-      output_guardrails: [{ slug: "json-schema" }],
+      input_guardrails: [pii.id, "toxicity", { slug: "pii-redact" }],
+      output_guardrails: [{ id: json.id }],
     });
     expect(set.status).toBe(200);
     expect(set.body.input_guardrails).toEqual([
-      { id: "gr_abc123", slug: null },
-      { id: known.id, slug: "pii-redact" },
-      { id: null, slug: "toxicity" },
+      { id: pii.id, slug: "pii-redact" },
+      { id: toxicity.id, slug: "toxicity" },
     ]);
     expect((await api("GET", "/v1/admin/organisation/defaults")).body.output_guardrails).toEqual([
-      { id: null, slug: "json-schema" },
+      { id: json.id, slug: "json-schema" },
     ]);
-    const bad = await api("PUT", "/v1/admin/organisation/defaults", { input_guardrails: ["ok", "not valid!"] });
+    const bad = await api("PUT", "/v1/admin/organisation/defaults", { input_guardrails: ["toxicity", "not valid!"] });
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe("input_guardrails[1]");
+    const unknown = await api("PUT", "/v1/admin/organisation/defaults", { input_guardrails: ["gr_abc123"] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({ param: "input_guardrails[0]", code: "guardrail_not_found" });
   });
 
   it("merges exclusions, or replaces them with override_existing", async () => {
@@ -144,7 +152,7 @@ describe("organisation defaults and workspace exclusions", () => {
     expect(await organisationGuardrailsFor(records(), organisationId, a.id, "input_guardrails")).toEqual([]);
     expect(
       (await organisationGuardrailsFor(records(), organisationId, defaultWorkspaceId, "input_guardrails")).length,
-    ).toBe(3);
+    ).toBe(2);
 
     const replaced = await api("PUT", path, { workspace_ids: [b.id], override_existing: true });
     expect(replaced.body.data.map((e: any) => e.workspace_id)).toEqual([b.id]);

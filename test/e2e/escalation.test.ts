@@ -19,6 +19,8 @@ let memberId: string;
 /** Keys stronger than every creator: the targets of take-over attempts. */
 const strong: Record<"org" | "workspace", { id: string; key: string }> = {} as never;
 let integrationId: string;
+/** An organisation-level guardrail: no workspace key may change it, whatever guardrail scopes it holds. */
+let organisationGuardrailId: string;
 
 interface Creator {
   name: string;
@@ -80,6 +82,21 @@ const CREATORS: Creator[] = [
       const scopes = ["api_keys.create", "api_keys.update"];
       const body = { name: "ws-member", workspace_id: wsA.id, user_id: memberId, scopes };
       return { ...(await createKey(gateway, admin, "workspace", "user", body)), scopes };
+    },
+  },
+  {
+    // Holding the organisation_guardrails.* scopes gives a workspace key no reach beyond its workspace.
+    name: "workspace service key with every guardrail scope [guardrails.*, organisation_guardrails.*, api_keys.create]",
+    make: async () => {
+      const scopes = [
+        "api_keys.create",
+        ...["create", "read", "list", "update", "delete"].flatMap((action) => [
+          `guardrails.${action}`,
+          `organisation_guardrails.${action}`,
+        ]),
+      ];
+      const body = { name: "ws-guardrails", workspace_id: wsA.id, scopes };
+      return { ...(await createKey(gateway, admin, "workspace", "service", body)), scopes };
     },
   },
 ];
@@ -172,6 +189,31 @@ const ATTEMPTS: Attempt[] = [
     run: (c) => call(gateway, c.key, "GET", "/v1/admin/users"),
   },
   {
+    name: "create an organisation-level guardrail",
+    run: (c) =>
+      call(gateway, c.key, "POST", "/v1/guardrails", {
+        name: "escalated",
+        organisation_id: gateway.gateway.bootstrap.organisationId,
+        checks: [{ id: "default.regexMatch", parameters: { rule: "x" } }],
+      }),
+  },
+  {
+    name: "change an organisation-level guardrail",
+    run: (c) =>
+      call(gateway, c.key, "PUT", `/v1/guardrails/${organisationGuardrailId}`, {
+        actions: { deny: false, async: true },
+      }),
+  },
+  {
+    name: "delete an organisation-level guardrail",
+    run: (c) => call(gateway, c.key, "DELETE", `/v1/guardrails/${organisationGuardrailId}`),
+  },
+  {
+    name: "make a guardrail an organisation default",
+    run: (c) =>
+      call(gateway, c.key, "PUT", "/v1/admin/organisation/defaults", { input_guardrails: [organisationGuardrailId] }),
+  },
+  {
     name: "share an organisation integration with a workspace",
     run: (c) =>
       call(gateway, c.key, "PUT", `/v1/integrations/${integrationId}/workspaces`, { workspace_ids: [wsA.id] }),
@@ -202,6 +244,13 @@ beforeAll(async () => {
   });
   expect(integration.status).toBe(201);
   integrationId = integration.body.id;
+  const guardrail = await call(gateway, admin, "POST", "/v1/guardrails", {
+    name: "org-wide guardrail",
+    checks: [{ id: "default.regexMatch", parameters: { rule: "\\d{16}" } }],
+    actions: { deny: true },
+  });
+  expect(guardrail.status).toBe(201);
+  organisationGuardrailId = guardrail.body.id;
   for (const creator of CREATORS) keyOf[creator.name] = await creator.make();
 });
 
@@ -255,6 +304,11 @@ describe("escalation matrix", () => {
     }
     const integration = await call(gateway, admin, "GET", `/v1/integrations/${integrationId}/workspaces`);
     expect(integration.body.total).toBe(0);
+    const guardrail = await call(gateway, admin, "GET", `/v1/guardrails/${organisationGuardrailId}`);
+    expect(guardrail.body).toMatchObject({ version: 1, actions: { deny: true, async: false } });
+    const guardrails = await call(gateway, admin, "GET", "/v1/guardrails?limit=100");
+    expect(guardrails.body.data.map((item: any) => item.name)).toEqual(["org-wide guardrail"]);
+    expect((await call(gateway, admin, "GET", "/v1/admin/organisation/defaults")).body.input_guardrails).toEqual([]);
     // No key holding more than its creator was made: every key but the admin's and the strong ones is narrow.
     const keys = await call(gateway, admin, "GET", "/v1/api-keys?limit=100");
     const wide = keys.body.data.filter((key: any) => key.scopes.includes("*")).map((key: any) => key.name);

@@ -26,6 +26,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   feedback: ["feedback"],
   analytics: { none: "aggregates by workspace, listed by the no-parameter test" },
   configs: ["config"],
+  guardrails: ["guardrail"],
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
   "api-keys": ["key"],
@@ -48,6 +49,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/analytics/graphs/:metric": null,
   "/v1/analytics/groups/:group": null,
   "/v1/configs/:id": "config",
+  "/v1/guardrails/:id": "guardrail",
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
   "/v1/api-keys/:id": "key",
@@ -74,6 +76,7 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/feedback/:id": { value: 1 },
   "PUT /v1/logs/exports/:id": { description: "probe" },
   "PUT /v1/configs/:id": { name: "probe" },
+  "PUT /v1/guardrails/:id": { name: "probe" },
   "PUT /v1/integrations/:id": { name: "probe" },
   "PUT /v1/virtual-keys/:slug": { name: "probe" },
   "PUT /v1/api-keys/:id": { name: "probe" },
@@ -143,6 +146,16 @@ beforeAll(async () => {
         name: "a-config",
         slug: "a-config",
         config: { targets: [{ provider: "openai" }, { provider: "anthropic" }], strategy: { mode: "fallback" } },
+      }),
+    true,
+  );
+  await make(
+    "guardrail",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/guardrails", {
+        name: "a-guardrail",
+        slug: "a-guardrail",
+        checks: [{ id: "default.regexMatch", parameters: { rule: "secret-of-a" } }],
       }),
     true,
   );
@@ -303,6 +316,7 @@ describe("workspace isolation", () => {
     // The families where a workspace key reads its own workspace's resources: there, A's must be plain 404.
     const reads: Array<[string, string]> = [
       ["config", "/v1/configs/"],
+      ["guardrail", "/v1/guardrails/"],
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
       ["key", "/v1/api-keys/"],
@@ -354,6 +368,10 @@ describe("workspace isolation", () => {
     expect(key.body).toMatchObject({ status: "active", name: "a-service", workspace_id: a.workspace!.id });
     expect((await call(gateway, admin, "GET", `/v1/logs/${a.log!.id}`)).status).toBe(200);
     expect((await call(gateway, admin, "GET", `/v1/configs/${a.config!.id}`)).body).toMatchObject({ name: "a-config" });
+    expect((await call(gateway, admin, "GET", `/v1/guardrails/${a.guardrail!.id}`)).body).toMatchObject({
+      name: "a-guardrail",
+      version: 1,
+    });
     expect((await call(gateway, admin, "GET", `/v1/integrations/${a.integration!.id}`)).body).toMatchObject({
       name: "a-integration",
     });

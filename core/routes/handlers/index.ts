@@ -11,6 +11,7 @@ import { handlers as blobs } from "./blobs.ts";
 import { handlers as feedback } from "./feedback.ts";
 import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
+import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
@@ -33,6 +34,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   metrics,
   blobs,
   configs,
+  guardrails,
   integrations,
   "virtual-keys": virtualKeys,
   passthrough,

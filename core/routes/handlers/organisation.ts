@@ -89,8 +89,7 @@ export const handlers: HandlerMap = {
       return { limit: parsed.limit, cursor: parsed.cursor ?? parsed.after };
     };
     const page = await organisation.listWorkspaceExclusions(deps(ctx), ctx.principal!, { phase, query });
-    const body = { ...(await listResponse(page).json()), type: phase, total: page.total };
-    return json(body);
+    return json({ ...(await listResponse(page).json()), type: phase });
   },
 
   async updateWorkspaceExclusions(request, ctx) {

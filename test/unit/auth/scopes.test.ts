@@ -12,6 +12,13 @@ describe("scopes", () => {
     for (const family of ROUTE_FAMILIES) {
       for (const route of family.routes) {
         if (route.scope) expect(ALL_SCOPES, `${route.method} ${route.path}`).toContain(route.scope);
+        if (route.organisationScope) {
+          expect(ALL_SCOPES, `${route.method} ${route.path}`).toContain(route.organisationScope);
+          expect(
+            route.scope,
+            `${route.method} ${route.path}: organisationScope is the other level of scope`,
+          ).toBeTruthy();
+        }
       }
     }
     for (const scope of [
@@ -72,6 +79,12 @@ describe("scopes", () => {
     expect(() => requireScope(service, "logs.list")).not.toThrow();
     expect(() => requireScope(service, "logs.view")).toThrow(/logs\.view/);
     expect(() => requireScope(admin, "anything")).not.toThrow();
+    // A route's organisation-level scope admits the caller too; the message names both.
+    const organisationGuardrails = { ...service, scopes: ["organisation_guardrails.read"] };
+    expect(() => requireScope(organisationGuardrails, "guardrails.read", "organisation_guardrails.read")).not.toThrow();
+    expect(() => requireScope(service, "guardrails.read", "organisation_guardrails.read")).toThrow(
+      "'guardrails.read' (or 'organisation_guardrails.read')",
+    );
     expect(requireAdmin(admin)).toBe(admin);
     expect(() => requireAdmin(service)).toThrow(/admin/);
     expect(isOrganisationWide(jwtAdmin)).toBe(true);
