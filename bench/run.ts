@@ -343,7 +343,11 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
     const request = make(mode === "stream");
     // A replayed stream sends its text in fewer, larger chunks than the mock does.
     const minChunks = target === "cache" ? 3 : 20;
-    run.validated[mode] = await validate(request.url, request.headers, request.body, mode === "stream", minChunks);
+    // The check sends the marker as written, so cache-miss's stream check would replay its own JSON check's
+    // entry: it asks for a fresh answer instead (REFRESH), as every measured request, being unique, gets.
+    const headers =
+      target === "cache-miss" ? { ...request.headers, "x-gateway-cache-force-refresh": "true" } : request.headers;
+    run.validated[mode] = await validate(request.url, headers, request.body, mode === "stream", minChunks);
   }
   console.log(
     `  ${target}: ${server ? `pid ${server.pid} ` : ""}${baseUrl}; check json ${run.validated.json}, stream ${run.validated.stream}`,
