@@ -2,6 +2,7 @@ import type { RequestContext } from "../http/context.ts";
 import { checkEnvironment } from "./check-environment.ts";
 import type { GuardrailInvokeRequest } from "./invoke-request.ts";
 import { runGuardrail } from "./runner.ts";
+import { recordGuardrailSpans } from "./spans.ts";
 import type { CheckInput, CheckVerdict, GuardrailDefinition, GuardrailPhase } from "./types.ts";
 
 /**
@@ -42,6 +43,14 @@ export async function invokeGuardrail(
   };
   const run = await runGuardrail(definition, input, ctx.signal);
   const { verdict } = run;
+  if (ctx.principal) {
+    recordGuardrailSpans([verdict], {
+      traceId: ctx.traceId,
+      organisationId: ctx.principal.organisationId,
+      workspaceId: ctx.principal.workspaceId,
+      settings: ctx.services.settings,
+    });
+  }
   const answer: Invocation = {
     object: "guardrail.invocation",
     guardrail_id: definition.id,

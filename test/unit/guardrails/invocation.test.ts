@@ -51,7 +51,10 @@ const guardrail: GuardrailDefinition = {
 const ctx = {
   traceId: "t",
   params: {},
-  services: { trustedHosts: parseTrustedHosts([]) } as unknown as Services,
+  services: {
+    settings: { EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: false },
+    trustedHosts: parseTrustedHosts([]),
+  } as unknown as Services,
   signal: new AbortController().signal,
   waitUntil: () => {},
   startedAt: 0,
