@@ -254,8 +254,19 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     // either, and the service checks the one the guardrail needs.
     name: "guardrails",
     dataPlane: false,
-    timeoutSeconds: 30,
+    // Invoking a guardrail runs its checks (webhooks and judges, up to timeout_ms each).
+    timeoutSeconds: 300,
     routes: [
+      {
+        // A saved guardrail's checks run on demand, without a model call (core/guardrails/invocation.ts); each
+        // check is bounded by its guardrail's timeout_ms (webhooks, model-graded judges).
+        method: "POST",
+        path: "/v1/guardrails/:id/invoke",
+        handler: "invokeGuardrail",
+        auth: "api_key",
+        body: "json",
+        scope: "guardrails.invoke",
+      },
       {
         method: "POST",
         path: "/v1/guardrails",

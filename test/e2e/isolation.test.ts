@@ -84,6 +84,7 @@ const BODIES: Record<string, unknown> = {
   "PUT /v2/workspaces/:id": { name: "probe" },
   "PUT /v1/admin/users/:id": { role: "member" },
   "POST /v1/admin/workspaces/:id/users": { users: [{ id: "usr_probe", role: "member" }] },
+  "POST /v1/guardrails/:id/invoke": { input: "probe" },
 };
 
 let gateway: TestGateway;
