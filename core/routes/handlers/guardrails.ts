@@ -1,9 +1,12 @@
 import * as z from "zod";
 import * as guardrails from "../../control/guardrails-service.ts";
 import { guardrailCreateSchema, guardrailUpdateSchema } from "../../control/guardrails-schemas.ts";
+import { guardrailInvokeRequest } from "../../guardrails/invoke-request.ts";
+import { usableGuardrail } from "../../guardrails/resolve.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { controlDeps } from "../../http/control-deps.ts";
-import { json, readBody, validate } from "../../http/json.ts";
+import { notFound } from "../../http/errors.ts";
+import { json, readBody, readJson, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
@@ -71,5 +74,23 @@ export const handlers: HandlerMap = {
   async deleteGuardrail(_request, ctx) {
     const { id } = await guardrails.deleteGuardrail(controlDeps(ctx), ctx.principal!, target(ctx));
     return json({ id, object: "guardrail", deleted: true });
+  },
+
+  /**
+   * `POST /v1/guardrails/:id/invoke` (scope `guardrails.invoke`): runs a saved guardrail's checks over a text or
+   * chat messages and answers the verdicts, without any model call. A guardrail of another workspace answers
+   * 404 like an unknown one. The runner and the checks are loaded on the first invocation
+   * (core/guardrails/invocation.ts).
+   */
+  async invokeGuardrail(request, ctx) {
+    const body = validate(
+      guardrailInvokeRequest,
+      await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES),
+    );
+    const id = ctx.params.id!;
+    const definition = await usableGuardrail(ctx, id);
+    if (!definition) throw notFound(`No guardrail '${id}' that this key may invoke.`, "guardrail_not_found");
+    const { invokeGuardrail } = await import("../../guardrails/invocation.ts");
+    return json(await invokeGuardrail(request, ctx, definition, body));
   },
 };

@@ -9,7 +9,6 @@ import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
 import { handlers as blobs } from "./blobs.ts";
 import { handlers as feedback } from "./feedback.ts";
-import { handlers as guardrailInvoke } from "./guardrail-invoke.ts";
 import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
@@ -35,7 +34,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   metrics,
   blobs,
   configs,
-  guardrails: { ...guardrails, ...guardrailInvoke },
+  guardrails,
   integrations,
   "virtual-keys": virtualKeys,
   passthrough,
