@@ -3,6 +3,7 @@ import type { Page, RecordItem } from "../store/ports.ts";
 import { requireOrganisationAdmin } from "./access.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { Invalid } from "./errors.ts";
+import { guardrailsChanged } from "./guardrails-store.ts";
 import { type Lazy, resolveLazy } from "./lazy.ts";
 import {
   type GuardrailPhase,
@@ -102,6 +103,8 @@ export async function updateOrganisationDefaults(
     before: presentDefaults(current),
     after,
   });
+  // The data plane caches defaults for a few seconds; this process drops them at once.
+  guardrailsChanged(principal.organisationId);
   return after;
 }
 
@@ -176,6 +179,7 @@ export async function updateWorkspaceExclusions(
     before: { workspace_ids: before },
     after: { workspace_ids: next, override_existing: changes.override_existing },
   });
+  guardrailsChanged(principal.organisationId);
   return presentExclusions(deps, updated, phase, 100);
 }
 
