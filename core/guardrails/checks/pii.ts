@@ -59,6 +59,7 @@ export const pii: CheckDefinition<Parameters> = {
   },
   async run(input, { categories, redact, defaultCountry }) {
     const { scanText, redactText, isPhoneCountry } = scanner();
+    // problem() refused unknown countries when the guardrail was saved; this also narrows the type.
     if (!isPhoneCountry(defaultCountry)) throw new Error(`default.pii: unknown defaultCountry '${defaultCountry}'`);
     const options = { categories: new Set(categories ?? PII_CATEGORIES), defaultCountry, signal: input.signal };
     // Every text the phase sends; a phase without parts (nothing to rewrite) is judged on its text.
