@@ -246,7 +246,7 @@ export function parseMetadata(value: string): Record<string, string> | undefined
 }
 
 /** Connection and framing headers: the gateway's own business on each hop, never a forwarded value. */
-const HOP_HEADERS = new Set([
+export const HOP_HEADERS: ReadonlySet<string> = new Set([
   "host",
   "connection",
   "keep-alive",
@@ -261,7 +261,7 @@ const HOP_HEADERS = new Set([
 ]);
 
 /** An HTTP header name (a token): anything else is no header a request can carry, and Headers.get throws on it. */
-const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * Whether `x-gateway-forward-headers` (or a config's `forward_headers`) may pass a header to the provider:

@@ -1,11 +1,22 @@
 import type { CheckDefinition, CheckSpec } from "../types.ts";
+import { modelGraded } from "./model-graded.ts";
+import { moderation } from "./moderation.ts";
+import { pii } from "./pii.ts";
 import { regexMatch } from "./regex-match.ts";
+import { webhook } from "./webhook.ts";
 
 /**
  * Every built-in check by id (and by its aliases). A check's heavy libraries are imported by its `load()`,
  * never at module load: the data-plane functions import this registry.
  */
-const CHECKS: readonly CheckDefinition[] = [regexMatch];
+// biome-ignore format: one check a line, so checks added side by side merge cleanly
+const CHECKS: readonly CheckDefinition[] = [
+  regexMatch,
+  pii,
+  webhook,
+  moderation,
+  modelGraded,
+];
 
 const byId = new Map<string, CheckDefinition>();
 for (const check of CHECKS) {
