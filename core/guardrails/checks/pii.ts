@@ -57,6 +57,7 @@ export const pii: CheckDefinition<Parameters> = {
     if (!scanner().isPhoneCountry(defaultCountry)) return `defaultCountry '${defaultCountry}' is not a known country`;
     return undefined;
   },
+  rewrites: ({ redact }) => redact,
   async run(input, { categories, redact, defaultCountry }) {
     const { scanText, redactText, isPhoneCountry } = scanner();
     // problem() refused unknown countries when the guardrail was saved; this also narrows the type.

@@ -77,6 +77,8 @@ export const webhook: CheckDefinition<Parameters> = {
   description:
     "POSTs the request (and on output the answer) to a webhook, which answers {verdict} and may rewrite the texts.",
   parameters,
+  // A webhook may answer a rewrite (Portkey's transformedData): it runs before the other checks, in order.
+  rewrites: () => true,
   async run(input, params) {
     const what = input.phase === "input" ? "request" : "answer";
     let answer: WebhookAnswer;
