@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
 import { workspaceScope } from "../auth/scopes.ts";
+import { validateConfigGuardrails } from "../guardrails/config-guardrails.ts";
 import { compileConfig } from "../routing/config.ts";
 import { loadRegexEngine } from "../routing/query.ts";
 import type { Page } from "../store/ports.ts";
@@ -25,7 +26,8 @@ import {
  * Saved routing configs (`/v1/configs`, Portkey's /configs): CRUD and versions (every create and update stores
  * the config as version n), usable as `x-gateway-config: <id or slug>` (core/control/saved-resources.ts). The
  * `config` is validated by the routing layer's own compiler: an error names the path inside it
- * (`config.targets[0].weight`). Credentials in it are stored sealed and shown masked (config-secrets.ts).
+ * (`config.targets[0].weight`), its guardrails' check parameters included. Credentials in it are stored sealed
+ * and shown masked (config-secrets.ts).
  */
 
 /** Sealing credentials and checking custom hosts: what integrations need too. */
@@ -74,10 +76,11 @@ function parsedConfig(value: unknown): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** Compiled as the routing layer will (RE2 loaded first when a condition uses `$regex`). */
+/** Compiled as the routing layer will (RE2 loaded first when a condition uses `$regex`), guardrail checks validated. */
 async function checkedConfig(deps: ConfigDeps, raw: unknown): Promise<Record<string, unknown>> {
   await loadRegexEngine();
-  compileConfig(raw, deps.trustedHosts, "config");
+  const compiled = compileConfig(raw, deps.trustedHosts, "config");
+  await validateConfigGuardrails(compiled, "config");
   return raw as Record<string, unknown>;
 }
 

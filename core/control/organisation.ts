@@ -164,6 +164,15 @@ export async function organisationGuardrailsFor(
   phase: GuardrailPhase,
 ): Promise<GuardrailRef[]> {
   const organisation = await findOrganisation(records, organisationId);
-  if (workspaceId && organisation?.exclusions?.[phase]?.includes(workspaceId)) return [];
-  return organisation?.defaults?.[phase] ?? [];
+  return organisation ? defaultGuardrailsOf(organisation, workspaceId, phase) : [];
+}
+
+/** The organisation's default guardrails of a phase for a workspace: none when the workspace is excluded. */
+export function defaultGuardrailsOf(
+  organisation: Pick<OrganisationRecord, "defaults" | "exclusions">,
+  workspaceId: string | undefined,
+  phase: GuardrailPhase,
+): GuardrailRef[] {
+  if (workspaceId && organisation.exclusions?.[phase]?.includes(workspaceId)) return [];
+  return organisation.defaults?.[phase] ?? [];
 }

@@ -73,7 +73,10 @@ export class LeafResolver {
       const saved = gateway.virtualKey ?? (gateway.provider?.startsWith("@") ? gateway.provider : undefined);
       if (saved !== undefined) target = { ...(await ctx.services.resolveSavedProvider(saved.replace(/^@/, ""), ctx)) };
       else {
-        target = (await targetFromHeaders(headers, trusted, gateway))!;
+        const fromHeaders = await targetFromHeaders(headers, trusted, gateway);
+        // A config of guardrails (or the like) without a provider of its own needs the request to name one.
+        if (!fromHeaders) throw missingProvider();
+        target = fromHeaders;
         // A JWT-authenticated request's Authorization is the caller's token, never a provider key.
         if (ctx.principal?.kind === "jwt") delete target.apiKey;
       }
@@ -216,3 +219,11 @@ export function upstreamToHttp(error: UpstreamError, headers: Record<string, str
 export function failureHeaders(failure: RoutingFailure, provider: string | undefined): Record<string, string> {
   return routingHeaders(failure.leaf.path, failure.retries, provider);
 }
+
+/** A config without a provider of its own (only guardrails, say) on a request that names none either. */
+const missingProvider = () =>
+  badRequest(
+    "No provider selected: the config names no provider, so send x-gateway-provider (or a virtual key) with it.",
+    "x-gateway-provider",
+    "missing_provider",
+  );

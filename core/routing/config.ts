@@ -1,4 +1,9 @@
 import * as z from "zod/mini";
+import {
+  type ConfigGuardrails,
+  GUARDRAIL_CONFIG_KEYS,
+  compileNodeGuardrails,
+} from "../guardrails/config-guardrails.ts";
 import { badRequest } from "../http/errors.ts";
 import { validate } from "../http/json.ts";
 import { int } from "../http/zod-mini.ts";
@@ -19,6 +24,10 @@ import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
  * `custom_host`, `weight` (loadbalance) and `name` (conditional). Nested targets inherit retry, cache, params,
  * forward headers, custom host and timeout from their parent; their own values win (params merge key by key,
  * drop lists add up). camelCase keys (`overrideParams`, `onStatusCodes`, ...) are accepted as aliases.
+ * Guardrails (`input_guardrails`, `output_guardrails`, `before_request_hooks`, `after_request_hooks`) are
+ * compiled by core/guardrails/config-guardrails.ts: a target runs its parents' and then its own. A root that
+ * carries guardrails but names no provider routes to the provider of the request's headers (Portkey's usual
+ * `{"input_guardrails": [...]}` config next to `x-gateway-provider` or a virtual key).
  */
 
 export const STRATEGY_MODES = ["single", "fallback", "loadbalance", "conditional"] as const;
@@ -191,6 +200,8 @@ export interface InheritedSettings extends ParamRules {
   cache?: CacheSettings;
   forwardHeaders?: string[];
   customHost?: string;
+  /** The guardrails of this node and its parents, in the order they run (core/guardrails/config-guardrails.ts). */
+  guardrails?: ConfigGuardrails;
 }
 
 interface NodeBase {
@@ -298,6 +309,8 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   if (raw.strategy && raw.strategy.mode !== "single")
     fail(state, "targets", `strategy mode '${raw.strategy.mode}' needs targets.`);
   if (raw.provider === undefined && raw.virtual_key === undefined) {
+    if (state.depth === 0 && settings.guardrails && !LEAF_TARGET_FIELDS.some((field) => raw[field] !== undefined))
+      return { ...base, kind: "leaf", fromHeaders: true };
     fail(state, "provider", "a target needs provider (a provider id or @slug), virtual_key, or targets.");
   }
   const leaf: LeafNode = { ...base, kind: "leaf" };
@@ -337,6 +350,23 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   return leaf;
 }
 
+/** Fields that describe a target's provider: without a provider they would be ignored, so they need one. */
+const LEAF_TARGET_FIELDS = [
+  "api_key",
+  "custom_host",
+  "resource_name",
+  "deployment_id",
+  "api_version",
+  "azure_model_name",
+  "vertex_project_id",
+  "vertex_region",
+  "vertex_service_account_json",
+  "aws_access_key_id",
+  "aws_secret_access_key",
+  "aws_session_token",
+  "aws_region",
+] as const;
+
 function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
   const parent = state.inherited;
   const settings: InheritedSettings = { ...parent };
@@ -354,6 +384,10 @@ function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {
   if (raw.drop_params) settings.dropParams = [...new Set([...(parent.dropParams ?? []), ...raw.drop_params])];
   if (raw.forward_headers)
     settings.forwardHeaders = [...new Set([...(parent.forwardHeaders ?? []), ...raw.forward_headers])];
+  const guardrails = compileNodeGuardrails(raw, state.path, parent.guardrails, (suffix, message) =>
+    fail(state, suffix, message),
+  );
+  if (guardrails) settings.guardrails = guardrails;
   if (raw.custom_host !== undefined) {
     const at = paramAt(state, "custom_host");
     try {
@@ -447,6 +481,8 @@ const OPAQUE = new Set([
   "cache",
   "metadata",
   "vertex_service_account_json",
+  // Check ids (`default.regexMatch`) and parameters; config-guardrails.ts accepts camelCase action names itself.
+  ...GUARDRAIL_CONFIG_KEYS,
 ]);
 
 /** Renames camelCase config keys to snake_case (config nodes, strategy, retry, conditions), leaving params alone. */

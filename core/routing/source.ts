@@ -2,6 +2,7 @@ import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
 import { checkJsonDepth } from "../http/json.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../http/gateway-headers.ts";
+import { configHasGuardrails, validateConfigGuardrails } from "../guardrails/config-guardrails.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { sha256Hex } from "../ids.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
@@ -15,7 +16,8 @@ import { loadRegexEngine, needsRegexEngine } from "./query.ts";
  * 3. the API key's own default config (`defaults.config_id` of the key), else the workspace's default config
  *    (Services.resolveDefaultConfig): the key's is the more specific choice, so it wins;
  * else undefined (the route answers "no provider").
- * Inline configs are compiled once and cached by their text (bounded LRU); saved ones by object identity, so
+ * Inline configs are compiled once and cached by their text (bounded LRU), their guardrails' check parameters
+ * validated before they are cached; saved ones by object identity, so
  * a control plane that caches its config objects gets compiled configs for free.
  * BLOCK_INLINE_CONFIG=true (or the organisation setting `block_inline_config`) rejects inline configs, inline provider names and custom hosts (403); saved
  * configs and saved providers (`@slug`, x-gateway-virtual-key) stay allowed.
@@ -143,6 +145,8 @@ async function inlineConfig(json: string, trusted: TrustedHosts): Promise<Config
   checkJsonDepth(raw, "x-gateway-config", "x-gateway-config");
   if (needsRegexEngine(json)) await loadRegexEngine();
   const compiled = compileConfig(raw, trusted);
+  // Inline check parameters are checked once per compiled config (saved configs were when they were saved).
+  if (configHasGuardrails(compiled)) await validateConfigGuardrails(compiled, "x-gateway-config");
   caches.inline.set(hash, { node: compiled, jsonLength: json.length });
   return compiled;
 }
