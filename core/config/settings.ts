@@ -82,6 +82,8 @@ const SETTINGS = {
   BLOCK_INLINE_CONFIG: booleanFlag,
   ORGANISATION_HEADERS_TO_MASK: commaList,
   ENABLE_PROMETHEUS: booleanFlag,
+  // Experimental OpenTelemetry spans of guardrail runs (core/guardrails/spans.ts).
+  EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: booleanFlag,
   GATEWAY_WORKER_POLL_MS: positiveInt(1000),
   GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
   GATEWAY_LOG_BODIES: ((raw) => raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,

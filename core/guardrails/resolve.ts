@@ -190,6 +190,19 @@ export async function guardrailsFor(
 }
 
 /**
+ * A saved guardrail the caller may run, by id or slug (through the cache): undefined when there is none, when
+ * it is another workspace's (as if it did not exist), or when it is archived.
+ */
+export async function usableGuardrail(ctx: RequestContext, idOrSlug: string): Promise<GuardrailDefinition | undefined> {
+  const principal = ctx.principal;
+  if (!principal) return undefined;
+  const saved = await savedGuardrail(ctx.services.stores.records, principal.organisationId, idOrSlug);
+  if (!saved || !mayUse(principal, saved.resource, "reference") || saved.resource.status === "archived")
+    return undefined;
+  return saved.definition;
+}
+
+/**
  * Workspace-bound callers use their workspace's guardrails and organisation-level ones; another workspace's
  * is as if it did not exist. An organisation default runs for the workspace it belongs to, if it is one's.
  */

@@ -151,6 +151,23 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
+    // A saved guardrail's checks run on demand, without a model call (core/guardrails/invocation.ts). Data
+    // plane: it runs checks (webhooks, model-graded judges), each bounded by its guardrail's timeout_ms.
+    name: "guardrail-invoke",
+    dataPlane: true,
+    timeoutSeconds: 300,
+    routes: [
+      {
+        method: "POST",
+        path: "/v1/guardrails/:id/invoke",
+        handler: "invokeGuardrail",
+        auth: "api_key",
+        body: "json",
+        scope: "guardrails.invoke",
+      },
+    ],
+  },
+  {
     // Feedback on traced requests (workspace keys only), counted into analytics.
     name: "feedback",
     dataPlane: false,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { guardrailStore } from "../../core/control/guardrails-store.ts";
+import { DEFAULT_CHECK_TIMEOUT_MS } from "../../core/guardrails/types.ts";
 import { ROUTE_FAMILIES, type RouteSpec } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
@@ -34,6 +36,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
   policies: ["usageLimit", "rateLimit"],
+  "guardrail-invoke": ["guardrail"],
 };
 
 /**
@@ -62,6 +65,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/policies/usage-limits/:id": "usageLimit",
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
+  "/v1/guardrails/:id": "guardrail",
 };
 
 /** Request bodies valid for a route, so its answer comes from the lookup rather than from validation. */
@@ -81,6 +85,7 @@ const BODIES: Record<string, unknown> = {
   "PUT /v2/workspaces/:id": { name: "probe" },
   "PUT /v1/admin/users/:id": { role: "member" },
   "POST /v1/admin/workspaces/:id/users": { users: [{ id: "usr_probe", role: "member" }] },
+  "POST /v1/guardrails/:id/invoke": { input: "probe" },
 };
 
 let gateway: TestGateway;
@@ -174,6 +179,25 @@ beforeAll(async () => {
   await make("rateLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/rate-limits", { unit: "rpm", value: 100 }),
   );
+  // Written through the store: the guardrail CRUD routes are another family's.
+  const guardrail = await guardrailStore(gateway.gateway.services.stores.records).create(
+    gateway.gateway.bootstrap.organisationId,
+    {
+      name: "a-guardrail",
+      slug: "a-guardrail",
+      workspaceId: wsA.id,
+      checks: [{ id: "default.regexMatch", parameters: { rule: "secret" } }],
+      actions: {
+        deny: true,
+        async: false,
+        soft_deny_200: false,
+        on_error: "open",
+        timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
+      },
+      status: "active",
+    },
+  );
+  a.guardrail = { id: guardrail.id, slug: guardrail.slug! };
   await make("invite", () =>
     call(gateway, admin, "POST", "/v1/admin/users/invites", {
       email: "invited-a@example.com",

@@ -29,7 +29,8 @@ const toolCall = z.looseObject({
   function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
-const message = z.discriminatedUnion("role", [
+/** One chat message (also what the guardrail invoke endpoint takes as `input`). */
+export const chatMessage = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("system"), content, name: z.optional(z.string()) }),
   z.looseObject({ role: z.literal("developer"), content, name: z.optional(z.string()) }),
   z.looseObject({ role: z.literal("user"), content, name: z.optional(z.string()) }),
@@ -58,7 +59,7 @@ const toolChoice = z.union([
 
 export const chatCompletionRequest = z
   .looseObject({
-    messages: z.array(message).check(z.minLength(1, "messages must contain at least one message")),
+    messages: z.array(chatMessage).check(z.minLength(1, "messages must contain at least one message")),
     model: modelName,
     frequency_penalty: z.nullish(penalty),
     presence_penalty: z.nullish(penalty),

@@ -9,6 +9,7 @@ import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
 import { handlers as blobs } from "./blobs.ts";
 import { handlers as feedback } from "./feedback.ts";
+import { handlers as guardrailInvoke } from "./guardrail-invoke.ts";
 import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as integrations } from "./integrations.ts";
@@ -36,6 +37,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   integrations,
   "virtual-keys": virtualKeys,
   passthrough,
+  "guardrail-invoke": guardrailInvoke,
   "api-keys": apiKeys,
   auth,
   workspaces,
