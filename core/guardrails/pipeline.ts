@@ -13,10 +13,12 @@ import type { GuardrailDefinition } from "./types.ts";
  * on the first request that has some.
  */
 
-let engine: Promise<[typeof import("./phases.ts"), typeof import("./check-environment.ts")]> | undefined;
+let engine:
+  | Promise<[typeof import("./phases.ts"), typeof import("./check-environment.ts"), typeof import("./spans.ts")]>
+  | undefined;
 
 function loadEngine() {
-  engine ??= Promise.all([import("./phases.ts"), import("./check-environment.ts")]);
+  engine ??= Promise.all([import("./phases.ts"), import("./check-environment.ts"), import("./spans.ts")]);
   return engine;
 }
 
@@ -70,14 +72,22 @@ export class InferenceGuardrails {
 
   async #load(): Promise<GuardrailPhases> {
     if (this.#phases) return this.#phases;
-    const [{ GuardrailPhases }, { checkEnvironment }] = await loadEngine();
+    const [{ GuardrailPhases }, { checkEnvironment }, { recordGuardrailSpans }] = await loadEngine();
+    const ctx = this.#ctx;
+    const spans = {
+      traceId: ctx.traceId,
+      organisationId: ctx.principal?.organisationId ?? "",
+      workspaceId: ctx.principal?.workspaceId,
+      settings: ctx.services.settings,
+    };
     this.#phases ??= new GuardrailPhases({
       route: this.#route,
       request: this.#request,
       ctx: this.#ctx,
       outcome: this.#outcome,
       requestId: this.#requestId,
-      env: checkEnvironment(this.#request, this.#ctx),
+      env: checkEnvironment(this.#request, ctx),
+      onVerdicts: (verdicts) => recordGuardrailSpans(verdicts, spans),
     });
     return this.#phases;
   }

@@ -28,7 +28,7 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
   {
     what: "the guardrail engine",
     test: (input) =>
-      /^core\/guardrails\/(runner|phases|denial|stream-output|texts|check-environment|check-inference|outbound-json)\.ts$/.test(
+      /^core\/guardrails\/(runner|phases|denial|stream-output|texts|check-environment|check-inference|outbound-json|spans)\.ts$/.test(
         input,
       ) || input.startsWith("core/guardrails/checks/"),
   },

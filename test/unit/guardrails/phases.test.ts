@@ -86,6 +86,7 @@ function setup(route: "chat" | "completions" | "embeddings" = "chat", body?: Rec
   } as unknown as RequestContext;
   const outcome = newOutcome(route, "gpt-4o-mini", body?.stream === true);
   outcome.requestBody = body;
+  const told: string[] = [];
   const phases = new GuardrailPhases({
     route,
     request: new Request("http://gateway/v1/chat/completions", { method: "POST" }),
@@ -93,8 +94,9 @@ function setup(route: "chat" | "completions" | "embeddings" = "chat", body?: Rec
     outcome,
     requestId: "chatcmpl-gw1",
     env,
+    onVerdicts: (verdicts) => told.push(...verdicts.map((verdict) => verdict.id)),
   });
-  return { phases, outcome, waiting };
+  return { phases, outcome, waiting, told };
 }
 
 const chatBody = (content: string, extra: Record<string, unknown> = {}) => ({
@@ -223,17 +225,22 @@ describe("input phase", () => {
   });
 
   it("async guardrails do not hold the request; their verdicts reach the outcome and the log waits for them", async () => {
-    const { phases, outcome, waiting } = setup();
+    const { phases, outcome, waiting, told } = setup();
     const started = performance.now();
     await phases.input(
-      [{ id: "gr_async", checks: [{ id: "test.slow", parameters: { ms: 60 } }], actions: actions({ async: true }) }],
+      [
+        { id: "gr_async", checks: [{ id: "test.slow", parameters: { ms: 60 } }], actions: actions({ async: true }) },
+        forbid("gr_sync", "nothing"),
+      ],
       chatBody("hello"),
     );
     expect(performance.now() - started).toBeLessThan(40);
-    expect(outcome.guardrails).toBeUndefined();
+    expect(outcome.guardrails?.map((verdict) => verdict.id)).toEqual(["gr_sync"]);
     expect(waiting).toHaveLength(1);
     await outcome.guardrailsDone;
-    expect(outcome.guardrails).toMatchObject([{ id: "gr_async", async: true, verdict: false }]);
+    expect(outcome.guardrails?.[1]).toMatchObject({ id: "gr_async", async: true, verdict: false });
+    // Spans are told every verdict, async ones when they end.
+    expect(told).toEqual(["gr_sync", "gr_async"]);
   });
 });
 
