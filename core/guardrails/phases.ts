@@ -2,6 +2,7 @@ import { isCompleteAnswer, replayAsSse } from "../cache/replay.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import { sseResponse, sseSourceOf } from "../gateway/stream/sse-source.ts";
 import type { RequestContext } from "../http/context.ts";
+import { isLateJson } from "../logs/late-json.ts";
 import { resolveLateJson } from "../logs/log-layout.ts";
 import type { RouteKind } from "../providers/types.ts";
 import { findCheck } from "./checks/registry.ts";
@@ -122,14 +123,11 @@ export class GuardrailPhases {
     body: Record<string, any>,
   ): Promise<Response> {
     const { route, outcome } = this.#request;
-    let text = await response.text();
-    let answer: unknown;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      return new Response(text, response);
-    }
-    if (!isRecord(answer)) return new Response(text, response);
+    // Nothing to judge or to add: the answer goes as it is.
+    if (definitions.length === 0 && this.#input.length === 0) return response;
+    let { text, answer } = await answerOf(outcome, response);
+    if (!isRecord(answer))
+      return new Response(text, { status: response.status, headers: Object.fromEntries(response.headers) });
     if (definitions.length > 0) {
       const texts = phaseTexts(route, "output", answer);
       const run = await this.#run("output", definitions, body, texts, answer);
@@ -340,7 +338,8 @@ export class GuardrailPhases {
 
   /** A JSON answer with `hook_results` added (as Portkey does) when guardrails held the request. */
   #withHookResults(text: string, answer: Record<string, unknown>, response: Response): Response {
-    const init = { status: this.#status(response.status), headers: response.headers };
+    // A plain record of headers (what the gateway's own Responses are built from) keeps the answer cheap to send.
+    const init = { status: this.#status(response.status), headers: Object.fromEntries(response.headers) };
     if (this.#input.length === 0 && this.#output.length === 0) return new Response(text, init);
     const results = JSON.stringify(hookResults(this.#input, this.#output));
     // Appended to the answer's own text: an answer passed through as the provider's bytes is not serialised again.
@@ -348,6 +347,22 @@ export class GuardrailPhases {
     if (!end.endsWith("}")) return new Response(text, init);
     const separator = Object.keys(answer).length > 0 ? "," : "";
     return new Response(`${end.slice(0, -1)}${separator}"hook_results":${results}}`, init);
+  }
+}
+
+/**
+ * A JSON answer's text and value. The pipeline noted both on the outcome (the provider's text as it came, or a
+ * cached answer's), so the Response's body is not read again; it is only when the outcome has neither.
+ */
+async function answerOf(outcome: InferenceOutcome, response: Response): Promise<{ text: string; answer: unknown }> {
+  const noted = outcome.responseBody;
+  if (isLateJson(noted) && noted.late.kind === "json-text") return { text: noted.late.text, answer: noted.toJSON() };
+  if (isRecord(noted)) return { text: JSON.stringify(noted), answer: noted };
+  const text = await response.text();
+  try {
+    return { text, answer: JSON.parse(text) };
+  } catch {
+    return { text, answer: undefined };
   }
 }
 
