@@ -49,6 +49,8 @@ export class InferenceGuardrails {
   #sent?: Record<string, any>;
   /** Both phases' guardrails per target's settings, resolved once (a bad reference fails before any call). */
   #definitions?: Map<InheritedSettings, Promise<PhaseDefinitions>>;
+  /** Whether the last settings asked about may have guardrails (the output step asks about the same target). */
+  #may?: { settings: InheritedSettings; answer: Promise<boolean> };
 
   constructor(
     route: RouteKind,
@@ -67,7 +69,7 @@ export class InferenceGuardrails {
   /** Input guardrails of a target: the body to send it (redacted, or as it was), or the denial to answer. */
   async input(settings: InheritedSettings, body: Record<string, any>): Promise<InputResult> {
     this.#sent = body;
-    if (!this.#phases && !(await mayHaveGuardrails(this.#ctx, settings))) return { body };
+    if (!this.#phases && !(await this.#mayHave(settings))) return { body };
     const [phases, definitions] = await Promise.all([this.#load(), this.#definitionsOf(settings)]);
     const result = await phases.input(definitions.input, body);
     if (result.body) this.#sent = result.body;
@@ -76,9 +78,14 @@ export class InferenceGuardrails {
 
   /** Output guardrails of the target that answered, on its answer (a denial answers instead). */
   async output(settings: InheritedSettings, response: Response): Promise<Response> {
-    if (!this.#phases && !(await mayHaveGuardrails(this.#ctx, settings))) return response;
+    if (!this.#phases && !(await this.#mayHave(settings))) return response;
     const [phases, definitions] = await Promise.all([this.#load(), this.#definitionsOf(settings)]);
     return phases.output(definitions.output, response, this.#sent ?? {});
+  }
+
+  #mayHave(settings: InheritedSettings): Promise<boolean> {
+    if (this.#may?.settings !== settings) this.#may = { settings, answer: mayHaveGuardrails(this.#ctx, settings) };
+    return this.#may.answer;
   }
 
   async #load(): Promise<GuardrailPhases> {
