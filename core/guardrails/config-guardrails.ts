@@ -347,6 +347,14 @@ function compileActions(raw: Record<string, unknown>, at: Located): GuardrailAct
     on_error: "open",
     timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
   };
+  // As for saved guardrails (core/control/guardrails-service.ts): an async guardrail only records its verdict.
+  const blocking = actions.deny ? "deny" : actions.soft_deny_200 ? "soft_deny_200" : undefined;
+  if (actions.async && blocking)
+    failAt(
+      at,
+      ["async"],
+      `an async guardrail only records its verdict and cannot block, so it cannot have '${blocking}'.`,
+    );
   if (raw.on_error !== undefined) {
     if (raw.on_error !== "open" && raw.on_error !== "closed") failAt(at, ["on_error"], "must be 'open' or 'closed'.");
     actions.on_error = raw.on_error as "open" | "closed";

@@ -130,9 +130,13 @@ export async function mayHaveGuardrails(
   if (subRequests.has(ctx)) return false;
   const own = settings?.guardrails;
   if (own && (own.input.length > 0 || own.output.length > 0)) return true;
-  if (!ctx.principal) return false;
-  const [input, output] = await Promise.all([defaultRefs(ctx, "input"), defaultRefs(ctx, "output")]);
-  return input.length > 0 || output.length > 0;
+  const principal = ctx.principal;
+  if (!principal) return false;
+  const organisation = await organisationDefaults(ctx.services.stores.records, principal.organisationId);
+  return (
+    defaultGuardrailsOf(organisation, principal.workspaceId, "input_guardrails").length > 0 ||
+    defaultGuardrailsOf(organisation, principal.workspaceId, "output_guardrails").length > 0
+  );
 }
 
 /**

@@ -94,7 +94,6 @@ describe("Portkey's shorthand: input_guardrails / output_guardrails", () => {
           onSuccess: { feedback: { value: 5 } },
           async: true,
           on_error: "closed",
-          soft_deny_200: true,
         },
       ],
     });
@@ -107,7 +106,7 @@ describe("Portkey's shorthand: input_guardrails / output_guardrails", () => {
       actions: {
         deny: false,
         async: true,
-        soft_deny_200: true,
+        soft_deny_200: false,
         on_error: "closed",
         timeout_ms: DEFAULT_CHECK_TIMEOUT_MS,
         on_fail: { feedback: { value: -5, weight: 0.5, metadata: "blocked" } },
@@ -155,6 +154,11 @@ describe("Portkey's shorthand: input_guardrails / output_guardrails", () => {
       "feedback value",
       { input_guardrails: [{ contains: {}, on_fail: { feedback: { value: 11 } } }] },
       "x-gateway-config.input_guardrails[0].on_fail.feedback.value",
+    ],
+    [
+      "async and deny",
+      { input_guardrails: [{ contains: {}, async: true, deny: true }] },
+      "x-gateway-config.input_guardrails[0].async",
     ],
     [
       "a mutator",
