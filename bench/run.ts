@@ -36,7 +36,8 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  * Flags:
  *   --quick                  c=10 only, 3 s cells, 10 s to settle, fewer TTFB samples, 3 import runs
  *                            (about two minutes)
- *   --only=a,b               parts: direct, floor, gateway, portkey, cache (load targets), bundles, store-ops, cost
+ *   --only=a,b               parts: direct, floor, gateway, portkey, cache, cache-miss, guardrails (load targets),
+ *                            bundles, store-ops, cost
  *   --duration=6             seconds per measured cell;  --warmup=1  seconds of warm-up before each cell
  *   --settle=30              seconds of load each server gets before the first cell (modes alternating in
  *                            5 s rounds) so that V8 has compiled its hot code: a large app takes ~25 s
@@ -59,10 +60,15 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  * `cache`: the gateway with a `cache: {mode: "simple"}` config, the same request repeated (hits).
  * `cache-miss`: the same config, every request's body unique (each is a miss that calls the provider and stores
  * the answer): compared with `gateway`, what the cache costs a request it cannot answer.
+ * `guardrails`: the gateway with a config of input guardrails (a regex check and a PII check) on a 2 KB prompt,
+ * JSON only: compared with `gateway`, what guardrails add to a request that passes them.
  */
-type Target = "direct" | "floor" | "gateway" | "portkey" | "cache" | "cache-miss";
+type Target = "direct" | "floor" | "gateway" | "portkey" | "cache" | "cache-miss" | "guardrails";
 type Mode = "json" | "stream";
-const TARGETS: Target[] = ["direct", "floor", "gateway", "portkey", "cache", "cache-miss"];
+const TARGETS: Target[] = ["direct", "floor", "gateway", "portkey", "cache", "cache-miss", "guardrails"];
+/** The modes a target is measured in (the guardrails cell is a JSON cell). */
+const modesOf = (target: Target): Mode[] =>
+  target === "guardrails" ? config.modes.filter((mode) => mode === "json") : config.modes;
 const PARTS = [...TARGETS, "bundles", "store-ops", "cost"] as const;
 
 const flags = parseFlags(process.argv.slice(2));
@@ -236,6 +242,18 @@ function requestFor(target: Target, baseUrl: string, mockUrl: string, stream: bo
   return request;
 }
 
+/**
+ * The guardrails cell's request: the benchmark's chat body with a 2 KB user prompt of ordinary prose (no PII,
+ * no forbidden word: the request passes its guardrails and reaches the provider).
+ */
+function guardedRequest(): string {
+  const sentence =
+    "Summarise the quarterly planning notes for the platform team, keeping the deadlines and owners in order. ";
+  const body = JSON.parse(benchRequest(false));
+  body.messages[1].content = sentence.repeat(Math.ceil(2048 / sentence.length)).slice(0, 2048);
+  return JSON.stringify(body);
+}
+
 async function validate(
   url: string,
   headers: Record<string, string>,
@@ -321,6 +339,23 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
         "x-gateway-custom-host": `${mock.url}${paced ? "/paced" : ""}/v1`,
       });
     }
+    if (target === "guardrails") {
+      request.body = guardedRequest();
+      Object.assign(request.headers, {
+        "x-gateway-api-key": server!.info.apiKey,
+        "x-gateway-config": JSON.stringify({
+          provider: "openai",
+          custom_host: `${mock.url}${paced ? "/paced" : ""}/v1`,
+          input_guardrails: [
+            {
+              "default.regexMatch": { rule: "(?i)\\b(password|api[_ -]?key)\\b", not: true },
+              "default.pii": {},
+              deny: true,
+            },
+          ],
+        }),
+      });
+    }
     if (target === "cache" || target === "cache-miss") {
       // cache: one request repeated, so after the first every request is a hit (a replayed stream for stream
       // cells). cache-miss: wrk makes every body unique (uniqueBodies), so every request misses and stores.
@@ -339,7 +374,7 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
     }
     return request;
   };
-  for (const mode of ["json", "stream"] as const) {
+  for (const mode of target === "guardrails" ? (["json"] as const) : (["json", "stream"] as const)) {
     const request = make(mode === "stream");
     // A replayed stream sends its text in fewer, larger chunks than the mock does.
     const minChunks = target === "cache" ? 3 : 20;
@@ -397,9 +432,10 @@ const SETTLE_ROUND_S = 5;
  */
 async function settle(live: Live): Promise<WarmupRound[]> {
   const rounds: WarmupRound[] = [];
-  const count = Math.max(config.modes.length, Math.round(config.settleS / SETTLE_ROUND_S));
+  const modes = modesOf(live.target);
+  const count = Math.max(modes.length, Math.round(config.settleS / SETTLE_ROUND_S));
   for (let index = 0; index < count; index++) {
-    const mode = config.modes[index % config.modes.length] as Mode;
+    const mode = modes[index % modes.length] as Mode;
     const cpuBefore = processCpuSeconds(live.measured.pid);
     const wrk = await runWrk({
       ...live.make(mode === "stream"),
@@ -479,7 +515,9 @@ async function openLoopPhase(lives: Live[], ourPids: () => number[]): Promise<vo
     }
     const rate = Math.round(floorCapacity * config.openLoopShare);
     // Open-loop bodies are all alike: a cache-miss target would answer hits there.
-    for (const live of lives.filter((candidate) => candidate.target !== "cache-miss")) {
+    for (const live of lives.filter(
+      (candidate) => candidate.target !== "cache-miss" && modesOf(candidate.target).includes(mode),
+    )) {
       await waitForQuiet(ourPids);
       const background = startBackgroundCpu();
       let clientPid: number | undefined;
@@ -582,7 +620,7 @@ function printLoadTable(): void {
           base && base !== cell ? `${((cell.wrk.rps / base.wrk.rps) * 100).toFixed(0)}%` : "";
         const added = direct && target !== "direct" ? `+${fmt(cell.wrk.p99 - direct.wrk.p99)} ms` : "";
         console.log(
-          `${mode.padEnd(7)}${String(concurrency).padStart(3)}  ${target.padEnd(8)}${cell.wrk.rps.toFixed(0).padStart(8)}${fmt(cell.wrk.p50).padStart(9)}${fmt(cell.wrk.p99).padStart(9)}${String(cell.wrk.errors).padStart(8)}${fmt(cell.cpuUsPerRequest, 0).padStart(12)}${(target === "direct" ? "" : ratio(direct)).padStart(10)}${(target === "gateway" || target === "portkey" || target === "cache" || target === "cache-miss" ? ratio(floor) : "").padStart(9)}${(target === "gateway" ? ratio(portkey) : "").padStart(11)}${added.padStart(16)}${`${fmt((cell.backgroundCpu ?? Number.NaN) * 100, 0)}%`.padStart(8)}`,
+          `${mode.padEnd(7)}${String(concurrency).padStart(3)}  ${target.padEnd(8)}${cell.wrk.rps.toFixed(0).padStart(8)}${fmt(cell.wrk.p50).padStart(9)}${fmt(cell.wrk.p99).padStart(9)}${String(cell.wrk.errors).padStart(8)}${fmt(cell.cpuUsPerRequest, 0).padStart(12)}${(target === "direct" ? "" : ratio(direct)).padStart(10)}${(target !== "direct" && target !== "floor" ? ratio(floor) : "").padStart(9)}${(target === "gateway" ? ratio(portkey) : "").padStart(11)}${added.padStart(16)}${`${fmt((cell.backgroundCpu ?? Number.NaN) * 100, 0)}%`.padStart(8)}`,
         );
       }
     }
@@ -679,6 +717,19 @@ function checkTargets(): void {
       };
     }
   }
+  {
+    const guarded = cellOf("guardrails", "json", 10);
+    const plain = cellOf("gateway", "json", 10);
+    const key = "guardrails (regex + PII, 2 KB prompt) add < 1 ms p50 over the gateway (json, c=10)";
+    if (!guarded || !plain) checks[key] = { met: null, detail: "not measured" };
+    else {
+      const added = guarded.wrk.p50 - plain.wrk.p50;
+      checks[key] = {
+        met: added < 1 && guarded.wrk.errors === 0,
+        detail: `+${added.toFixed(2)} ms p50 (${guarded.wrk.p50.toFixed(2)} vs ${plain.wrk.p50.toFixed(2)}); CPU ${fmt(guarded.cpuUsPerRequest, 0)} vs ${fmt(plain.cpuUsPerRequest, 0)} µs per request`,
+      };
+    }
+  }
   const floorRun = results.runs.find((run) => run.target === "floor");
   for (const concurrency of [1, 10]) {
     const gateway = gatewayRun?.ttfb.find((t) => !t.paced && t.concurrency === concurrency);
@@ -746,6 +797,7 @@ async function runLoad(): Promise<void> {
     for (const mode of config.modes) {
       for (const connections of config.concurrency) {
         for (const live of lives) {
+          if (!modesOf(live.target).includes(mode)) continue;
           try {
             const cell = await measureCell(live, mode, connections, ourPids);
             results.cells.push(cell);
@@ -762,6 +814,7 @@ async function runLoad(): Promise<void> {
     if (config.openLoopShare > 0) await openLoopPhase(lives, ourPids);
     if (config.modes.includes("stream")) {
       for (const live of lives) {
+        if (!modesOf(live.target).includes("stream")) continue;
         await ttfbFor(live);
         const fast = live.run.ttfb.filter((t) => !t.paced);
         console.log(

@@ -1,3 +1,4 @@
+import type { GuardrailVerdict } from "../guardrails/types.ts";
 import type { RequestLog } from "../logs/log-record.ts";
 import { ROUTE_FAMILIES } from "../routes/table.ts";
 import type { Counters, RecordItem, Records } from "../store/ports.ts";
@@ -5,6 +6,7 @@ import {
   CELL_CAP,
   type Cell,
   DAILY_RETENTION_DAYS,
+  GUARDRAIL_CAP,
   HOURLY_RETENTION_DAYS,
   METADATA_CAP,
   METADATA_PAIRS_PER_REQUEST,
@@ -98,6 +100,7 @@ interface Prepared {
   dayExpiry: number;
   user?: UserKeys;
   pairs: PairKeys[];
+  guardrails: Array<{ keys: GuardrailKeys; verdict: GuardrailVerdict }>;
 }
 
 /** A user's round-1 counters; `cost` is its daily cost counter, named once round 2 has admitted it or not. */
@@ -115,6 +118,13 @@ interface PairKeys {
   dimension: string;
   count: string;
   cost?: string;
+}
+
+/** A guardrail's round-1 counter (its runs today); `fields` is its daily keys' prefix, named once round 2 has decided. */
+interface GuardrailKeys {
+  id: string;
+  count: string;
+  fields?: string;
 }
 
 /** A latency index entry: the key `indexed` remembers it by, and its sort key's parts. */
@@ -140,6 +150,7 @@ interface CountedCell {
 }
 
 const NO_PAIRS: PairKeys[] = [];
+const NO_GUARDRAILS: Prepared["guardrails"] = [];
 
 /**
  * The logs of a batch that share organisation, hour and cell (a local batch is often a single group): the
@@ -161,6 +172,7 @@ class CellGroup {
   counted?: CountedCell;
   private readonly users = new Map<string, UserKeys>();
   private readonly pairs = new Map<string, Map<string, PairKeys>>();
+  private readonly guardrails = new Map<string, GuardrailKeys>();
 
   constructor(org: string, time: number, cell: Cell, hourPrefix: string) {
     this.org = org;
@@ -221,6 +233,20 @@ class CellGroup {
       values.set(value, keys);
     }
     return keys;
+  }
+
+  /** The counted guardrail verdicts of a log (async ones included), each with its guardrail's keys. */
+  guardrailsOf(verdicts: readonly GuardrailVerdict[]): Prepared["guardrails"] {
+    return verdicts
+      .filter((verdict) => typeof verdict?.id === "string")
+      .map((verdict) => {
+        let keys = this.guardrails.get(verdict.id);
+        if (!keys) {
+          keys = { id: verdict.id, count: groupKey(this.org, this.day, this.cell.workspace, "g", verdict.id, "n") };
+          this.guardrails.set(verdict.id, keys);
+        }
+        return { keys, verdict };
+      });
   }
 
   latencyIndexEntry(bucket: number): LatencyIndexEntry {
@@ -305,13 +331,14 @@ export async function countLogs(
 
   // Round 1: the daily counts that also tell whether a value is new today (added in log order).
   const round1 = emptyPlan();
-  for (const { group, user, pairs, hourExpiry, dayExpiry } of prepared) {
+  for (const { group, user, pairs, guardrails, hourExpiry, dayExpiry } of prepared) {
     planAdd(round1, group.dayCountKey, 1, dayExpiry);
     if (user) {
       planAdd(round1, user.day, 1, dayExpiry);
       planAdd(round1, user.hour, 1, hourExpiry);
     }
     for (const pair of pairs) planAdd(round1, pair.count, 1, dayExpiry);
+    for (const { keys } of guardrails) planAdd(round1, keys.count, 1, dayExpiry);
   }
   const values = new Map<string, number>();
   await settle(
@@ -343,6 +370,7 @@ export async function countLogs(
         consider(user.day, () => ({ ...userAdmission(group, user), onAdmit: countUser }));
       }
       for (const pair of entry.pairs) consider(pair.count, () => pairAdmission(group, pair));
+      for (const { keys } of entry.guardrails) consider(keys.count, () => guardrailAdmission(group, keys));
     }
   }
   const index = (pk: string, parts: string[], ttl: number) => planPut(plan, { pk, sk: indexSort(...parts), ttl });
@@ -411,6 +439,17 @@ export async function countLogs(
         user.cost ??= groupKey(group.org, group.day, group.cell.workspace, "u", nameOf(user.day, user.name), "c");
         planAdd(plan, user.cost, costMicros, dayExpiry);
       }
+    }
+    for (const { keys, verdict } of entry.guardrails) {
+      keys.fields ??= groupKey(group.org, group.day, group.cell.workspace, "g", nameOf(keys.count, keys.id), "");
+      const checks = Array.isArray(verdict.checks) ? verdict.checks : [];
+      const failedChecks = checks.filter((check) => check?.verdict === false).length;
+      planAdd(plan, `${keys.fields}f`, verdict.verdict === false ? 1 : 0, dayExpiry);
+      planAdd(plan, `${keys.fields}d`, verdict.verdict === false && verdict.deny === true ? 1 : 0, dayExpiry);
+      planAdd(plan, `${keys.fields}k`, checks.length, dayExpiry);
+      planAdd(plan, `${keys.fields}x`, failedChecks, dayExpiry);
+      const micros = Math.round((Number(verdict.execution_time_ms) || 0) * 1000);
+      planAdd(plan, `${keys.fields}t`, Math.max(0, micros), dayExpiry);
     }
     if (!costMicros) continue;
     for (const pair of entry.pairs) {
@@ -483,6 +522,20 @@ function pairAdmission(group: CellGroup, pair: PairKeys): Omit<Admission, "key" 
   };
 }
 
+function guardrailAdmission(group: CellGroup, keys: GuardrailKeys): Omit<Admission, "key" | "amount" | "expiresAt"> {
+  const { org, day, indexPk } = group;
+  const { workspace } = group.cell;
+  return {
+    distinct: distinctKey(org, day, workspace, "guardrails"),
+    cap: GUARDRAIL_CAP,
+    indexPk,
+    entry: ["g", workspace, keys.id],
+    workspace,
+    overflowKey: groupKey(org, day, workspace, "g", OTHER, "n"),
+    overflow: ["g", workspace, OTHER],
+  };
+}
+
 /**
  * A copy of a log with only what counting reads (no bodies, headers or attempts): what a batch keeps in
  * memory until it is counted.
@@ -507,6 +560,7 @@ export function countedFields(log: RequestLog): RequestLog {
     latencyMs: log.latencyMs,
     usage: log.usage,
     cost: log.cost,
+    guardrails: log.guardrails,
   } as RequestLog;
 }
 
@@ -560,6 +614,7 @@ function prepareLog(
     dayExpiry: Math.floor(time / 1000) + DAILY_RETENTION_DAYS * 86_400,
     user: user ? group.userKeys(user) : undefined,
     pairs: log.metadata ? group.pairKeysOf(log.metadata) : NO_PAIRS,
+    guardrails: Array.isArray(log.guardrails) ? group.guardrailsOf(log.guardrails) : NO_GUARDRAILS,
   };
 }
 

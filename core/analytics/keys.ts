@@ -10,13 +10,14 @@ import { TtlCache } from "../util/ttl-cache.ts";
  *   counter per log bucket b = ceil(ln(ms) / ln(1.1)));
  * - the workspace cell (provider and model `*`): `u` distinct users, `fn` feedback count, `fv` sum of
  *   value x weight and `fw` sum of weights (both x 1e6, so counters stay integers);
- * - group counters per day: users (`u`) and metadata pairs (`m:<key>`), fields `n` and `c`;
+ * - group counters per day: users (`u`) and metadata pairs (`m:<key>`), fields `n` and `c`; guardrails (`g`, by
+ *   guardrail id), fields `n` runs, `f` failed, `d` denied, `k` checks run, `x` checks failed, `t` time in µs;
  * - `#` counters: how many distinct cells / users / metadata values a workspace has in a day (the cap).
  * Buckets: `h<yyyy-mm-ddThh>` (UTC hour) and `d<yyyy-mm-dd>` (UTC day).
  *
  * Counters cannot be listed, so which cells, users, metadata values, workspaces and latency buckets exist in
  * a day is kept in Records: partition `ANIDX#<org>#<yyyy-mm-dd>`, one small item per entry (sort keys
- * `c|ws|provider|model`, `l|ws|provider|model|b`, `u|ws|user`, `m|ws|key|value`, `w|ws`), written only the
+ * `c|ws|provider|model`, `l|ws|provider|model|b`, `u|ws|user`, `m|ws|key|value`, `g|ws|guardrail`, `w|ws`), written only the
  * first time the entry appears that day. A read lists a day's entries with one query, then reads exactly the
  * counters it needs with Counters.getMany.
  */
@@ -34,6 +35,7 @@ export const DAILY_RETENTION_DAYS = 400;
 export const CELL_CAP = 200;
 export const USER_CAP = 1000;
 export const METADATA_CAP = 500;
+export const GUARDRAIL_CAP = 200;
 /** Metadata pairs of one request that are counted (the rest are ignored by analytics). */
 export const METADATA_PAIRS_PER_REQUEST = 8;
 

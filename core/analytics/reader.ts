@@ -33,8 +33,38 @@ interface DayIndex {
   latency: Map<string, number[]>;
   users: Array<{ workspace: string; user: string }>;
   metadata: Array<{ workspace: string; key: string; value: string }>;
+  guardrails: Array<{ workspace: string; id: string }>;
   workspaces: Set<string>;
 }
+
+/** One guardrail's counts over a time range (or one day): runs, failures, denials, checks and time spent. */
+export interface GuardrailTotals {
+  runs: number;
+  failed: number;
+  denied: number;
+  checksRun: number;
+  checksFailed: number;
+  /** Time the guardrail's runs took, summed, in µs. */
+  timeMicros: number;
+}
+
+const GUARDRAIL_FIELDS: Record<string, keyof GuardrailTotals> = {
+  n: "runs",
+  f: "failed",
+  d: "denied",
+  k: "checksRun",
+  x: "checksFailed",
+  t: "timeMicros",
+};
+
+export const emptyGuardrailTotals = (): GuardrailTotals => ({
+  runs: 0,
+  failed: 0,
+  denied: 0,
+  checksRun: 0,
+  checksFailed: 0,
+  timeMicros: 0,
+});
 
 export interface Totals {
   requests: number;
@@ -203,6 +233,42 @@ export class AnalyticsReader {
       .sort((a, b) => b[1].requests - a[1].requests || a[0].localeCompare(b[0]));
   }
 
+  /**
+   * Guardrail counts of the range, from their daily group counters (per workspace; the model and provider
+   * filters do not apply): per guardrail id (`other` past the daily cap), and per day.
+   */
+  async guardrails(
+    filter: AnalyticsFilter,
+  ): Promise<{ byGuardrail: Map<string, GuardrailTotals>; byDay: Map<string, GuardrailTotals> }> {
+    const indexes = await this.dayIndexes(filter);
+    const org = filter.organisationId;
+    const keys: Array<{ key: string; id: string; day: string; field: keyof GuardrailTotals }> = [];
+    for (const [day, index] of indexes) {
+      for (const { workspace, id } of index.guardrails) {
+        for (const [field, name] of Object.entries(GUARDRAIL_FIELDS))
+          keys.push({ key: groupKey(org, `d${day}`, workspace, "g", id, field), id, day, field: name });
+      }
+    }
+    const values = await this.read(keys.map((entry) => entry.key));
+    const byGuardrail = new Map<string, GuardrailTotals>();
+    const byDay = new Map<string, GuardrailTotals>();
+    const totalsIn = (map: Map<string, GuardrailTotals>, name: string) => {
+      let totals = map.get(name);
+      if (!totals) {
+        totals = emptyGuardrailTotals();
+        map.set(name, totals);
+      }
+      return totals;
+    };
+    for (const entry of keys) {
+      const value = values.get(entry.key) ?? 0;
+      if (!value) continue;
+      totalsIn(byGuardrail, entry.id)[entry.field] += value;
+      totalsIn(byDay, entry.day)[entry.field] += value;
+    }
+    return { byGuardrail, byDay };
+  }
+
   private async read(keys: string[]): Promise<Map<string, number>> {
     const values = new Map<string, number>();
     for (let start = 0; start < keys.length; start += 500) {
@@ -219,7 +285,14 @@ export class AnalyticsReader {
     const result = new Map<string, DayIndex>();
     await Promise.all(
       days.map(async (day) => {
-        const index: DayIndex = { cells: [], latency: new Map(), users: [], metadata: [], workspaces: new Set() };
+        const index: DayIndex = {
+          cells: [],
+          latency: new Map(),
+          users: [],
+          metadata: [],
+          guardrails: [],
+          workspaces: new Set(),
+        };
         let cursor: string | undefined;
         do {
           const page = await this.records.query({
@@ -233,6 +306,7 @@ export class AnalyticsReader {
             if (kind === "w") index.workspaces.add(workspace);
             else if (kind === "u") index.users.push({ workspace, user: rest[0]! });
             else if (kind === "m") index.metadata.push({ workspace, key: rest[0]!, value: rest[1]! });
+            else if (kind === "g") index.guardrails.push({ workspace, id: rest[0]! });
             else if (kind === "c" || kind === "l") {
               const cell: Cell = { workspace, provider: rest[0]!, model: rest[1]! };
               if (filter.provider && cell.provider !== filter.provider) continue;

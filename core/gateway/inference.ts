@@ -11,6 +11,8 @@ import { resolveRouting } from "../routing/source.ts";
 import { reservationFor } from "../policies/reservation.ts";
 import { cachedInference, type Embedder } from "../cache/inference-cache.ts";
 import { logRequest } from "../logs/log-request.ts";
+import { InferenceGuardrails } from "../guardrails/pipeline.ts";
+import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -81,6 +83,7 @@ export async function routeInference(
 ): Promise<Response> {
   const gateway = gatewayHeadersOf(request, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
+  const guardrails = new InferenceGuardrails(route, request, ctx, outcome, requestId);
   let provider: string | undefined;
   try {
     const result = await runStrategy(config, {
@@ -98,10 +101,15 @@ export async function routeInference(
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
         await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
+        // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
+        // provider is called and no fallback follows. A redaction is what the provider and the cache see.
+        const guarded = await guardrails.input(leaf.settings, params);
+        if (guarded.answer) return guarded.answer;
+        const sent = guarded.body;
         const upstream = () =>
           callTarget({
             route,
-            body: params,
+            body: sent,
             target: resolved.target,
             timeoutMs: resolved.timeoutMs,
             signal: ctx.signal,
@@ -118,7 +126,7 @@ export async function routeInference(
               family: route,
               settings: leaf.settings.cache,
               target: resolved.target,
-              body: params,
+              body: sent,
               outcome,
               embed: leaf.settings.cache?.mode === "semantic" ? gatewayEmbedder(request, ctx) : undefined,
             },
@@ -129,7 +137,9 @@ export async function routeInference(
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
-    return withHeaders(result.response, {
+    // Pipeline step 7: the answering target's output guardrails on its answer.
+    const response = await guardrails.output(result.leaf.settings, result.response);
+    return withHeaders(response, {
       ...routingHeaders(result.leaf.path, result.retries, provider, outcome.cacheStatus),
       ...ctx.services.policies?.headersFor(ctx),
     });
@@ -152,7 +162,9 @@ function gatewayEmbedder(request: Request, ctx: RequestContext): Embedder {
     outcome.requestBody = body;
     let response: Response;
     try {
-      response = await routeInference("embeddings", body, config, request, ctx, outcome, `emb-${ctx.traceId}`);
+      // The text was judged as the request's input already: the embedding call runs no guardrails of its own.
+      const embedCtx = guardrailFreeContext(ctx);
+      response = await routeInference("embeddings", body, config, request, embedCtx, outcome, `emb-${ctx.traceId}`);
     } catch (error) {
       response = new Response(null, { status: (error as { status?: number }).status ?? 502 });
       console.error(`[${ctx.traceId}] semantic cache: the embedding call failed`, (error as Error).message);

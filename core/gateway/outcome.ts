@@ -35,6 +35,11 @@ export interface InferenceOutcome {
   cacheSavedCost?: number;
   /** Verdicts of the guardrails that ran (input, output, async when they finish): for the request log. */
   guardrails?: GuardrailVerdict[];
+  /**
+   * Guardrail work still running after the answer (async guardrails, a stream's output checks): resolves when
+   * it has finished, each check bounded by its timeout. The request log waits for it (core/guardrails/phases.ts).
+   */
+  guardrailsDone?: Promise<void>;
   /** The model the client asked for, and the one the provider says answered. */
   requestedModel: string;
   answeredModel?: string;

@@ -13,6 +13,7 @@ import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
+import { InferenceGuardrails, passthroughRouteOf } from "../guardrails/pipeline.ts";
 import { newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
@@ -33,7 +34,9 @@ import { redirectError } from "./upstream/failures.ts";
  * `/v1/proxy/{provider-endpoint}` (always raw) forward the path, query, body and headers to the provider's
  * base URL with the provider's auth, and return the provider's answer unchanged (status, headers, body,
  * streams). Configs apply as on chat: fallback, loadbalance, conditional (params = the JSON body), retries,
- * timeouts, and override/default/drop params on JSON bodies.
+ * timeouts, and override/default/drop params on JSON bodies. A JSON body shaped like chat completions
+ * (`messages`) or completions (`prompt`) runs the config's input guardrails as those routes do (a denial
+ * answers instead, a redaction is what is forwarded); the raw answer runs no output guardrails.
  *
  * Fallbacks need a failure before any byte reached the client, so a 2xx is answered only once its first body
  * chunk arrived (an upstream that fails before that moves the fallback on); after that, the gap between chunks
@@ -73,6 +76,16 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
   ctx.outcome = outcome;
   const resolver = new LeafResolver(request, gateway, ctx);
+  const guardedRoute = passthroughRouteOf(jsonBody());
+  const guardrails = guardedRoute
+    ? new InferenceGuardrails(
+        guardedRoute,
+        request,
+        ctx,
+        outcome,
+        `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+      )
+    : undefined;
   let provider: string | undefined;
 
   try {
@@ -87,6 +100,15 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
+        // Pipeline step 4 on a chat- or completions-shaped body: a denial is the answer; a redaction is sent.
+        let redacted: Record<string, unknown> | undefined;
+        if (guardrails) {
+          const body = jsonBody()!;
+          const sent = hasParamRules(leaf.settings) ? applyParams(body, leaf.settings) : body;
+          const guarded = await guardrails.input(leaf.settings, sent);
+          if (guarded.answer) return guarded.answer;
+          if (guarded.body !== sent) redacted = guarded.body;
+        }
         const call = async () => {
           const adapter = (await loadProvider(resolved.target.provider))!;
           if (!adapter.passthrough) {
@@ -101,7 +123,11 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
             url: joinUrl(endpoint.baseUrl, providerPath) + url.search,
             method,
             headers: { ...forwarded, ...lowerCased(endpoint.headers) },
-            body: object ? JSON.stringify(applyParams(object, leaf.settings)) : bytes,
+            body: redacted
+              ? JSON.stringify(redacted)
+              : object
+                ? JSON.stringify(applyParams(object, leaf.settings))
+                : bytes,
           };
           const response = await relay(
             upstreamRequest,
@@ -127,7 +153,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               target: resolved.target,
               method,
               path: providerPath + url.search,
-              json: jsonBody(),
+              json: redacted ?? jsonBody(),
               bytes,
               outcome,
             },

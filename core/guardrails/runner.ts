@@ -154,8 +154,18 @@ async function runCheck(
     },
   });
   if (!check || step.problem) return errored(step.problem ?? "unknown check");
-  const timeout = AbortSignal.timeout(definition.actions.timeout_ms);
-  const signal = AbortSignal.any([requestSignal, timeout]);
+  // One controller per check, aborted by its time limit or by the request; the timer is cleared as soon as the
+  // check is done (AbortSignal.timeout's timer would fire seconds after every request, for nothing).
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`timed out after ${definition.actions.timeout_ms} ms`, "TimeoutError"));
+  }, definition.actions.timeout_ms);
+  const onRequestAbort = () => controller.abort(requestSignal.reason);
+  if (requestSignal.aborted) onRequestAbort();
+  else requestSignal.addEventListener("abort", onRequestAbort, { once: true });
+  const signal = controller.signal;
   try {
     const result = await untilAborted(Promise.resolve(check.run({ ...input, signal }, step.parameters)), signal);
     const rewrites = check.rewrites?.(step.parameters) === true && result.transformedParts !== undefined;
@@ -169,12 +179,15 @@ async function runCheck(
     };
     return rewrites ? { verdict, transformedParts: result.transformedParts } : { verdict };
   } catch (error) {
-    const message = timeout.aborted
+    const message = timedOut
       ? `timed out after ${definition.actions.timeout_ms} ms`
       : requestSignal.aborted
         ? "the request was cancelled"
         : (error as Error).message || String(error);
     return errored(message);
+  } finally {
+    clearTimeout(timer);
+    requestSignal.removeEventListener("abort", onRequestAbort);
   }
 }
 

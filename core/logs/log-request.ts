@@ -1,4 +1,4 @@
-import type { AttemptRecord } from "../gateway/outcome.ts";
+import type { AttemptRecord, InferenceOutcome } from "../gateway/outcome.ts";
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
 import type { RouteSpec } from "../http/route-types.ts";
@@ -19,7 +19,10 @@ export async function logRequest(
 ): Promise<void> {
   const { principal, services } = ctx;
   if (!principal) return;
-  if (outcome) await outcome.done;
+  if (outcome) {
+    await outcome.done;
+    if (outcome.guardrailsDone) await guardrailsSettled(outcome);
+  }
   const headers = request.headers;
   // Parsed once by the app for authenticated routes (invalid gateway headers were answered 400 there).
   const gateway = ctx.gateway;
@@ -66,6 +69,7 @@ export async function logRequest(
         }
       : undefined,
     cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
+    guardrails: outcome?.guardrails,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,
     headers: headersForLog(headers, {
       sensitiveHeaders: gateway?.sensitiveHeaders,
@@ -91,6 +95,15 @@ export async function logRequest(
 }
 
 function ignore(): void {}
+
+/** Guardrail work still running after the answer, including work it started meanwhile (a stream's async checks). */
+async function guardrailsSettled(outcome: InferenceOutcome): Promise<void> {
+  for (let pending = outcome.guardrailsDone; pending; ) {
+    await pending;
+    if (outcome.guardrailsDone === pending) return;
+    pending = outcome.guardrailsDone;
+  }
+}
 
 /** The attempts worth a look: none for the usual single successful call. */
 function attemptsForLog(attempts: AttemptRecord[] | undefined): RequestLog["attempts"] {

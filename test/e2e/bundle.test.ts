@@ -213,6 +213,26 @@ describe("routing through the bundle", () => {
     expect(streamed).toBe("second");
   });
 
+  it("guardrails (loaded on first use): an input denial answers 446, an output check passes a stream", async () => {
+    const config = {
+      provider: "openai",
+      custom_host: `${openai.url}/v1`,
+      input_guardrails: [{ "default.regexMatch": { rule: "(?i)password", not: true }, deny: true }],
+      output_guardrails: [{ "default.regexMatch": { rule: "(?i)password", not: true }, deny: true }],
+    };
+    const client = clientFor({ "x-gateway-config": JSON.stringify(config) });
+    const denied = await client.chat.completions
+      .create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "the password" }] })
+      .catch((error: unknown) => error);
+    expect(denied).toBeInstanceOf(OpenAI.APIError);
+    expect((denied as InstanceType<typeof OpenAI.APIError>).status).toBe(446);
+    expect((denied as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: "hooks_failed" });
+    let streamed = "";
+    for await (const chunk of await client.chat.completions.create({ model: "gpt-4o-mini", messages, stream: true }))
+      streamed += chunk.choices[0]?.delta?.content ?? "";
+    expect(streamed).toBeTruthy();
+  });
+
   it("a saved integration, also inside a saved config", async () => {
     const created = await api("POST", "/v1/integrations", {
       name: "Bundle OpenAI",

@@ -1,3 +1,4 @@
+import { SseDecoder } from "../../core/providers/stream/sse.ts";
 import { type SseSource, sseResponse } from "../../core/gateway/stream/sse-source.ts";
 
 /**
@@ -21,4 +22,10 @@ export function sseEvents(values: AsyncIterable<unknown>, headers?: Record<strin
     },
   };
   return sseResponse(source, headers);
+}
+
+/** The data of each event of an SSE text, in order (`[DONE]` included). */
+export function readSseEvents(text: string): string[] {
+  const decoder = new SseDecoder();
+  return [...decoder.push(Buffer.from(text)), ...decoder.end()].map((event) => event.data);
 }

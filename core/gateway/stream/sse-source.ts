@@ -25,10 +25,10 @@ export interface SseSource {
 /** The sources of streamed Responses, for hosts that write them directly (see above). */
 const directSources = new WeakMap<Response, SseSource>();
 
-/** A 200 SSE Response whose body is `source` as a web stream. `headers` are added to the SSE ones. */
-export function sseResponse(source: SseSource, headers: Record<string, string> = {}): Response {
+/** An SSE Response (200 unless told) whose body is `source` as a web stream. `headers` are added to the SSE ones. */
+export function sseResponse(source: SseSource, headers: Record<string, string> = {}, status = 200): Response {
   const { body, direct } = sseBody(source);
-  const response = new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } });
+  const response = new Response(body, { status, headers: { ...SSE_HEADERS, ...headers } });
   directSources.set(response, direct);
   return response;
 }
@@ -42,6 +42,26 @@ export function takeSseSource(response: Response): SseSource | undefined {
   const source = directSources.get(response);
   if (source) directSources.delete(response);
   return source;
+}
+
+/**
+ * The text of any streamed Response as a source: its SseSource when it has one (taken), else its body read as
+ * it comes (a replayed cache hit, a Response from elsewhere).
+ */
+export function sseSourceOf(response: Response): SseSource {
+  const source = takeSseSource(response);
+  if (source) return source;
+  const reader = response.body?.getReader();
+  return {
+    async next() {
+      if (!reader) return null;
+      const read = await reader.read();
+      return read.done ? null : read.value;
+    },
+    async cancel() {
+      await reader?.cancel().catch(() => {});
+    },
+  };
 }
 
 /**

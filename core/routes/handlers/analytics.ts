@@ -2,6 +2,8 @@ import * as z from "zod";
 import {
   type AnalyticsFilter,
   AnalyticsReader,
+  type GuardrailTotals,
+  emptyGuardrailTotals,
   type Metric,
   type Totals,
   emptyTotals,
@@ -121,14 +123,57 @@ function point(metric: Metric, totals: Totals): Record<string, unknown> {
   }
 }
 
+/** A guardrail's counts as the API shows them. */
+function guardrailPoint(totals: GuardrailTotals): Record<string, number> {
+  return {
+    runs: totals.runs,
+    failed: totals.failed,
+    denied: totals.denied,
+    fail_rate: ratio(totals.failed, totals.runs),
+    checks_run: totals.checksRun,
+    checks_failed: totals.checksFailed,
+    avg_latency_ms: totals.runs ? Math.round(totals.timeMicros / totals.runs) / 1000 : 0,
+  };
+}
+
+/**
+ * GET /v1/analytics/graphs/guardrails: per day and per guardrail, how many times guardrails ran, failed and
+ * denied, the checks they ran and failed, and their average latency (daily counters: resolution is days).
+ */
+async function guardrailsGraph(request: Request, ctx: RequestContext): Promise<Response> {
+  const { filter, query } = readFilter(request, ctx);
+  const { byGuardrail, byDay } = await (await reader(ctx)).guardrails(filter);
+  const days: string[] = [];
+  for (let start = Math.floor(filter.from / DAY_MS) * DAY_MS; start <= filter.to; start += DAY_MS)
+    days.push(new Date(start).toISOString().slice(0, 10));
+  const all = emptyGuardrailTotals();
+  for (const totals of byDay.values())
+    for (const field of Object.keys(all) as Array<keyof GuardrailTotals>) all[field] += totals[field];
+  const rows = [...byGuardrail].sort((a, b) => b[1].runs - a[1].runs || a[0].localeCompare(b[0]));
+  return json({
+    object: "analytics-graph",
+    metric: "guardrails",
+    resolution: "day",
+    from: new Date(filter.from).toISOString(),
+    to: new Date(filter.to).toISOString(),
+    data_points: days.map((day) => ({
+      timestamp: `${day}T00:00:00.000Z`,
+      ...guardrailPoint(byDay.get(day) ?? emptyGuardrailTotals()),
+    })),
+    summary: guardrailPoint(all),
+    guardrails: rows.slice(0, query.limit).map(([id, totals]) => ({ guardrail_id: id, ...guardrailPoint(totals) })),
+  });
+}
+
 /** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals. */
 export const handlers: HandlerMap = {
   async graph(request, ctx) {
+    if (ctx.params.metric === "guardrails") return guardrailsGraph(request, ctx);
     // Own keys only: `__proto__` or `constructor` must not find Object.prototype's members.
     const metric = Object.hasOwn(GRAPH_METRICS, ctx.params.metric!) ? GRAPH_METRICS[ctx.params.metric!] : undefined;
     if (!metric)
       throw notFound(
-        `Unknown analytics metric '${ctx.params.metric}'. Known: ${Object.keys(GRAPH_METRICS).join(", ")}.`,
+        `Unknown analytics metric '${ctx.params.metric}'. Known: ${[...Object.keys(GRAPH_METRICS), "guardrails"].join(", ")}.`,
       );
     const { filter } = readFilter(request, ctx);
     const series = await (await reader(ctx)).series(filter, [metric]);

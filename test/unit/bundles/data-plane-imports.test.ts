@@ -10,7 +10,7 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * minifying is left out, it changes no module graph). Modules loaded on first use (dynamic imports) are fine.
  * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
  * plane's schemas (`core/**\/*-schemas.ts`), the policy request schemas (core/policies/requests.ts), and the
- * semantic cache's S3 Vectors client and adapter (and usearch, local only).
+ * semantic cache's S3 Vectors client and adapter (and usearch, local only), and the guardrail engine.
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -23,6 +23,16 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
   { what: "the S3 Vectors client", test: (input) => input.includes("node_modules/@aws-sdk/client-s3vectors/") },
   { what: "the S3 Vectors adapter", test: (input) => input === "core/platform/aws/s3-vectors-index.ts" },
   { what: "usearch", test: (input) => input.includes("node_modules/usearch/") },
+  // Guardrails: only their resolution (core/guardrails/pipeline.ts, resolve.ts) is on the request path; the
+  // runner, the checks and what they load come with a request's first guardrail.
+  {
+    what: "the guardrail engine",
+    test: (input) =>
+      /^core\/guardrails\/(runner|phases|denial|stream-output|texts|check-environment|check-inference|outbound-json|spans)\.ts$/.test(
+        input,
+      ) || input.startsWith("core/guardrails/checks/"),
+  },
+  { what: "re2js", test: (input) => input.includes("node_modules/re2js/") },
 ];
 
 const DATA_PLANE = ROUTE_FAMILIES.filter((family) => family.dataPlane).map((family) => family.name);
