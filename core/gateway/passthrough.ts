@@ -13,7 +13,8 @@ import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
-import { InferenceGuardrails, passthroughRouteOf } from "../guardrails/pipeline.ts";
+import { InferenceGuardrails } from "../guardrails/pipeline.ts";
+import { passthroughRouteOf } from "../guardrails/passthrough-route.ts";
 import { newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {

@@ -1,4 +1,5 @@
 import type { RouteKind } from "../providers/types.ts";
+import { passthroughRouteOf } from "./passthrough-route.ts";
 import type { GuardrailPhase } from "./types.ts";
 
 /**
@@ -156,4 +157,9 @@ function writeBack(
 
 function isRecord(value: unknown): value is Record<string, any> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The route whose texts a check's input holds: a pass-through body's by its shape (chat when unsure). */
+export function textsRouteOf(input: { route: RouteKind | "passthrough"; request: Record<string, unknown> }): RouteKind {
+  return input.route === "passthrough" ? (passthroughRouteOf(input.request) ?? "chat") : input.route;
 }

@@ -1,5 +1,5 @@
 import type { CheckInput } from "../types.ts";
-import { requestText } from "./body-texts.ts";
+import { phaseTexts, textsRouteOf } from "../texts.ts";
 
 /**
  * What `default.webhook` POSTs, in the shape of Portkey's webhook guardrail: the request (`json` as the client
@@ -27,7 +27,7 @@ export function webhookPayload(input: CheckInput): WebhookPayload {
   return {
     request: {
       json: input.request,
-      text: output ? requestText(input.request) : input.text,
+      text: output ? phaseTexts(textsRouteOf(input), "input", input.request).text : input.text,
       isStreamingRequest: input.request.stream === true,
     },
     response: output ? { json: input.response ?? {}, text: input.text } : { json: {}, text: "" },

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { HOP_HEADERS, HTTP_TOKEN } from "../../http/gateway-headers.ts";
 import { isPlainObject } from "../../routing/query.ts";
 import { type CheckDefinition, type CheckInput, MAX_CHECK_TIMEOUT_MS } from "../types.ts";
-import { requestTexts, responseTexts } from "./body-texts.ts";
+import { phaseTexts, textsRouteOf } from "../texts.ts";
 import { webhookPayload } from "./webhook-payload.ts";
 
 /**
@@ -128,7 +128,7 @@ function rewrittenParts(input: CheckInput, answer: WebhookAnswer): string[] | un
   const body = input.phase === "input" ? answer.transformedData?.request?.json : answer.transformedData?.response?.json;
   if (body === undefined || body === null) return undefined;
   if (!isPlainObject(body)) throw new WebhookError("the webhook's transformedData is not a JSON object");
-  const texts = input.phase === "input" ? requestTexts(body) : responseTexts(body);
+  const texts = phaseTexts(textsRouteOf(input), input.phase, body).parts;
   if (texts.length !== input.parts.length) {
     throw new WebhookError(
       `the webhook's rewrite has ${texts.length} texts where the ${input.phase} has ${input.parts.length}: ` +
