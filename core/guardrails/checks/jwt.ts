@@ -80,7 +80,7 @@ const keySets = new TtlCache<string, Promise<CachedKeySet>>({ ttlMs: 86_400_000,
 
 function keySetFor(uri: string, cacheMaxAge: number, input: CheckInput, refresh = false): Promise<CachedKeySet> {
   const key = sha256Hex(uri);
-  const cached = refresh ? undefined : keySets.get(key);
+  const cached = refresh || cacheMaxAge === 0 ? undefined : keySets.get(key);
   if (cached) return cached;
   const fetched = (async () => {
     const { status, json } = await input.env.getJson(uri, { timeoutMs: FETCH_TIMEOUT_MS, signal: input.signal });
@@ -104,7 +104,12 @@ const refused = (explanation: string, data: Record<string, unknown> = {}): Check
 });
 
 function tokenFault(error: unknown): CheckResult | undefined {
-  if (error instanceof errors.JWTExpired) return refused("The JWT has expired.", { reason: "expired" });
+  if (error instanceof errors.JWTExpired) {
+    // jose says "expired" both past `exp` and past `maxTokenAge` (then about `iat`).
+    return error.claim === "iat"
+      ? refused("The JWT was issued longer ago than maxTokenAge allows.", { reason: "too_old" })
+      : refused("The JWT has expired.", { reason: "expired" });
+  }
   if (error instanceof errors.JWTClaimValidationFailed) {
     return refused(`The JWT's '${error.claim}' claim is not accepted (${error.reason}).`, {
       reason: "claim",

@@ -17,7 +17,7 @@ describe("default.regexMatch", () => {
 
   it("with not, fails a prompt that carries what the pattern catches", async () => {
     const prompt = "Here is my key sk-proj-8fJ2kLq9xVb3mN7pRt5wYz1cD4eF6gH0, why does it not work?";
-    const rule = String.raw`sk-[A-Za-z0-9_-]{20,}`;
+    const rule = "sk-[A-Za-z0-9_-]{20,}";
     const caught = await runCheck("default.regexMatch", { rule, not: true }, checkInput({ text: prompt }));
     expect(caught.verdict).toBe(false);
     expect(caught.explanation).toBe("The text matches the pattern, which it must not.");

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { initChunks } from "../../../../bench/lib/init-chunks.ts";
+import { assertNoLazyCommonJs } from "../../../../scripts/build.ts";
 import {
   allChecks,
   canonicalCheckId,
@@ -74,6 +75,8 @@ describe("the check registry", () => {
   });
 
   it("imports no check (nor zod, nor a check's library) at load: checks are imported on first use", async () => {
+    // Bundled as the gateway is (split chunks): CommonJS libraries (ajv) must be imported statically by the
+    // lazily imported check, never with import() (scripts/build.ts).
     const { metafile } = await build({
       absWorkingDir: ROOT,
       entryPoints: ["core/guardrails/checks/registry.ts"],
@@ -84,6 +87,7 @@ describe("the check registry", () => {
       outdir: "out",
       format: "esm",
       platform: "node",
+      mainFields: ["module", "main"],
       logLevel: "silent",
     });
     const entry = Object.keys(metafile.outputs).find(
@@ -93,6 +97,7 @@ describe("the check registry", () => {
       Object.keys(metafile.outputs[output]!.inputs),
     );
     expect(loaded).toEqual(["core/guardrails/checks/registry.ts"]);
+    expect(() => assertNoLazyCommonJs(metafile)).not.toThrow();
     // ...and every check is there as a chunk of its own, for the first guardrail that uses it.
     const all = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
     expect(all).toEqual(
