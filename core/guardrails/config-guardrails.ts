@@ -132,24 +132,15 @@ export async function validateConfigGuardrails(root: ConfigNode, param: string):
   };
   collect(root);
   if (specs.size === 0) return;
-  const { checkSpecProblem, findCheck } = await import("./checks/registry.ts");
+  const { checkSpecProblem } = await import("./checks/registry.ts");
   const named = (path: string) => param + path.slice("config".length);
   for (const spec of specs) {
     const source = checkSources.get(spec)!;
-    const problem = await checkSpecProblem(spec);
+    const problem = await checkSpecProblem(spec, source.phase);
     if (problem) {
       const at =
         problem.path === "id" ? source.idPath : source.parametersPath + problem.path.slice("parameters".length);
       throw badRequest(`Invalid value for '${named(at)}': ${problem.message}`, named(at), "invalid_config");
-    }
-    const phases = findCheck(spec.id)?.phases;
-    if (phases && !phases.includes(source.phase)) {
-      const at = named(source.idPath);
-      throw badRequest(
-        `Invalid value for '${at}': the check '${spec.id}' runs only on ${phases.join(" and ")}, not on ${source.phase}.`,
-        at,
-        "invalid_config",
-      );
     }
   }
 }

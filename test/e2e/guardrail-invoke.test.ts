@@ -80,7 +80,7 @@ describe("POST /v1/guardrails/:id/invoke", () => {
           id: "default.regexMatch",
           verdict: false,
           explanation: expect.stringContaining("must not"),
-          data: { match: "4242 4242 4242 4242" },
+          data: { match_start: 11, match_length: 19 },
           transformed: false,
           execution_time_ms: expect.any(Number),
         },

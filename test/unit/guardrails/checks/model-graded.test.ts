@@ -60,8 +60,8 @@ async function parsed(parameters: Record<string, unknown>) {
 const judgeParameters = { config: "pc-judge", model: "gpt-4o-mini", criteria: CRITERIA };
 
 describe("default.modelGraded", () => {
-  it("is registered", () => {
-    expect(findCheck("default.modelGraded")).toBe(modelGraded);
+  it("is registered", async () => {
+    expect(await findCheck("default.modelGraded")).toBe(modelGraded);
   });
 
   it("asks the judge for JSON, the criteria in the system message and the text fenced, and takes its verdict", async () => {

@@ -84,9 +84,9 @@ async function parsed(parameters: Record<string, unknown>) {
 const THREAT = "I know where you live and I will hurt you tonight.";
 
 describe("default.moderation", () => {
-  it("is registered under its id and Portkey's", () => {
-    expect(findCheck("default.moderation")).toBe(moderation);
-    expect(findCheck("portkey.moderateContent")).toBe(moderation);
+  it("is registered under its id and Portkey's", async () => {
+    expect(await findCheck("default.moderation")).toBe(moderation);
+    expect(await findCheck("portkey.moderateContent")).toBe(moderation);
   });
 
   it("sends the text to /moderations through the config, and fails when the answer is flagged", async () => {

@@ -35,9 +35,9 @@ async function redacted(text: string, parameters: Record<string, unknown> = {}):
 }
 
 describe("default.pii", () => {
-  it("is registered under its id and Portkey's", () => {
-    expect(findCheck("default.pii")).toBe(pii);
-    expect(findCheck("portkey.pii")).toBe(pii);
+  it("is registered under its id and Portkey's", async () => {
+    expect(await findCheck("default.pii")).toBe(pii);
+    expect(await findCheck("portkey.pii")).toBe(pii);
   });
 
   it("fails on PII with counts per category, never the values", async () => {

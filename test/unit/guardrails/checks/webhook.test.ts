@@ -84,8 +84,8 @@ async function parsed(parameters: Record<string, unknown>) {
 const URL_WITH_TOKEN = "https://hooks.example.com/guard/T0001/s3cr3t-path-token";
 
 describe("default.webhook", () => {
-  it("is registered", () => {
-    expect(findCheck("default.webhook")).toBe(webhook);
+  it("is registered", async () => {
+    expect(await findCheck("default.webhook")).toBe(webhook);
   });
 
   it("posts Portkey's payload with the check's headers only, and takes the verdict", async () => {
