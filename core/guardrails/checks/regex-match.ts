@@ -41,8 +41,12 @@ export const regexMatch: CheckDefinition<z.infer<typeof parameters>> = {
     }
   },
   run(input, { rule, not }) {
-    const match = compiled(rule).matcher(input.text);
-    const found = match.find();
+    const pattern = compiled(rule);
+    // test() is several times cheaper than a matcher's find() on re2js, and most texts do not match: where it
+    // matched is only looked for when it did.
+    const found = pattern.test(input.text);
+    const match = found ? pattern.matcher(input.text) : undefined;
+    match?.find();
     const verdict = found !== not;
     return {
       verdict,
@@ -50,7 +54,7 @@ export const regexMatch: CheckDefinition<z.infer<typeof parameters>> = {
         ? `The text matches the pattern${not ? ", which it must not" : ""}.`
         : `The text does not match the pattern${not ? "" : ", which it must"}.`,
       // Where it matched, never what: a pattern may well be written to catch a secret.
-      data: found ? { match_start: match.start(), match_length: match.end() - match.start() } : {},
+      data: match ? { match_start: match.start(), match_length: match.end() - match.start() } : {},
     };
   },
 };
