@@ -5,7 +5,7 @@ import { compileConfig } from "../routing/config.ts";
 import { loadRegexEngine } from "../routing/query.ts";
 import type { Page } from "../store/ports.ts";
 import { maxJsonDepth, withinJsonDepth } from "../util/json-depth.ts";
-import { maskConfigSecrets, openConfigSecrets, sealConfigSecrets } from "./config-secrets.ts";
+import { maskConfigSecrets, openConfigSecrets, restoreConfigSecrets, sealConfigSecrets } from "./config-secrets.ts";
 import type { ConfigCreateInput, ConfigUpdateInput } from "./configs-schemas.ts";
 import type { ControlDeps } from "./deps.ts";
 import { Conflict, Invalid, NotFound } from "./errors.ts";
@@ -26,8 +26,8 @@ import {
  * Saved routing configs (`/v1/configs`, Portkey's /configs): CRUD and versions (every create and update stores
  * the config as version n), usable as `x-gateway-config: <id or slug>` (core/control/saved-resources.ts). The
  * `config` is validated by the routing layer's own compiler: an error names the path inside it
- * (`config.targets[0].weight`), its guardrails' check parameters included. Credentials in it are stored sealed
- * and shown masked (config-secrets.ts).
+ * (`config.targets[0].weight`), its guardrails' check parameters included. Credentials and guardrail secrets in it
+ * are stored sealed and shown masked (config-secrets.ts).
  */
 
 /** Sealing credentials and checking custom hosts: what integrations need too. */
@@ -103,7 +103,8 @@ export async function createConfig(
   principal: Principal,
   input: ConfigCreateInput,
 ): Promise<ConfigView> {
-  const config = await sealConfigSecrets(deps.secrets, await checkedConfig(deps, parsedConfig(input.config)));
+  const sent = await restoreConfigSecrets(parsedConfig(input.config));
+  const config = await sealConfigSecrets(deps.secrets, await checkedConfig(deps, sent));
   const created = await configStore(deps.records).create(principal.organisationId, {
     name: input.name,
     slug: input.slug,
@@ -197,10 +198,10 @@ export async function updateConfig(
   if (body.name !== undefined) changes.name = body.name;
   if (body.slug !== undefined) changes.slug = body.slug;
   if (body.config !== undefined) {
-    // A credential sent back as GET showed it (masked) keeps its stored value: checked with that value.
-    const sealed = await sealConfigSecrets(deps.secrets, parsedConfig(body.config), current.config);
-    await checkedConfig(deps, await openConfigSecrets(deps.secrets, sealed));
-    changes.config = sealed;
+    // A secret sent back as GET showed it (masked) keeps its stored value: checked with that value.
+    const previous = await openConfigSecrets(deps.secrets, current.config);
+    const sent = await restoreConfigSecrets(parsedConfig(body.config), previous);
+    changes.config = await sealConfigSecrets(deps.secrets, await checkedConfig(deps, sent));
   }
   const flag = body.is_default ?? body.isDefault;
   if (flag !== undefined) changes.isDefault = flag;

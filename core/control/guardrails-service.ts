@@ -2,10 +2,10 @@ import type { Principal } from "../auth/principal.ts";
 import { holdsScope, isOrganisationWide, requireScope, workspaceScope } from "../auth/scopes.ts";
 import { checkSpecProblem } from "../guardrails/checks/registry.ts";
 import { type CheckSpec, DEFAULT_CHECK_TIMEOUT_MS, type GuardrailActions } from "../guardrails/types.ts";
-import type { Records } from "../store/ports.ts";
+import type { Records, Secrets } from "../store/ports.ts";
 import type { ControlDeps } from "./deps.ts";
 import { Conflict, Forbidden, Invalid, NotFound } from "./errors.ts";
-import { maskCheckSecrets, restoreCheckSecrets } from "./guardrail-secrets.ts";
+import { maskCheckSecrets, openCheckSecrets, restoreCheckSecrets, sealCheckSecrets } from "./guardrail-secrets.ts";
 import type { GuardrailActionsInput, GuardrailCreateInput, GuardrailUpdateInput } from "./guardrails-schemas.ts";
 import { type GuardrailResource, guardrailStore, guardrailsChanged } from "./guardrails-store.ts";
 import { type Lazy, resolveLazy } from "./lazy.ts";
@@ -21,9 +21,15 @@ import { workspaceStore } from "./workspaces.ts";
  * workspace's guardrail needs `guardrails.<action>`, on an organisation-level one
  * `organisation_guardrails.<action>` (the route admits either scope, this module checks the one that applies).
  * Workspace-bound callers see their workspace's and the organisation-level guardrails, and change only their
- * workspace's. Checks are validated by the check registry; secret parameters are shown masked
- * (guardrail-secrets.ts). Every change tells the guardrail caches (`guardrailsChanged`).
+ * workspace's. Checks are validated by the check registry; secret parameters are stored sealed (the guardrail
+ * and its versions) and shown masked (guardrail-secrets.ts). Every change tells the guardrail caches
+ * (`guardrailsChanged`).
  */
+
+/** Creating and updating guardrails seals their secret parameters. */
+export interface GuardrailDeps extends ControlDeps {
+  secrets: Secrets;
+}
 
 export type GuardrailView = ReturnType<typeof presentGuardrail>;
 
@@ -139,11 +145,12 @@ function placeOf(principal: Principal, input: GuardrailCreateInput): string | un
 }
 
 /**
- * The checks to store: masked secrets sent back restored from `previous` (the stored checks), then each check
- * validated by its definition (parameters replaced by their parsed form, defaults filled in).
+ * The checks to store: masked secrets sent back restored from `previous` (the stored checks, opened), then each
+ * check validated by its definition on plaintext (parameters replaced by their parsed form, defaults filled
+ * in), then every secret parameter sealed.
  */
-async function checkedChecks(checks: CheckSpec[], previous?: CheckSpec[]): Promise<CheckSpec[]> {
-  const restored = restoreCheckSecrets(checks, previous);
+async function checkedChecks(secrets: Secrets, checks: CheckSpec[], previous?: CheckSpec[]): Promise<CheckSpec[]> {
+  const restored = restoreCheckSecrets(checks, previous && (await openCheckSecrets(secrets, previous)));
   for (const [index, check] of restored.entries()) {
     const problem = await checkSpecProblem(check);
     if (problem) {
@@ -154,7 +161,7 @@ async function checkedChecks(checks: CheckSpec[], previous?: CheckSpec[]): Promi
       });
     }
   }
-  return restored;
+  return sealCheckSecrets(secrets, restored);
 }
 
 /** An update may name where the guardrail is (`workspace_id`, `organisation_id`), never somewhere else. */
@@ -223,14 +230,14 @@ export interface GuardrailTarget {
 }
 
 export async function createGuardrail(
-  deps: ControlDeps,
+  deps: GuardrailDeps,
   principal: Principal,
   input: GuardrailCreateInput,
 ): Promise<GuardrailView> {
   const place = placeOf(principal, input);
   requireScope(principal, guardrailScope({ workspaceId: place }, "create"));
   const workspaceId = place && (await workspaceIdOf(deps, principal, place));
-  const checks = await checkedChecks(input.checks);
+  const checks = await checkedChecks(deps.secrets, input.checks);
   const actions = actionsFrom(DEFAULT_ACTIONS, input.actions);
   const created = await guardrailStore(deps.records).create(principal.organisationId, {
     name: input.name,
@@ -337,7 +344,7 @@ export async function listGuardrailVersions(
 
 /** Updates the fields sent and stores the result as a new version. A guardrail never moves between levels. */
 export async function updateGuardrail(
-  deps: ControlDeps,
+  deps: GuardrailDeps,
   principal: Principal,
   input: GuardrailTarget & { changes: Lazy<GuardrailUpdateInput> },
 ): Promise<GuardrailView> {
@@ -348,7 +355,7 @@ export async function updateGuardrail(
   const changes: Partial<GuardrailResource> = { updatedBy: principal.userId ?? principal.keyId };
   if (body.name !== undefined) changes.name = body.name;
   if (body.slug !== undefined) changes.slug = body.slug;
-  if (body.checks !== undefined) changes.checks = await checkedChecks(body.checks, current.checks);
+  if (body.checks !== undefined) changes.checks = await checkedChecks(deps.secrets, body.checks, current.checks);
   if (body.actions !== undefined) changes.actions = actionsFrom(current.actions, body.actions);
   const updated = await guardrailStore(deps.records).update(current, changes);
   await writeVersion(deps.records, updated, principal);

@@ -1,4 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
+import { openCheckSecrets } from "../control/guardrail-secrets.ts";
 import {
   type GuardrailResource,
   definitionOf,
@@ -15,7 +16,7 @@ import { boundWorkspace } from "../control/provider-credentials.ts";
 import type { RequestContext } from "../http/context.ts";
 import { HttpError } from "../http/errors.ts";
 import type { InheritedSettings } from "../routing/config.ts";
-import type { Records } from "../store/ports.ts";
+import type { Records, Secrets } from "../store/ports.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import type { GuardrailDefinition, GuardrailPhase } from "./types.ts";
 
@@ -24,15 +25,20 @@ import type { GuardrailDefinition, GuardrailPhase } from "./types.ts";
  * workspace (minus the workspaces excluded from them), then the config's, root first and then the answering
  * target's additions. Saved guardrails and the organisation's defaults are read through short caches
  * (CACHE_MS, dropped for an organisation when this process changes one of its guardrails), so a warm request
- * without guardrails reads nothing from the store. This module is on the data plane's init path: it loads
- * neither the runner nor the checks.
+ * without guardrails reads nothing from the store. A saved guardrail's secret parameters are stored sealed
+ * (core/control/guardrail-secrets.ts): they are opened once per guardrail version, and the definition the
+ * runner takes is kept per version. This module is on the data plane's init path: it loads neither the runner
+ * nor the checks.
  */
 
 export const CACHE_MS = 5_000;
 
 type Defaults = Pick<OrganisationRecord, "defaults" | "exclusions">;
 
-/** A saved guardrail and the definition the runner takes (the same object while cached: parsed parameters are kept per check). */
+/**
+ * A saved guardrail and the definition the runner takes, its secrets opened (the same object while the
+ * guardrail's version is unchanged: the runner keeps parsed parameters per check).
+ */
 interface Saved {
   resource: GuardrailResource;
   definition: GuardrailDefinition;
@@ -43,6 +49,8 @@ interface Caches {
   defaults: TtlCache<string, Promise<Defaults>>;
   /** Saved guardrails by `<organisation>:<id or slug>`; null when there is none. */
   saved: TtlCache<string, Promise<Saved | null>>;
+  /** Definitions (secrets opened) by guardrail id, for the version they were made from. */
+  definitions: TtlCache<string, { version: number; definition: Promise<GuardrailDefinition> }>;
   /** Defaults already warned about (`<organisation>:<id or slug>`): one warning per CACHE_MS, not per request. */
   warned: TtlCache<string, true>;
 }
@@ -56,6 +64,8 @@ function cachesOf(records: Records): Caches {
     caches = {
       defaults: new TtlCache({ ttlMs: CACHE_MS, maxEntries: MAX_ENTRIES }),
       saved: new TtlCache({ ttlMs: CACHE_MS, maxEntries: MAX_ENTRIES }),
+      // Kept until evicted: a new version replaces its guardrail's entry.
+      definitions: new TtlCache({ ttlMs: Number.POSITIVE_INFINITY, maxEntries: MAX_ENTRIES }),
       warned: new TtlCache({ ttlMs: CACHE_MS, maxEntries: MAX_ENTRIES }),
     };
     cachesByRecords.set(records, caches);
@@ -90,11 +100,30 @@ function organisationDefaults(records: Records, organisationId: string): Promise
   });
 }
 
-function savedGuardrail(records: Records, organisationId: string, idOrSlug: string): Promise<Saved | null> {
-  return cached(cachesOf(records).saved, `${organisationId}:${idOrSlug}`, async () => {
-    const resource = await guardrailStore(records).get(organisationId, idOrSlug);
-    return resource ? { resource, definition: definitionOf(resource) } : null;
+/** What reading saved guardrails takes: the records, and the secrets to open their sealed parameters. */
+type GuardrailStores = { records: Records; secrets: Secrets };
+
+function savedGuardrail(stores: GuardrailStores, organisationId: string, idOrSlug: string): Promise<Saved | null> {
+  return cached(cachesOf(stores.records).saved, `${organisationId}:${idOrSlug}`, async () => {
+    const resource = await guardrailStore(stores.records).get(organisationId, idOrSlug);
+    return resource ? { resource, definition: await openedDefinition(stores, resource) } : null;
   });
+}
+
+/** The runner's definition of a stored guardrail, its secrets opened once per version. */
+function openedDefinition(stores: GuardrailStores, resource: GuardrailResource): Promise<GuardrailDefinition> {
+  const { definitions } = cachesOf(stores.records);
+  const known = definitions.get(resource.id);
+  if (known && known.version === resource.version) return known.definition;
+  const definition = openCheckSecrets(stores.secrets, resource.checks).then((checks) => ({
+    ...definitionOf(resource),
+    checks,
+  }));
+  const entry = { version: resource.version, definition };
+  definitions.set(resource.id, entry);
+  // A failed opening is not kept: the next load tries again.
+  definition.catch(() => definitions.deleteIf(resource.id, entry));
+  return definition;
 }
 
 /** The organisation's default guardrails of a phase for the caller's workspace. */
@@ -156,13 +185,13 @@ export async function guardrailsFor(
   const defaults = await defaultRefs(ctx, phase);
   if (entries.length === 0 && defaults.length === 0) return [];
   const principal = ctx.principal;
-  const records = ctx.services.stores.records;
+  const stores = ctx.services.stores;
   const loaded = await Promise.all([
     ...defaults.map(async (ref) => {
       const name = ref.id ?? ref.slug;
-      const saved = name && principal ? await savedGuardrail(records, principal.organisationId, name) : null;
+      const saved = name && principal ? await savedGuardrail(stores, principal.organisationId, name) : null;
       if (!saved || !mayUse(principal!, saved.resource, "default")) {
-        warnOnce(records, `${principal?.organisationId}:${name}`, () =>
+        warnOnce(stores.records, `${principal?.organisationId}:${name}`, () =>
           console.warn(
             `organisation default ${phase} guardrail '${name}' does not exist (for this workspace): skipped`,
           ),
@@ -173,7 +202,7 @@ export async function guardrailsFor(
     }),
     ...entries.map(async (entry) => {
       if ("inline" in entry) return entry.inline;
-      const saved = principal ? await savedGuardrail(records, principal.organisationId, entry.ref) : null;
+      const saved = principal ? await savedGuardrail(stores, principal.organisationId, entry.ref) : null;
       if (!saved || !mayUse(principal!, saved.resource, "reference")) throw unknownGuardrail(entry.ref, entry.path);
       return saved;
     }),
@@ -200,7 +229,7 @@ export async function guardrailsFor(
 export async function usableGuardrail(ctx: RequestContext, idOrSlug: string): Promise<GuardrailDefinition | undefined> {
   const principal = ctx.principal;
   if (!principal) return undefined;
-  const saved = await savedGuardrail(ctx.services.stores.records, principal.organisationId, idOrSlug);
+  const saved = await savedGuardrail(ctx.services.stores, principal.organisationId, idOrSlug);
   if (!saved || !mayUse(principal, saved.resource, "reference") || saved.resource.status === "archived")
     return undefined;
   return saved.definition;

@@ -9,7 +9,10 @@ export const controlDeps = (ctx: RequestContext): ControlDeps => ({
   traceId: ctx.traceId,
 });
 
-/** Services that store provider credentials (integrations, virtual keys, configs) also seal them and check hosts. */
+/**
+ * Services that store secrets (integrations, virtual keys, configs, guardrails) also seal them, and those that
+ * store provider targets check their hosts.
+ */
 export const credentialDeps = (ctx: RequestContext): IntegrationDeps => ({
   ...controlDeps(ctx),
   secrets: ctx.services.stores.secrets,

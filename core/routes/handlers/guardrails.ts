@@ -4,7 +4,7 @@ import { guardrailCreateSchema, guardrailUpdateSchema } from "../../control/guar
 import { guardrailInvokeRequest } from "../../guardrails/invoke-request.ts";
 import { usableGuardrail } from "../../guardrails/resolve.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, readJson, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse, readListQuery } from "../../http/lists.ts";
@@ -44,7 +44,7 @@ function readGuardrailListQuery(request: Request): guardrails.GuardrailListQuery
 export const handlers: HandlerMap = {
   async createGuardrail(request, ctx) {
     const body = await readBody(request, guardrailCreateSchema, bodyLimit(ctx));
-    return json(await guardrails.createGuardrail(controlDeps(ctx), ctx.principal!, body), { status: 201 });
+    return json(await guardrails.createGuardrail(credentialDeps(ctx), ctx.principal!, body), { status: 201 });
   },
 
   async listGuardrails(request, ctx) {
@@ -68,7 +68,7 @@ export const handlers: HandlerMap = {
 
   async updateGuardrail(request, ctx) {
     const changes = () => readBody(request, guardrailUpdateSchema, bodyLimit(ctx));
-    return json(await guardrails.updateGuardrail(controlDeps(ctx), ctx.principal!, { ...target(ctx), changes }));
+    return json(await guardrails.updateGuardrail(credentialDeps(ctx), ctx.principal!, { ...target(ctx), changes }));
   },
 
   async deleteGuardrail(_request, ctx) {

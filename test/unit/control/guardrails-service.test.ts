@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import * as z from "zod";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOrganisation } from "../../../core/control/bootstrap.ts";
+import { openCheckSecrets } from "../../../core/control/guardrail-secrets.ts";
 import { guardrailStore, onGuardrailsChanged } from "../../../core/control/guardrails-store.ts";
 import * as guardrails from "../../../core/control/guardrails-service.ts";
 import type { CheckSpec } from "../../../core/guardrails/types.ts";
@@ -11,26 +11,10 @@ import { type LocalStores, createLocalStores } from "../../../core/platform/loca
 import { adminPrincipal, auditEntries, thrown, unique, workspacePrincipal } from "../../helpers/control-services.ts";
 
 /**
- * The guardrail service called directly: secret check parameters masked in every view and kept when sent back
- * masked, the change signal the guardrail caches listen to, and where a new guardrail goes.
- *
- * The webhook check arrives with the check library; here a check with the same kind of parameters (a URL and
- * headers holding a token) stands in for it in the registry, validated by its own schema like any check.
+ * The guardrail service called directly: secret check parameters (a webhook's headers) stored sealed, the
+ * guardrail's and its versions', masked in every view and kept when sent back masked; the change signal the
+ * guardrail caches listen to, and where a new guardrail goes.
  */
-vi.mock("../../../core/guardrails/checks/registry.ts", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../../core/guardrails/checks/registry.ts")>();
-  const parameters = z.object({ url: z.url(), headers: z.record(z.string(), z.string()).default({}) });
-  return {
-    ...actual,
-    async checkSpecProblem(spec: CheckSpec) {
-      if (spec.id !== "test.webhook") return actual.checkSpecProblem(spec);
-      const parsed = parameters.safeParse(spec.parameters);
-      if (!parsed.success) return { path: `parameters.${parsed.error.issues[0]!.path.join(".")}`, message: "bad" };
-      spec.parameters = parsed.data;
-      return undefined;
-    },
-  };
-});
 
 let dataDir: string;
 let stores: LocalStores;
@@ -50,48 +34,80 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const deps = (traceId = "trace-guardrails") => ({ records: stores.records, traceId });
+const deps = (traceId = "trace-guardrails") => ({ records: stores.records, secrets: stores.secrets, traceId });
 const admin = () => adminPrincipal(organisationId);
 const TOKEN = "Bearer whk-live-0123456789abcdef";
+const HOOK_URL = "https://hooks.example.com/guard";
 const webhook = (headers: Record<string, string>) => ({
-  id: "test.webhook",
-  parameters: { url: "https://hooks.example.com/guard", headers },
+  id: "default.webhook",
+  parameters: { webhookURL: HOOK_URL, headers },
   is_enabled: true,
 });
 const regex = (rule: string) => ({ id: "default.regexMatch", parameters: { rule }, is_enabled: true });
+/** Checks as a view shows them, sent back as the create/update schema reads them. */
+const sentBack = (checks: CheckSpec[]) => checks.map((check) => ({ ...check, is_enabled: check.is_enabled ?? true }));
+
+/** The stored guardrail straight from the Records store, and its checks as the data plane opens them. */
+async function storedGuardrail(slug: string) {
+  const stored = (await guardrailStore(stores.records).get(organisationId, slug))!;
+  return { stored, opened: await openCheckSecrets(stores.secrets, stored.checks) };
+}
 
 describe("guardrail service: secret parameters", () => {
-  it("masks them in views and keeps the stored value when the masked value comes back", async () => {
+  it("stores them sealed, masks them in views, and keeps the stored value when the masked value comes back", async () => {
     const slug = unique("hook");
     const created = await guardrails.createGuardrail(deps("trace-gr-create"), admin(), {
       name: "hook",
       slug,
-      checks: [webhook({ Authorization: TOKEN })],
+      checks: [webhook({ Authorization: TOKEN, "X-Team": "a" })],
     });
     expect(created.checks[0]!.parameters).toEqual({
-      url: "https://hooks.example.com/guard",
-      headers: { Authorization: "Be********cdef" },
+      webhookURL: HOOK_URL,
+      headers: { Authorization: "Be********cdef", "X-Team": "********" },
+      timeout: 3000,
     });
+    const first = await storedGuardrail(slug);
+    expect(JSON.stringify(first.stored)).not.toContain("0123456789abcdef");
+    expect(first.stored.checks[0]!.parameters.headers).toEqual({
+      Authorization: { $sealed: expect.any(String), hint: "Be********cdef" },
+      "X-Team": { $sealed: expect.any(String), hint: "********" },
+    });
+    expect(first.opened[0]!.parameters.headers).toEqual({ Authorization: TOKEN, "X-Team": "a" });
 
     // Sent back exactly as GET showed it, with a second check added: the token stays.
     const shown = await guardrails.getGuardrail(deps(), admin(), { guardrail: slug });
-    expect(shown.checks[0]!.is_enabled).toBe(true);
-    const sentBack = shown.checks.map((check) => ({ ...check, is_enabled: check.is_enabled ?? true }));
+    expect(shown.checks).toEqual(created.checks);
     const updated = await guardrails.updateGuardrail(deps("trace-gr-update"), admin(), {
       guardrail: slug,
-      changes: { checks: [...sentBack, regex("x")] },
+      changes: { checks: [...sentBack(shown.checks), regex("x")] },
     });
     expect(updated.version).toBe(2);
-    const stored = await guardrailStore(stores.records).get(organisationId, slug);
-    expect(stored!.checks[0]!.parameters).toEqual({
-      url: "https://hooks.example.com/guard",
-      headers: { Authorization: TOKEN },
+    const second = await storedGuardrail(slug);
+    expect(JSON.stringify(second.stored)).not.toContain("0123456789abcdef");
+    expect(second.opened[0]!.parameters).toEqual({
+      webhookURL: HOOK_URL,
+      headers: { Authorization: TOKEN, "X-Team": "a" },
+      timeout: 3000,
     });
+
+    // Versions are stored sealed and shown as hints.
+    for (const version of [1, 2]) {
+      const key = { pk: `GUARDRAIL#${created.id}`, sk: `VERSION#${String(version).padStart(8, "0")}` };
+      const item = await stores.records.get(key.pk, key.sk);
+      expect(JSON.stringify(item)).toContain("$sealed");
+      expect(JSON.stringify(item)).not.toContain("0123456789abcdef");
+      const view = await guardrails.getGuardrail(deps(), admin(), { guardrail: slug, version });
+      expect(view.checks[0]!.parameters.headers).toEqual({ Authorization: "Be********cdef", "X-Team": "********" });
+    }
+    const versions = await guardrails.listGuardrailVersions(deps(), admin(), { guardrail: slug, page: { limit: 10 } });
+    expect(JSON.stringify(versions)).not.toContain("0123456789abcdef");
+    expect(JSON.stringify(versions)).not.toContain("$sealed");
 
     for (const traceId of ["trace-gr-create", "trace-gr-update"]) {
       const [entry] = await auditEntries(stores.records, organisationId, traceId);
       expect(entry).toMatchObject({ resourceType: "guardrail", resourceId: created.id });
       expect(JSON.stringify(entry)).not.toContain("0123456789abcdef");
+      expect(JSON.stringify(entry)).not.toContain("$sealed");
     }
   });
 
@@ -117,13 +133,51 @@ describe("guardrail service: secret parameters", () => {
       }),
     );
     expect(moved).toMatchObject({ kind: "invalid", param: "checks[1].parameters.headers.X-Key" });
-    // A new secret in its place is stored as sent.
+    // A new secret in its place is stored (sealed) as sent.
     await guardrails.updateGuardrail(deps(), admin(), {
       guardrail: slug,
       changes: { checks: [webhook({ "X-Key": "another-secret-value-42" })] },
     });
-    const stored = await guardrailStore(stores.records).get(organisationId, slug);
-    expect(stored!.checks[0]!.parameters.headers).toEqual({ "X-Key": "another-secret-value-42" });
+    const { stored, opened } = await storedGuardrail(slug);
+    expect(JSON.stringify(stored)).not.toContain("another-secret-value-42");
+    expect(opened[0]!.parameters.headers).toEqual({ "X-Key": "another-secret-value-42" });
+  });
+
+  it("validates the checks on plaintext: a sealed-looking value sent by a client is data, not a stored secret", async () => {
+    const slug = unique("hook");
+    await guardrails.createGuardrail(deps(), admin(), { name: "hook", slug, checks: [webhook({ "X-Key": TOKEN })] });
+    const { stored } = await storedGuardrail(slug);
+    // Even the very ciphertext stored for this guardrail, sent back, is not a header value.
+    const copied = await thrown(
+      guardrails.updateGuardrail(deps(), admin(), {
+        guardrail: slug,
+        changes: {
+          checks: sentBack(stored.checks),
+        },
+      }),
+    );
+    expect(copied).toMatchObject({ kind: "invalid", param: "checks[0].parameters.headers.X-Key" });
+  });
+
+  it("reads a guardrail saved in plaintext before (legacy) as it is, and seals it when its checks are saved", async () => {
+    const legacy = await guardrailStore(stores.records).create(organisationId, {
+      name: "legacy",
+      slug: unique("legacy"),
+      checks: [{ id: "default.webhook", parameters: { webhookURL: HOOK_URL, headers: { "X-Key": TOKEN } } }],
+      actions: { deny: false, async: false, soft_deny_200: false, on_error: "open", timeout_ms: 5000 },
+      status: "active",
+    });
+    const shown = await guardrails.getGuardrail(deps(), admin(), { guardrail: legacy.id });
+    expect(shown.checks[0]!.parameters.headers).toEqual({ "X-Key": "Be********cdef" });
+    expect((await openCheckSecrets(stores.secrets, legacy.checks))[0]!.parameters.headers).toEqual({ "X-Key": TOKEN });
+
+    await guardrails.updateGuardrail(deps(), admin(), {
+      guardrail: legacy.id,
+      changes: { checks: sentBack(shown.checks) },
+    });
+    const { stored, opened } = await storedGuardrail(legacy.id);
+    expect(JSON.stringify(stored)).not.toContain("0123456789abcdef");
+    expect(opened[0]!.parameters.headers).toEqual({ "X-Key": TOKEN });
   });
 });
 

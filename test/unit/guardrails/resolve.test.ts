@@ -4,9 +4,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Principal } from "../../../core/auth/principal.ts";
 import { ensureOrganisation } from "../../../core/control/bootstrap.ts";
+import { sealCheckSecrets } from "../../../core/control/guardrail-secrets.ts";
 import { type GuardrailResource, guardrailStore, guardrailsChanged } from "../../../core/control/guardrails-store.ts";
 import { getOrganisation, updateOrganisation } from "../../../core/control/organisation.ts";
-import { guardrailFreeContext, guardrailsFor, mayHaveGuardrails } from "../../../core/guardrails/resolve.ts";
+import {
+  guardrailFreeContext,
+  guardrailsFor,
+  mayHaveGuardrails,
+  usableGuardrail,
+} from "../../../core/guardrails/resolve.ts";
 import { DEFAULT_CHECK_TIMEOUT_MS, type GuardrailActions } from "../../../core/guardrails/types.ts";
 import type { RequestContext } from "../../../core/http/context.ts";
 import { HttpError } from "../../../core/http/errors.ts";
@@ -76,7 +82,7 @@ function context(principal: Principal = adminPrincipal(organisationId)): Request
     traceId: "trace-resolve",
     params: {},
     principal,
-    services: { stores: { records: stores.records } } as unknown as Services,
+    services: { stores: { records: stores.records, secrets: stores.secrets } } as unknown as Services,
     signal: new AbortController().signal,
     waitUntil: () => {},
     startedAt: 0,
@@ -187,6 +193,54 @@ describe("guardrailsFor", () => {
     guardrailsChanged(organisationId);
     const [after] = await guardrailsFor(context(), settings, "input");
     expect(after).toMatchObject({ version: updated.version, actions: { deny: false } });
+  });
+});
+
+describe("sealed secret parameters", () => {
+  const TOKEN = "Bearer resolve-hook-4c8e2a6f0b";
+  const hook = (token: string) => [
+    { id: "default.webhook", parameters: { webhookURL: "https://hooks.example.com/g", headers: { "X-Auth": token } } },
+  ];
+
+  it("are opened for the runner once per guardrail version, the stored record staying sealed", async () => {
+    const guardrail = await saveGuardrail({ checks: await sealCheckSecrets(stores.secrets, hook(TOKEN)) });
+    const decrypt = vi.spyOn(stores.secrets, "decrypt");
+    const settings = settingsOf({ input_guardrails: [guardrail.slug] });
+    const [definition] = await guardrailsFor(context(), settings, "input");
+    expect(definition!.checks).toEqual(hook(TOKEN));
+    expect(
+      JSON.stringify((await guardrailStore(stores.records).get(organisationId, guardrail.id))!.checks),
+    ).not.toContain(TOKEN);
+    expect(await usableGuardrail(context(), guardrail.id)).toEqual(definition);
+    // The store is read again (the organisation's cache dropped) but the version is the same: not opened again.
+    guardrailsChanged(organisationId);
+    expect((await guardrailsFor(context(), settings, "input"))[0]).toBe(definition);
+    expect(decrypt).toHaveBeenCalledTimes(1);
+
+    const rotated = await guardrailStore(stores.records).update(guardrail, {
+      checks: await sealCheckSecrets(stores.secrets, hook("Bearer rotated-hook-7d1f3b9e5a")),
+    });
+    guardrailsChanged(organisationId);
+    const [after] = await guardrailsFor(context(), settings, "input");
+    expect(after).toMatchObject({ version: rotated.version, checks: hook("Bearer rotated-hook-7d1f3b9e5a") });
+    expect(decrypt).toHaveBeenCalledTimes(2);
+    decrypt.mockRestore();
+  });
+
+  it("saved in plaintext before (legacy) are used as they are", async () => {
+    const legacy = await saveGuardrail({ checks: hook(TOKEN) });
+    expect((await usableGuardrail(context(), legacy.id))!.checks).toEqual(hook(TOKEN));
+  });
+
+  it("that cannot be opened fail the lookup, and the next lookup tries again", async () => {
+    const { AesGcmSecrets } = await import("../../../core/store/aes-gcm.ts");
+    const foreign = new AesGcmSecrets(new Uint8Array(32).fill(7));
+    const broken = await saveGuardrail({ checks: await sealCheckSecrets(foreign, hook(TOKEN)) });
+    await expect(usableGuardrail(context(), broken.id)).rejects.toThrow(/decrypt/);
+    const fixed = await guardrailStore(stores.records).update(broken, {
+      checks: await sealCheckSecrets(stores.secrets, hook(TOKEN)),
+    });
+    expect(await usableGuardrail(context(), broken.id)).toMatchObject({ version: fixed.version, checks: hook(TOKEN) });
   });
 });
 
