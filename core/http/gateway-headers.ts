@@ -351,12 +351,21 @@ function maskConfigSecrets(value: string): string {
   const json = inlineConfigJson(value);
   if (json === undefined) return value; // a saved config id or slug
   try {
-    return JSON.stringify(JSON.parse(json), (key, item) =>
-      isCredentialField(key) && item !== null && item !== undefined ? MASKED : item,
-    );
+    return JSON.stringify(JSON.parse(json), (key, item) => {
+      if (item === null || item === undefined) return item;
+      if (isCredentialField(key)) return MASKED;
+      // A guardrail check's `headers` (a webhook's) are its credentials, whatever they are called.
+      if (key === "headers") return typeof item === "object" ? maskedValues(item) : MASKED;
+      return item;
+    });
   } catch {
     return MASKED;
   }
+}
+
+function maskedValues(object: object): Record<string, string> | string {
+  if (Array.isArray(object)) return MASKED;
+  return Object.fromEntries(Object.keys(object).map((name) => [name, MASKED]));
 }
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;

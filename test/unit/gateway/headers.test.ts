@@ -151,6 +151,18 @@ describe("headers for logs", () => {
     const base64 = Buffer.from(JSON.stringify({ provider: "openai", apiKey: "sk-b64" })).toString("base64");
     expect(headersForLog(new Headers({ "x-gateway-config": base64 }))["x-gateway-config"]).not.toContain("sk-b64");
     expect(headersForLog(new Headers({ "x-gateway-config": "pc-saved" }))["x-gateway-config"]).toBe("pc-saved");
+    // An inline guardrail's webhook headers are its credentials, whatever their names.
+    const guarded = JSON.stringify({
+      input_guardrails: [
+        { "default.webhook": { webhookURL: "https://hooks.example", headers: { "X-Signature": "sig-1" } } },
+      ],
+    });
+    const loggedGuarded = headersForLog(new Headers({ "x-gateway-config": guarded }))["x-gateway-config"]!;
+    expect(loggedGuarded).not.toContain("sig-1");
+    expect(JSON.parse(loggedGuarded).input_guardrails[0]["default.webhook"]).toEqual({
+      webhookURL: "https://hooks.example",
+      headers: { "X-Signature": MASKED },
+    });
   });
 
   it("recognises inline configs as JSON or base64 JSON, and saved ids otherwise", () => {
