@@ -32,6 +32,41 @@ function policyRoutes(
   ];
 }
 
+/** Create, list, read, update and delete of one saved-prompt resource at `path`, handlers `<verb><Name>`. */
+function crudRoutes(path: string, name: string, scope: string): RouteSpec[] {
+  return [
+    { method: "POST", path, handler: `create${name}`, auth: "api_key", body: "json", scope: `${scope}.create` },
+    { method: "GET", path, handler: `list${name}s`, auth: "api_key", scope: `${scope}.list` },
+    { method: "GET", path: `${path}/:id`, handler: `get${name}`, auth: "api_key", scope: `${scope}.read` },
+    {
+      method: "PUT",
+      path: `${path}/:id`,
+      handler: `update${name}`,
+      auth: "api_key",
+      body: "json",
+      scope: `${scope}.update`,
+    },
+    { method: "DELETE", path: `${path}/:id`, handler: `delete${name}`, auth: "api_key", scope: `${scope}.delete` },
+  ];
+}
+
+/** Spec 4.8: share with other workspaces, stop sharing (`<scope>.share`), fork into a workspace (`<scope>.create`). */
+function sharingRoutes(path: string, name: string, scope: string): RouteSpec[] {
+  const route = (action: string, handler: string, needs: string): RouteSpec => ({
+    method: "POST",
+    path: `${path}/:id/${action}`,
+    handler,
+    auth: "api_key",
+    body: "json",
+    scope: needs,
+  });
+  return [
+    route("share", `share${name}`, `${scope}.share`),
+    route("unshare", `unshare${name}`, `${scope}.share`),
+    route("fork", `fork${name}`, `${scope}.create`),
+  ];
+}
+
 export const ROUTE_FAMILIES: RouteFamily[] = [
   {
     name: "health",
@@ -317,6 +352,68 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         scope: "guardrails.delete",
         organisationScope: "organisation_guardrails.delete",
       },
+    ],
+  },
+  {
+    // Saved prompts (core/control/prompts-service.ts) with versions and labels, partials, labels, collections
+    // and sharing. `/v1/prompts/partials` is listed before `/v1/prompts/:id` so that it never reads as a
+    // prompt's slug (and no prompt may take the slug `partials`). The prompt runtime (render, completions)
+    // belongs to this family too.
+    name: "prompts",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      ...crudRoutes("/v1/prompts/partials", "Partial", "prompt_partials"),
+      {
+        method: "PUT",
+        path: "/v1/prompts/partials/:id/makeDefault",
+        handler: "publishPartial",
+        auth: "api_key",
+        body: "json",
+        scope: "prompt_partials.publish",
+      },
+      {
+        method: "GET",
+        path: "/v1/prompts/partials/:id/versions",
+        handler: "listPartialVersions",
+        auth: "api_key",
+        scope: "prompt_partials.read",
+      },
+      ...crudRoutes("/v1/prompts", "Prompt", "prompts"),
+      {
+        method: "PUT",
+        path: "/v1/prompts/:id/makeDefault",
+        handler: "publishPrompt",
+        auth: "api_key",
+        body: "json",
+        scope: "prompts.publish",
+      },
+      {
+        method: "GET",
+        path: "/v1/prompts/:id/versions",
+        handler: "listPromptVersions",
+        auth: "api_key",
+        scope: "prompts.read",
+      },
+      {
+        method: "GET",
+        path: "/v1/prompts/:id/versions/:versionId",
+        handler: "getPromptVersion",
+        auth: "api_key",
+        scope: "prompts.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/prompts/:id/versions/:versionId",
+        handler: "updatePromptVersion",
+        auth: "api_key",
+        body: "json",
+        scope: "prompts.update",
+      },
+      ...crudRoutes("/v1/labels", "Label", "labels"),
+      ...crudRoutes("/v1/collections", "Collection", "prompt_collections"),
+      ...sharingRoutes("/v2/prompts/partials", "Partial", "prompt_partials"),
+      ...sharingRoutes("/v2/prompts", "Prompt", "prompts"),
     ],
   },
   {
