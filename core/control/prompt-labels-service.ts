@@ -93,16 +93,16 @@ async function load(deps: ControlDeps, principal: Principal, idOrName: string): 
 
 /** Changing a label: its workspace's callers or organisation-wide ones; the defaults never. */
 function assertChangeable(principal: Principal, label: LabelResource): void {
-  if (isDefaultLabel(label))
-    throw new Conflict(`'${label.name}' is a default label; it cannot be changed or deleted.`, {
-      param: "id",
-      code: "label_is_default",
-    });
   if (!label.workspaceId && !isOrganisationWide(principal))
     throw new Forbidden("This key is bound to a workspace: it cannot change organisation-level labels.", {
       code: "workspace_forbidden",
     });
   assertOwnWorkspace(principal, label, "labels");
+  if (isDefaultLabel(label))
+    throw new Conflict(`'${label.name}' is a default label; it cannot be changed or deleted.`, {
+      param: "id",
+      code: "label_is_default",
+    });
 }
 
 async function changed(

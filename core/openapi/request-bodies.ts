@@ -14,6 +14,21 @@ import {
   integrationUpdateSchema,
 } from "../control/integrations-schemas.ts";
 import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../control/virtual-keys-schemas.ts";
+import {
+  collectionCreateSchema,
+  collectionUpdateSchema,
+  forkSchema,
+  labelCreateSchema,
+  labelUpdateSchema,
+  partialCreateSchema,
+  partialUpdateSchema,
+  promptCreateSchema,
+  promptUpdateSchema,
+  promptVersionUpdateSchema,
+  publishSchema,
+  shareSchema,
+  unshareSchema,
+} from "../control/prompts-schemas.ts";
 import { workspaceAccessSchema } from "../control/workspace-access-schemas.ts";
 import { defaultsUpdateSchema, exclusionsUpdateSchema, settingsUpdateSchema } from "../control/organisation-schemas.ts";
 import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../control/users-schemas.ts";
@@ -51,6 +66,23 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "PUT /v1/configs/:id": configUpdateSchema,
   "POST /v1/guardrails": guardrailCreateSchema,
   "PUT /v1/guardrails/:id": guardrailUpdateSchema,
+  "POST /v1/prompts": promptCreateSchema,
+  "PUT /v1/prompts/:id": promptUpdateSchema,
+  "PUT /v1/prompts/:id/makeDefault": publishSchema,
+  "PUT /v1/prompts/:id/versions/:versionId": promptVersionUpdateSchema,
+  "POST /v1/prompts/partials": partialCreateSchema,
+  "PUT /v1/prompts/partials/:id": partialUpdateSchema,
+  "PUT /v1/prompts/partials/:id/makeDefault": publishSchema,
+  "POST /v1/labels": labelCreateSchema,
+  "PUT /v1/labels/:id": labelUpdateSchema,
+  "POST /v1/collections": collectionCreateSchema,
+  "PUT /v1/collections/:id": collectionUpdateSchema,
+  "POST /v2/prompts/:id/share": shareSchema,
+  "POST /v2/prompts/:id/unshare": unshareSchema,
+  "POST /v2/prompts/:id/fork": forkSchema,
+  "POST /v2/prompts/partials/:id/share": shareSchema,
+  "POST /v2/prompts/partials/:id/unshare": unshareSchema,
+  "POST /v2/prompts/partials/:id/fork": forkSchema,
   "POST /v1/integrations": integrationCreateSchema,
   "PUT /v1/integrations/:id": integrationUpdateSchema,
   "PUT /v1/integrations/:id/workspaces": workspaceAccessSchema,

@@ -21,6 +21,10 @@ const strong: Record<"org" | "workspace", { id: string; key: string }> = {} as n
 let integrationId: string;
 /** An organisation-level guardrail: no workspace key may change it, whatever guardrail scopes it holds. */
 let organisationGuardrailId: string;
+/** An organisation-level label, and a prompt of another workspace (not shared): out of every workspace key's reach. */
+let organisationLabelId: string;
+let otherWorkspacePromptId: string;
+let otherWorkspaceId: string;
 
 interface Creator {
   name: string;
@@ -96,6 +100,25 @@ const CREATORS: Creator[] = [
         ]),
       ];
       const body = { name: "ws-guardrails", workspace_id: wsA.id, scopes };
+      return { ...(await createKey(gateway, admin, "workspace", "service", body)), scopes };
+    },
+  },
+  {
+    // Every saved-prompt scope gives a workspace key no reach beyond its workspace.
+    name: "workspace service key with every prompt scope [prompts.*, prompt_partials.*, labels.*, prompt_collections.*]",
+    make: async () => {
+      const crud = ["create", "read", "list", "update", "delete"];
+      const scopes = [
+        "api_keys.create",
+        ...["prompts", "prompt_partials", "labels", "prompt_collections"].flatMap((resource) =>
+          crud.map((action) => `${resource}.${action}`),
+        ),
+        "prompts.publish",
+        "prompts.share",
+        "prompt_partials.publish",
+        "prompt_partials.share",
+      ];
+      const body = { name: "ws-prompts", workspace_id: wsA.id, scopes };
       return { ...(await createKey(gateway, admin, "workspace", "service", body)), scopes };
     },
   },
@@ -214,6 +237,35 @@ const ATTEMPTS: Attempt[] = [
       call(gateway, c.key, "PUT", "/v1/admin/organisation/defaults", { input_guardrails: [organisationGuardrailId] }),
   },
   {
+    name: "create an organisation-level label",
+    run: (c) =>
+      call(gateway, c.key, "POST", "/v1/labels", {
+        name: "escalated-label",
+        organisation_id: gateway.gateway.bootstrap.organisationId,
+      }),
+  },
+  {
+    name: "rename an organisation-level label",
+    run: (c) => call(gateway, c.key, "PUT", `/v1/labels/${organisationLabelId}`, { name: "taken-over" }),
+  },
+  {
+    name: "delete the default label production",
+    run: (c) => call(gateway, c.key, "DELETE", "/v1/labels/production"),
+  },
+  {
+    name: "share another workspace's prompt with its own workspace",
+    run: (c) =>
+      call(gateway, c.key, "POST", `/v2/prompts/${otherWorkspacePromptId}/share`, { workspace_ids: [wsA.id] }),
+  },
+  {
+    name: "fork another workspace's prompt that is not shared with it",
+    run: (c) => call(gateway, c.key, "POST", `/v2/prompts/${otherWorkspacePromptId}/fork`, { workspace_id: wsA.id }),
+  },
+  {
+    name: "publish another workspace's prompt",
+    run: (c) => call(gateway, c.key, "PUT", `/v1/prompts/${otherWorkspacePromptId}/makeDefault`, { version: 1 }),
+  },
+  {
     name: "share an organisation integration with a workspace",
     run: (c) =>
       call(gateway, c.key, "PUT", `/v1/integrations/${integrationId}/workspaces`, { workspace_ids: [wsA.id] }),
@@ -251,6 +303,17 @@ beforeAll(async () => {
   });
   expect(guardrail.status).toBe(201);
   organisationGuardrailId = guardrail.body.id;
+  const label = await call(gateway, admin, "POST", "/v1/labels", { name: "org-label" });
+  expect(label.status).toBe(201);
+  organisationLabelId = label.body.id;
+  otherWorkspaceId = (await seedWorkspace(gateway, "Escalation other")).id;
+  const prompt = await call(gateway, admin, "POST", "/v1/prompts", {
+    name: "other's prompt",
+    workspace_id: otherWorkspaceId,
+    string: "Hello {{name}}",
+  });
+  expect(prompt.status).toBe(201);
+  otherWorkspacePromptId = prompt.body.id;
   for (const creator of CREATORS) keyOf[creator.name] = await creator.make();
 });
 
@@ -309,6 +372,12 @@ describe("escalation matrix", () => {
     const guardrails = await call(gateway, admin, "GET", "/v1/guardrails?limit=100");
     expect(guardrails.body.data.map((item: any) => item.name)).toEqual(["org-wide guardrail"]);
     expect((await call(gateway, admin, "GET", "/v1/admin/organisation/defaults")).body.input_guardrails).toEqual([]);
+    expect((await call(gateway, admin, "GET", `/v1/labels/${organisationLabelId}`)).body.name).toBe("org-label");
+    expect((await call(gateway, admin, "GET", "/v1/labels/production")).status).toBe(200);
+    const prompt = await call(gateway, admin, "GET", `/v1/prompts/${otherWorkspacePromptId}?show_prompt_share=true`);
+    expect(prompt.body).toMatchObject({ workspace_id: otherWorkspaceId, labels: [] });
+    const prompts = await call(gateway, admin, "GET", "/v1/prompts?show_prompt_share=true");
+    expect(prompts.body.data.map((item: any) => [item.name, item.shared_with])).toEqual([["other's prompt", []]]);
     // No key holding more than its creator was made: every key but the admin's and the strong ones is narrow.
     const keys = await call(gateway, admin, "GET", "/v1/api-keys?limit=100");
     const wide = keys.body.data.filter((key: any) => key.scopes.includes("*")).map((key: any) => key.name);

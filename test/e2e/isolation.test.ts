@@ -27,6 +27,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   analytics: { none: "aggregates by workspace, listed by the no-parameter test" },
   configs: ["config"],
   guardrails: ["guardrail"],
+  prompts: ["prompt", "partial", "label", "collection"],
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
   "api-keys": ["key"],
@@ -50,6 +51,13 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/analytics/groups/:group": null,
   "/v1/configs/:id": "config",
   "/v1/guardrails/:id": "guardrail",
+  "/v1/prompts/partials/:id": "partial",
+  "/v1/prompts/:id": "prompt",
+  "/v1/prompts/:id/versions/:versionId": null,
+  "/v1/labels/:id": "label",
+  "/v1/collections/:id": "collection",
+  "/v2/prompts/partials/:id": "partial",
+  "/v2/prompts/:id": "prompt",
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
   "/v1/api-keys/:id": "key",
@@ -85,6 +93,15 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/admin/users/:id": { role: "member" },
   "POST /v1/admin/workspaces/:id/users": { users: [{ id: "usr_probe", role: "member" }] },
   "POST /v1/guardrails/:id/invoke": { input: "probe" },
+  "PUT /v1/prompts/:id": { name: "probe" },
+  "PUT /v1/prompts/:id/makeDefault": { version: 1 },
+  "PUT /v1/prompts/:id/versions/:versionId": { label_id: "production" },
+  "PUT /v1/prompts/partials/:id": { name: "probe" },
+  "PUT /v1/prompts/partials/:id/makeDefault": { version: 1 },
+  "PUT /v1/labels/:id": { description: "probe" },
+  "PUT /v1/collections/:id": { name: "probe" },
+  "POST /v2/prompts/:id/share": { workspace_ids: ["probe"] },
+  "POST /v2/prompts/partials/:id/share": { workspace_ids: ["probe"] },
 };
 
 let gateway: TestGateway;
@@ -160,6 +177,29 @@ beforeAll(async () => {
       }),
     true,
   );
+  await make(
+    "collection",
+    () => call(gateway, keyA.key, "POST", "/v1/collections", { name: "a-collection", slug: "a-collection" }),
+    true,
+  );
+  await make(
+    "prompt",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/prompts", {
+        name: "a-prompt",
+        slug: "a-prompt",
+        collection_id: a.collection!.id,
+        string: "secret-of-a {{name}}",
+      }),
+    true,
+  );
+  await make(
+    "partial",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/prompts/partials", { name: "a-partial", slug: "a-partial", string: "x" }),
+    true,
+  );
+  await make("label", () => call(gateway, keyA.key, "POST", "/v1/labels", { name: "a-label" }), true);
   await make(
     "integration",
     () =>
@@ -318,6 +358,10 @@ describe("workspace isolation", () => {
     const reads: Array<[string, string]> = [
       ["config", "/v1/configs/"],
       ["guardrail", "/v1/guardrails/"],
+      ["prompt", "/v1/prompts/"],
+      ["partial", "/v1/prompts/partials/"],
+      ["label", "/v1/labels/"],
+      ["collection", "/v1/collections/"],
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
       ["key", "/v1/api-keys/"],
@@ -373,6 +417,14 @@ describe("workspace isolation", () => {
       name: "a-guardrail",
       version: 1,
     });
+    expect((await call(gateway, admin, "GET", `/v1/prompts/${a.prompt!.id}`)).body).toMatchObject({
+      name: "a-prompt",
+      latest_version: 1,
+      labels: [],
+    });
+    expect((await call(gateway, admin, "GET", `/v1/prompts/partials/${a.partial!.id}`)).body.name).toBe("a-partial");
+    expect((await call(gateway, admin, "GET", `/v1/labels/${a.label!.id}`)).body.description).toBeNull();
+    expect((await call(gateway, admin, "GET", `/v1/collections/${a.collection!.id}`)).body.name).toBe("a-collection");
     expect((await call(gateway, admin, "GET", `/v1/integrations/${a.integration!.id}`)).body).toMatchObject({
       name: "a-integration",
     });
