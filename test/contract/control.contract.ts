@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import { ApiKeyAuthenticator } from "../../core/auth/api-key-authenticator.ts";
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
 import { Conflict } from "../../core/control/errors.ts";
 import type { Stores } from "../../core/store/ports.ts";
+import { promptsContract } from "./prompts.contract.ts";
 
 interface Thing extends Resource {
   name: string;
@@ -12,7 +13,8 @@ interface Thing extends Resource {
 
 /**
  * The control plane's storage rules, on one store family: slugs unique per organisation, optimistic
- * concurrency by version, organisation isolation, newest-first pagination, API keys found by hash only.
+ * concurrency by version, organisation isolation, newest-first pagination, API keys found by hash only; and
+ * the saved-prompt rules (versions, labels, partials, sharing: prompts.contract.ts).
  */
 export function controlContract(stores: () => Stores): void {
   const things = () => new ResourceStore<Thing>(stores().records, `THING${randomUUID().slice(0, 8)}`, "thg");
@@ -85,4 +87,6 @@ export function controlContract(stores: () => Stores): void {
       status: 401,
     });
   });
+
+  describe("saved prompts: versions, labels, partials, sharing", () => promptsContract(stores));
 }
