@@ -15,7 +15,7 @@ export async function usablePrompt(
   idOrSlug: string,
 ): Promise<PromptResource | undefined> {
   const prompt = await promptStore(records).get(principal.organisationId, idOrSlug);
-  return prompt && reaches(principal, prompt, true) ? prompt : undefined;
+  return prompt && reaches(principal, prompt) ? prompt : undefined;
 }
 
 export async function usablePartial(
@@ -24,5 +24,5 @@ export async function usablePartial(
   idOrSlug: string,
 ): Promise<PartialResource | undefined> {
   const partial = await partialStore(records).get(principal.organisationId, idOrSlug);
-  return partial && reaches(principal, partial, true) ? partial : undefined;
+  return partial && reaches(principal, partial) ? partial : undefined;
 }

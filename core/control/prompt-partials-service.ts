@@ -117,15 +117,10 @@ async function versionOf(records: Records, partial: Partial_, version: number): 
   return record;
 }
 
-/**
- * The partial if the caller reaches it, shared ones included: a workspace it is shared with may read it, and every
- * change then answers 403 (assertOwnWorkspace) rather than pretending it does not exist.
- */
 const load = (deps: ControlDeps, principal: Principal, idOrSlug: string) =>
   loadReachable<Partial_>(partialStore(deps.records), principal, idOrSlug, {
     what: "partial",
     code: "partial_not_found",
-    readShared: true,
   });
 
 async function changed(deps: ControlDeps, principal: Principal, action: string, before?: Partial_, after?: Partial_) {

@@ -78,24 +78,26 @@ export async function placeOf(
 }
 
 /**
- * The resource if the caller reaches it: its own workspace's, or (when `shared` reading is allowed) one
- * shared with its workspace. NotFound otherwise.
+ * The resource if the caller reaches it: its own workspace's, or one shared with its workspace (which it may
+ * read and fork; every change then answers 403 through assertOwnWorkspace rather than pretending it does not
+ * exist). NotFound otherwise.
  */
 export async function loadReachable<T extends Shareable>(
   store: ResourceStore<T>,
   principal: Principal,
   idOrSlug: string,
-  options: { what: string; code: string; readShared?: boolean },
+  options: { what: string; code: string },
 ): Promise<T> {
   const resource = await store.get(principal.organisationId, idOrSlug);
-  if (resource && reaches(principal, resource, options.readShared === true)) return resource;
+  if (resource && reaches(principal, resource)) return resource;
   throw new NotFound(`No ${options.what} '${idOrSlug}'.`, { code: options.code });
 }
 
-export function reaches(principal: Principal, resource: Shareable, readShared: boolean): boolean {
+/** Organisation-wide callers reach every resource; workspace-bound ones their own and those shared with them. */
+export function reaches(principal: Principal, resource: Shareable): boolean {
   const bound = boundWorkspace(principal);
   if (!bound || resource.workspaceId === bound) return true;
-  return readShared && resource.sharedWith?.includes(bound) === true;
+  return resource.sharedWith?.includes(bound) === true;
 }
 
 /** A workspace-bound caller changes only its own workspace's resources (a shared one it may only read). */

@@ -24,9 +24,8 @@ type Kind = "prompt" | "partial";
 const storeOf = (deps: ControlDeps, kind: Kind) =>
   (kind === "prompt" ? promptStore(deps.records) : partialStore(deps.records)) as unknown as ResourceStore<Shareable>;
 
-/** Shared ones included: their readers may fork them, and get 403 (not 404) when they try to change sharing. */
 const load = (deps: ControlDeps, principal: Principal, kind: Kind, idOrSlug: string) =>
-  loadReachable(storeOf(deps, kind), principal, idOrSlug, { what: kind, code: `${kind}_not_found`, readShared: true });
+  loadReachable(storeOf(deps, kind), principal, idOrSlug, { what: kind, code: `${kind}_not_found` });
 
 function present(kind: Kind, resource: Shareable) {
   return kind === "prompt"

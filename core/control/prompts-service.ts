@@ -147,15 +147,10 @@ export async function versionOf(records: Records, prompt: Prompt, version: numbe
 
 // --- the service ---------------------------------------------------------------------------------------------
 
-/**
- * The prompt if the caller reaches it, shared ones included: a workspace it is shared with may read it, and every
- * change then answers 403 (assertOwnWorkspace) rather than pretending it does not exist.
- */
 const load = (deps: ControlDeps, principal: Principal, idOrSlug: string) =>
   loadReachable<Prompt>(promptStore(deps.records), principal, idOrSlug, {
     what: "prompt",
     code: "prompt_not_found",
-    readShared: true,
   });
 
 async function changed(deps: ControlDeps, principal: Principal, action: string, before?: Prompt, after?: Prompt) {
