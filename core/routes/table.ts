@@ -32,38 +32,46 @@ function policyRoutes(
   ];
 }
 
-/** Create, list, read, update and delete of one saved-prompt resource at `path`, handlers `<verb><Name>`. */
-function crudRoutes(path: string, name: string, scope: string): RouteSpec[] {
+/** Create, list, read, update and delete of one saved-prompt resource at `path`; handler names spelled out. */
+function crudRoutes(
+  path: string,
+  scope: string,
+  handler: Record<"create" | "list" | "get" | "update" | "remove", string>,
+): RouteSpec[] {
   return [
-    { method: "POST", path, handler: `create${name}`, auth: "api_key", body: "json", scope: `${scope}.create` },
-    { method: "GET", path, handler: `list${name}s`, auth: "api_key", scope: `${scope}.list` },
-    { method: "GET", path: `${path}/:id`, handler: `get${name}`, auth: "api_key", scope: `${scope}.read` },
+    { method: "POST", path, handler: handler.create, auth: "api_key", body: "json", scope: `${scope}.create` },
+    { method: "GET", path, handler: handler.list, auth: "api_key", scope: `${scope}.list` },
+    { method: "GET", path: `${path}/:id`, handler: handler.get, auth: "api_key", scope: `${scope}.read` },
     {
       method: "PUT",
       path: `${path}/:id`,
-      handler: `update${name}`,
+      handler: handler.update,
       auth: "api_key",
       body: "json",
       scope: `${scope}.update`,
     },
-    { method: "DELETE", path: `${path}/:id`, handler: `delete${name}`, auth: "api_key", scope: `${scope}.delete` },
+    { method: "DELETE", path: `${path}/:id`, handler: handler.remove, auth: "api_key", scope: `${scope}.delete` },
   ];
 }
 
 /** Spec 4.8: share with other workspaces, stop sharing (`<scope>.share`), fork into a workspace (`<scope>.create`). */
-function sharingRoutes(path: string, name: string, scope: string): RouteSpec[] {
-  const route = (action: string, handler: string, needs: string): RouteSpec => ({
+function sharingRoutes(
+  path: string,
+  scope: string,
+  handler: Record<"share" | "unshare" | "fork", string>,
+): RouteSpec[] {
+  const route = (action: string, name: string, needs: string): RouteSpec => ({
     method: "POST",
     path: `${path}/:id/${action}`,
-    handler,
+    handler: name,
     auth: "api_key",
     body: "json",
     scope: needs,
   });
   return [
-    route("share", `share${name}`, `${scope}.share`),
-    route("unshare", `unshare${name}`, `${scope}.share`),
-    route("fork", `fork${name}`, `${scope}.create`),
+    route("share", handler.share, `${scope}.share`),
+    route("unshare", handler.unshare, `${scope}.share`),
+    route("fork", handler.fork, `${scope}.create`),
   ];
 }
 
@@ -363,7 +371,13 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     dataPlane: false,
     timeoutSeconds: 30,
     routes: [
-      ...crudRoutes("/v1/prompts/partials", "Partial", "prompt_partials"),
+      ...crudRoutes("/v1/prompts/partials", "prompt_partials", {
+        create: "createPartial",
+        list: "listPartials",
+        get: "getPartial",
+        update: "updatePartial",
+        remove: "deletePartial",
+      }),
       {
         method: "PUT",
         path: "/v1/prompts/partials/:id/makeDefault",
@@ -379,7 +393,13 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         auth: "api_key",
         scope: "prompt_partials.read",
       },
-      ...crudRoutes("/v1/prompts", "Prompt", "prompts"),
+      ...crudRoutes("/v1/prompts", "prompts", {
+        create: "createPrompt",
+        list: "listPrompts",
+        get: "getPrompt",
+        update: "updatePrompt",
+        remove: "deletePrompt",
+      }),
       {
         method: "PUT",
         path: "/v1/prompts/:id/makeDefault",
@@ -410,10 +430,30 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         body: "json",
         scope: "prompts.update",
       },
-      ...crudRoutes("/v1/labels", "Label", "labels"),
-      ...crudRoutes("/v1/collections", "Collection", "prompt_collections"),
-      ...sharingRoutes("/v2/prompts/partials", "Partial", "prompt_partials"),
-      ...sharingRoutes("/v2/prompts", "Prompt", "prompts"),
+      ...crudRoutes("/v1/labels", "labels", {
+        create: "createLabel",
+        list: "listLabels",
+        get: "getLabel",
+        update: "updateLabel",
+        remove: "deleteLabel",
+      }),
+      ...crudRoutes("/v1/collections", "prompt_collections", {
+        create: "createCollection",
+        list: "listCollections",
+        get: "getCollection",
+        update: "updateCollection",
+        remove: "deleteCollection",
+      }),
+      ...sharingRoutes("/v2/prompts/partials", "prompt_partials", {
+        share: "sharePartial",
+        unshare: "unsharePartial",
+        fork: "forkPartial",
+      }),
+      ...sharingRoutes("/v2/prompts", "prompts", {
+        share: "sharePrompt",
+        unshare: "unsharePrompt",
+        fork: "forkPrompt",
+      }),
     ],
   },
   {
