@@ -5,7 +5,7 @@ import "../http/zod-mini.ts";
 /**
  * The body of `POST /v1/prompts/:id/render` and `/completions` (spec 4.4; the portkey-ai SDK sends the same body
  * to both): `variables` (strings: a JSON value is serialised by the client), `stream`, and any hyperparameter at
- * the root, overriding the template's. `promptID` is the SDK's own field (it sends it to /render). zod/mini: the
+ * the root, overriding the template's. `promptID` is the SDK's own field (it sends it to /render, as `prompt_id`): the path names the prompt. zod/mini: the
  * completions route is on the data plane.
  */
 
@@ -26,6 +26,7 @@ export const promptRequest = z.looseObject({
   ),
   stream: z.optional(z.boolean()),
   promptID: z.optional(z.string()),
+  prompt_id: z.optional(z.string()),
 });
 
 export interface PromptRequest {
@@ -39,7 +40,7 @@ export interface PromptRequest {
 const TEMPLATE_FIELDS = ["messages", "prompt"];
 
 export function splitPromptRequest(body: z.infer<typeof promptRequest>): PromptRequest {
-  const { variables = {}, stream, promptID: _promptId, ...overrides } = body;
+  const { variables = {}, stream, promptID: _promptId, prompt_id: _promptIdSnake, ...overrides } = body;
   for (const field of TEMPLATE_FIELDS) {
     if (Object.hasOwn(overrides, field)) {
       throw badRequest(

@@ -71,6 +71,32 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/models", handler: "listModels", auth: "api_key" }],
   },
   {
+    // Saved prompts at run time (core/prompts, docs/prompts.md): `:id` is a prompt id or slug with an optional
+    // version suffix (`@latest`, `@<n>`, `@<label>`). Rendering reads the prompt (`prompts.read`); running it is
+    // inference, open to any key like /v1/chat/completions. These paths are never forwarded raw to a provider.
+    name: "prompts",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      {
+        method: "POST",
+        path: "/v1/prompts/:id/render",
+        handler: "renderPrompt",
+        auth: "api_key",
+        body: "json",
+        scope: "prompts.read",
+      },
+      {
+        method: "POST",
+        path: "/v1/prompts/:id/completions",
+        handler: "promptCompletions",
+        auth: "api_key",
+        body: "json",
+      },
+      { method: "POST", path: "/v1/prompts/:id/generate", handler: "generatePrompt", auth: "api_key", body: "json" },
+    ],
+  },
+  {
     // Generic pass-through (spec 4.7): /v1/proxy/* always forwards raw; /v1/* forwards whatever no dedicated
     // route handles. Configs, retries, custom-host checks and auth apply as on every other route.
     name: "passthrough",

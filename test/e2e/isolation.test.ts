@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES, type RouteSpec } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { seedPrompt } from "../helpers/prompts.ts";
 
 /**
  * Workspace isolation matrix, derived from the route table. Every path parameter of every authenticated
@@ -35,6 +36,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
   policies: ["usageLimit", "rateLimit"],
+  prompts: ["prompt"],
 };
 
 /**
@@ -50,6 +52,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/analytics/groups/:group": null,
   "/v1/configs/:id": "config",
   "/v1/guardrails/:id": "guardrail",
+  "/v1/prompts/:id": "prompt",
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
   "/v1/api-keys/:id": "key",
@@ -85,6 +88,9 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/admin/users/:id": { role: "member" },
   "POST /v1/admin/workspaces/:id/users": { users: [{ id: "usr_probe", role: "member" }] },
   "POST /v1/guardrails/:id/invoke": { input: "probe" },
+  "POST /v1/prompts/:id/render": { variables: { x: "probe" } },
+  "POST /v1/prompts/:id/completions": { variables: { x: "probe" } },
+  "POST /v1/prompts/:id/generate": { variables: { x: "probe" } },
 };
 
 let gateway: TestGateway;
@@ -182,6 +188,13 @@ beforeAll(async () => {
       }),
     true,
   );
+  // Written through the store: the runtime's routes (render, completions) only read prompts.
+  const promptA = await seedPrompt(
+    gateway.gateway.services.stores.records,
+    { organisationId: gateway.gateway.bootstrap.organisationId, workspaceId: wsA.id },
+    { slug: "a-prompt", versions: [{ string: "secret-of-a {{x}}", model: "gpt-4o-mini" }] },
+  );
+  a.prompt = { id: promptA.id, slug: promptA.slug };
   await make("usageLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
   );

@@ -17,6 +17,7 @@ import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
 import { handlers as policies } from "./policies.ts";
+import { handlers as prompts } from "./prompts.ts";
 import { handlers as organisation } from "./organisation.ts";
 import { handlers as users } from "./users.ts";
 import { handlers as workspaces } from "./workspaces.ts";
@@ -37,6 +38,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   guardrails,
   integrations,
   "virtual-keys": virtualKeys,
+  prompts,
   passthrough,
   "api-keys": apiKeys,
   auth,
