@@ -248,6 +248,23 @@ describe("completions", () => {
     );
     expect(answer.status).toBe(404);
     expect(answer.body.error.code).toBe("prompt_not_found");
+    // Other paths under /v1/prompts are the gateway's too: 404 or 405, not the provider's answer.
+    const headers = {
+      "x-gateway-provider": "openai",
+      "x-gateway-custom-host": `${upstream.url}/v1`,
+      authorization: "Bearer sk-x",
+    };
+    const other = await call(gateway, gateway.adminKey, "POST", `/v1/prompts/${chatPrompt.id}/unknown`, {}, headers);
+    expect(other.status).toBe(404);
+    const wrongMethod = await call(
+      gateway,
+      gateway.adminKey,
+      "GET",
+      `/v1/prompts/${chatPrompt.id}/completions`,
+      undefined,
+      headers,
+    );
+    expect(wrongMethod.status).toBe(405);
     expect(upstream.requests).toHaveLength(0);
   });
 
