@@ -31,7 +31,8 @@ async function prepare(request: Request, ctx: RequestContext): Promise<Prepared>
   const limit = ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
   const body = splitPromptRequest(validate(promptRequest, await readJson(request, limit)));
   const records = ctx.services.stores.records;
-  const resolved = await resolvePrompt(records, ctx.principal!, decodeURIComponent(ctx.params.id!));
+  // The router has decoded the parameter already (`pp_1%40latest` is `pp_1@latest`).
+  const resolved = await resolvePrompt(records, ctx.principal!, ctx.params.id!);
   // The rendered request must fit where a client's own request would.
   const rendered = await renderPrompt(records, ctx.principal!, resolved.version, body, limit);
   return { resolved, rendered, stream: body.stream };

@@ -133,6 +133,15 @@ describe("render", () => {
     expect(await contentOf(`${chatPrompt.slug}@latest`)).toMatch(/^Newest: the tides/);
     expect(await contentOf(`${chatPrompt.id}@2`)).toMatch(/^Explain the tides/);
     expect(await contentOf(`${chatPrompt.id}@production`)).toMatch(/^Old: the tides/);
+    // A client that encodes the suffix: `%40` is `@`; a malformed escape is a clean 4xx.
+    const encoded = await call(gateway, gateway.adminKey, "POST", `/v1/prompts/${chatPrompt.id}%40latest/render`, {
+      variables,
+    });
+    expect(encoded.body.data.model).toBe("gpt-4o");
+    const malformed = await call(gateway, gateway.adminKey, "POST", `/v1/prompts/${chatPrompt.id}%E0%A4%A/render`, {
+      variables,
+    });
+    expect(malformed.status).toBe(404);
   });
 
   it("answers 400 naming a missing variable, 404 for an unknown prompt, version or label", async () => {
