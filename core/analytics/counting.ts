@@ -26,9 +26,14 @@ import {
   workspaceKey,
 } from "./keys.ts";
 
-/** Analytics count inference traffic: routes of data-plane families (and custom logs), not control-plane calls. */
+/**
+ * Analytics count inference traffic: routes of data-plane families, inference routes of other families (a saved
+ * prompt's completions), and custom logs; not control-plane calls.
+ */
 const DATA_PLANE_ROUTES = new Set(
-  ROUTE_FAMILIES.filter((family) => family.dataPlane).flatMap((family) => family.routes.map((route) => route.path)),
+  ROUTE_FAMILIES.flatMap((family) =>
+    family.routes.filter((route) => family.dataPlane || route.inference).map((route) => route.path),
+  ),
 );
 
 /** A counter delta: the amount, and the expiry the counter gets if the add creates it. */

@@ -30,6 +30,11 @@ export interface RouteSpec {
    * every other route, and the AWS Router's longest-prefix rule gives every other family's prefix precedence.
    */
   catchAll?: true;
+  /**
+   * An inference route inside a control-plane family (a saved prompt's completions): analytics count it like
+   * the data-plane families' routes.
+   */
+  inference?: true;
 }
 
 export interface RouteFamily {

@@ -3,6 +3,7 @@ import { createExportSchema, updateExportSchema } from "../exports/log-exports.t
 import { createFeedbackSchema, updateFeedbackSchema } from "../feedback/feedback.ts";
 import { chatCompletionRequest } from "../gateway/schemas/chat.ts";
 import { guardrailInvokeRequest } from "../guardrails/invoke-request.ts";
+import { promptRequest } from "../prompts/request.ts";
 import { completionRequest } from "../gateway/schemas/completions.ts";
 import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
 import { createKeySchema, keyFieldsSchema } from "../control/api-keys-schemas.ts";
@@ -50,6 +51,9 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/logs/exports": createExportSchema,
   "PUT /v1/logs/exports/:id": updateExportSchema,
   "POST /v1/guardrails/:id/invoke": guardrailInvokeRequest,
+  "POST /v1/prompts/:id/render": promptRequest,
+  "POST /v1/prompts/:id/completions": promptRequest,
+  "POST /v1/prompts/:id/generate": promptRequest,
   "POST /v1/feedback": createFeedbackSchema,
   "PUT /v1/feedback/:id": updateFeedbackSchema,
   "POST /v1/admin/workspaces": workspaceCreateSchema,

@@ -366,11 +366,37 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     // Saved prompts (core/control/prompts-service.ts) with versions and labels, partials, labels, collections
     // and sharing. `/v1/prompts/partials` is listed before `/v1/prompts/:id` so that it never reads as a
     // prompt's slug (and no prompt may take the slug `partials`). The prompt runtime (render, completions)
-    // belongs to this family too.
+    // belongs to this family too: `:id` then carries an optional version suffix (`@latest`, `@<n>`,
+    // `@<label>`); rendering reads the prompt (`prompts.read`), running it is inference, open to any key like
+    // /v1/chat/completions, counted in analytics and allowed a stream's time. Never forwarded raw to a provider.
     name: "prompts",
     dataPlane: false,
-    timeoutSeconds: 30,
+    timeoutSeconds: 900,
     routes: [
+      {
+        method: "POST",
+        path: "/v1/prompts/:id/render",
+        handler: "renderPrompt",
+        auth: "api_key",
+        body: "json",
+        scope: "prompts.read",
+      },
+      {
+        method: "POST",
+        path: "/v1/prompts/:id/completions",
+        handler: "promptCompletions",
+        auth: "api_key",
+        body: "json",
+        inference: true,
+      },
+      {
+        method: "POST",
+        path: "/v1/prompts/:id/generate",
+        handler: "generatePrompt",
+        auth: "api_key",
+        body: "json",
+        inference: true,
+      },
       ...crudRoutes("/v1/prompts/partials", "prompt_partials", {
         create: "createPartial",
         list: "listPartials",

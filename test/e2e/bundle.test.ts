@@ -1,10 +1,13 @@
 import OpenAI from "openai";
 import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureOrganisation } from "../../core/control/bootstrap.ts";
+import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
 import type { MockServer } from "../helpers/mock-server.ts";
+import { seedPrompt } from "../helpers/prompts.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
 import { startAzureMock } from "../mocks/azure.ts";
 import { startBedrockMock } from "../mocks/bedrock.ts";
@@ -286,6 +289,46 @@ describe("every route family through the bundle", () => {
     });
     expect(passthrough.status).toBe(200);
     expect((await passthrough.json()).choices[0].message.content).toBeTruthy();
+  });
+
+  it("a saved prompt renders (mustache loads on first use) and runs, streamed and not, with the portkey-ai SDK", async () => {
+    // Seeded in the bundle's own data folder: these routes only read prompts.
+    const stores = createLocalStores({ dataDir: gateway.dataDir, publicBaseUrl: gateway.url });
+    let promptId: string;
+    try {
+      const { organisationId, defaultWorkspaceId } = await ensureOrganisation(stores.records);
+      const prompt = await seedPrompt(
+        stores.records,
+        { organisationId, workspaceId: defaultWorkspaceId },
+        {
+          slug: "bundle-prompt",
+          versions: [{ string: JSON.stringify([{ role: "user", content: "Hi {{name}}" }]), model: "gpt-4o-mini" }],
+        },
+      );
+      promptId = prompt.id;
+    } finally {
+      await stores.close();
+    }
+    const portkey = new Portkey({
+      apiKey: gateway.adminKey,
+      baseURL: `${gateway.url}/v1`,
+      provider: "openai",
+      customHost: `${openai.url}/v1`,
+      Authorization: "Bearer provider-key",
+    });
+    const rendered: any = await portkey.prompts.render({ promptID: promptId, variables: { name: "Ada" } });
+    expect(rendered.data.messages).toEqual([{ role: "user", content: "Hi Ada" }]);
+    const answer: any = await portkey.prompts.completions.create({ promptID: promptId, variables: { name: "Ada" } });
+    expect(answer.choices[0].message.content).toBeTruthy();
+    expect(openai.lastRequest()!.json().messages).toEqual([{ role: "user", content: "Hi Ada" }]);
+    let streamed = "";
+    const stream: any = await portkey.prompts.completions.create({
+      promptID: promptId,
+      variables: { name: "Ada" },
+      stream: true,
+    });
+    for await (const chunk of stream) streamed += chunk.choices?.[0]?.delta?.content ?? "";
+    expect(streamed).toBeTruthy();
   });
 
   it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {

@@ -102,6 +102,9 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/collections/:id": { name: "probe" },
   "POST /v2/prompts/:id/share": { workspace_ids: ["probe"] },
   "POST /v2/prompts/partials/:id/share": { workspace_ids: ["probe"] },
+  "POST /v1/prompts/:id/render": { variables: { name: "probe" } },
+  "POST /v1/prompts/:id/completions": { variables: { name: "probe" } },
+  "POST /v1/prompts/:id/generate": { variables: { name: "probe" } },
 };
 
 let gateway: TestGateway;

@@ -19,6 +19,8 @@ export interface BundleGateway {
   url: string;
   /** The organisation admin key the gateway printed at its first start. */
   adminKey: string;
+  /** Its GATEWAY_DATA_DIR (a test may seed records there that no route writes yet). */
+  dataDir: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   close(): Promise<void>;
@@ -90,6 +92,7 @@ export async function startBundleGateway(env: Record<string, string> = {}): Prom
   return {
     url: /listening on (http:\S+)\/v1/.exec(output)![1]!,
     adminKey: /(gk-\S+)/.exec(output)![1]!,
+    dataDir,
     output: () => output,
     close,
   };

@@ -14,6 +14,7 @@ import { workspaceScope } from "../../auth/scopes.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import { json, validate } from "../../http/json.ts";
+import { PROMPT_METADATA_KEY } from "../../prompts/metadata.ts";
 
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 400;
@@ -55,6 +56,9 @@ const GROUPS = {
   workspace: "workspace",
   workspaces: "workspace",
   metadata: "metadata",
+  // Runs of saved prompts, by the prompt id their logs carry as `_prompt` metadata (core/prompts/metadata.ts).
+  prompt: "prompt",
+  prompts: "prompt",
 } as const;
 
 function readFilter(request: Request, ctx: RequestContext) {
@@ -239,12 +243,15 @@ export const handlers: HandlerMap = {
       : undefined;
     if (!group)
       throw notFound(
-        `Unknown analytics group '${ctx.params.group}'. Known: model, provider, user, workspace, metadata.`,
+        `Unknown analytics group '${ctx.params.group}'. Known: model, provider, user, workspace, metadata, prompts.`,
       );
     const { filter, query } = readFilter(request, ctx);
     if (group === "metadata" && !query.metadata_key)
       throw badRequest("Grouping by metadata needs `metadata_key`.", "metadata_key");
-    const rows = await (await reader(ctx)).groups(filter, group, query.metadata_key);
+    const rows =
+      group === "prompt"
+        ? await (await reader(ctx)).groups(filter, "metadata", PROMPT_METADATA_KEY)
+        : await (await reader(ctx)).groups(filter, group, query.metadata_key);
     const withTokens = group === "model" || group === "provider" || group === "workspace";
     return json({
       object: "list",
@@ -252,7 +259,7 @@ export const handlers: HandlerMap = {
       ...(group === "metadata" ? { metadata_key: query.metadata_key } : {}),
       total: rows.length,
       data: rows.slice(0, query.limit).map(([name, totals]) => ({
-        [group === "metadata" ? "value" : group]: name,
+        [group === "metadata" ? "value" : group === "prompt" ? "prompt_id" : group]: name,
         requests: totals.requests,
         cost: usd(totals.costMicros),
         ...(withTokens

@@ -38,6 +38,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   guardrails,
   integrations,
   "virtual-keys": virtualKeys,
+  prompts,
   passthrough,
   "api-keys": apiKeys,
   auth,
@@ -45,5 +46,4 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   users,
   organisation,
   policies,
-  prompts,
 };

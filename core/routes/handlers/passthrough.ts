@@ -1,9 +1,20 @@
 import { handlePassthrough } from "../../gateway/passthrough.ts";
 import type { HandlerMap } from "../../http/context.ts";
+import { RouteNotMatched } from "../../http/errors.ts";
+
+/**
+ * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/prompts). A
+ * `/v1/prompts/...` request no dedicated route matched is answered 404/405 here, never forwarded to a provider
+ * (which would look like success). `/v1/proxy/prompts/...` still forwards, as `/v1/proxy/*` always does.
+ */
+const GATEWAY_OWNED = /^\/v1\/prompts(\/|$)/;
 
 export const handlers: HandlerMap = {
   /** `/v1/proxy/*`: raw pass-through, even on paths with dedicated handling. */
   proxy: (request, ctx) => handlePassthrough(request, ctx, true),
   /** `/v1/*` catch-all: whatever no dedicated route handles. */
-  passthrough: (request, ctx) => handlePassthrough(request, ctx, false),
+  passthrough: async (request, ctx) => {
+    if (GATEWAY_OWNED.test(ctx.path ?? new URL(request.url).pathname)) throw new RouteNotMatched();
+    return handlePassthrough(request, ctx, false);
+  },
 };

@@ -33,6 +33,7 @@ import { listResponse } from "../../http/lists.ts";
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
+const runtime = () => import("../../prompts/runtime.ts");
 const versionNumber = z.coerce.number().int().min(1).max(100_000_000);
 
 /** Portkey's page-number paging (`current_page` from 0, `page_size`), or ours (`limit`, `cursor`). */
@@ -220,5 +221,20 @@ export const handlers: HandlerMap = {
     const body = () => readBody(request, forkSchema, bodyLimit(ctx));
     const forked = await sharing.fork(controlDeps(ctx), ctx.principal!, { kind: "partial", id: ctx.params.id!, body });
     return json(forked, { status: 201 });
+  },
+
+  // --- run time: render and completions (the runtime, with mustache, loads on first use) ------------------------
+
+  async renderPrompt(request, ctx) {
+    return (await runtime()).renderPromptRequest(request, ctx);
+  },
+
+  async promptCompletions(request, ctx) {
+    return (await runtime()).promptCompletion(request, ctx);
+  },
+
+  /** The legacy `POST /v1/prompts/:id/generate` (the portkey-ai SDK's deprecated `generations.create`). */
+  async generatePrompt(request, ctx) {
+    return (await runtime()).promptGeneration(request, ctx);
   },
 };

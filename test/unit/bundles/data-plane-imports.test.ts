@@ -33,6 +33,12 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
       ) || input.startsWith("core/guardrails/checks/"),
   },
   { what: "re2js", test: (input) => input.includes("node_modules/re2js/") },
+  // Saved prompts: the renderer and mustache come with a prompt route's first request (core/prompts/runtime.ts).
+  { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
+  {
+    what: "the prompt runtime",
+    test: (input) => input.startsWith("core/prompts/") && input !== "core/prompts/metadata.ts",
+  },
 ];
 
 const DATA_PLANE = ROUTE_FAMILIES.filter((family) => family.dataPlane).map((family) => family.name);
