@@ -20,6 +20,9 @@ export function findIpAddresses(text: string): Finding[] {
       found.push({ category: "IP_ADDRESS", start: match.index, end: match.index + match[0].length });
     }
   }
+  // Every IPv6 address has a colon; prose often has none, and the pattern tries up to 39 characters at each
+  // position before it finds that out (~10 µs on 2 KB).
+  if (!text.includes(":")) return found.sort((a, b) => a.start - b.start);
   for (const match of text.matchAll(IPV6)) {
     // A sentence's full stop after the address is not part of it.
     const address = match[0].replace(/\.+$/, "");
