@@ -1,8 +1,8 @@
 import type { Principal } from "../auth/principal.ts";
 import { newId } from "../ids.ts";
-import { ConditionFailedError, type Records } from "../store/ports.ts";
+import type { Records } from "../store/ports.ts";
 import { type ControlDeps, audit } from "./deps.ts";
-import { Conflict, NotFound } from "./errors.ts";
+import { Conflict } from "./errors.ts";
 import { type Lazy, resolveLazy } from "./lazy.ts";
 import { type CountedPage, offsetPage } from "./paging.ts";
 import {
@@ -24,6 +24,7 @@ import {
   readPromptVersion,
 } from "./prompt-records.ts";
 import { checkTemplate, partialsIncluded } from "./prompt-templates.ts";
+import { allVersions, versionOrNotFound, writeVersionOnce } from "./prompt-versions.ts";
 import type { PartialCreateInput, PartialUpdateInput } from "./prompts-schemas.ts";
 import { isoTime, slugFrom } from "./provider-credentials.ts";
 import { listScope } from "./prompts-service.ts";
@@ -88,7 +89,7 @@ async function writeVersion(
   version: number,
   content: { string: string; version_description?: string },
 ): Promise<PartialVersionRecord> {
-  const record: PartialVersionRecord = {
+  return writeVersionOnce<PartialVersionRecord>(records, "partial", {
     ...partialVersionKey(partial.id, version),
     partialId: partial.id,
     organisationId: partial.organisationId,
@@ -97,25 +98,11 @@ async function writeVersion(
     version_description: content.version_description,
     createdAt: Math.floor(Date.now() / 1000),
     createdBy: actorOf(principal),
-  };
-  try {
-    await records.put({ ...record }, { exists: false });
-  } catch (error) {
-    if (error instanceof ConditionFailedError)
-      throw new Conflict("The partial was changed concurrently; read it again and retry.", { code: "conflict" });
-    throw error;
-  }
-  return record;
+  });
 }
 
-async function versionOf(records: Records, partial: Partial_, version: number): Promise<PartialVersionRecord> {
-  const record = await readPartialVersion(records, partial.id, version);
-  if (!record)
-    throw new NotFound(`Partial '${partial.slug ?? partial.id}' has no version ${version}.`, {
-      code: "version_not_found",
-    });
-  return record;
-}
+const versionOf = (records: Records, partial: Partial_, version: number) =>
+  versionOrNotFound(readPartialVersion(records, partial.id, version), "partial", partial, version);
 
 const load = (deps: ControlDeps, principal: Principal, idOrSlug: string) =>
   loadReachable<Partial_>(partialStore(deps.records), principal, idOrSlug, {
@@ -254,19 +241,7 @@ export async function listPartialVersions(
   input: PartialTarget & { limit: number; offset: number },
 ) {
   const partial = await load(deps, principal, input.partial);
-  const versions: PartialVersionRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await deps.records.query({
-      partition: partialVersionKey(partial.id, 1).pk,
-      prefix: "VERSION#",
-      order: "desc",
-      limit: 1000,
-      cursor,
-    });
-    versions.push(...(page.items as unknown as PartialVersionRecord[]));
-    cursor = page.cursor;
-  } while (cursor);
+  const versions = await allVersions<PartialVersionRecord>(deps.records, partialVersionKey(partial.id, 1).pk);
   const page = offsetPage(versions, input.offset, input.limit);
   return { ...page, items: page.items.map((version) => presentPartialVersion(partial, version)) };
 }

@@ -1,8 +1,8 @@
 import type { Principal } from "../auth/principal.ts";
 import { newId } from "../ids.ts";
-import { ConditionFailedError, type Records } from "../store/ports.ts";
+import type { Records } from "../store/ports.ts";
 import { type ControlDeps, audit } from "./deps.ts";
-import { Conflict, Invalid, NotFound } from "./errors.ts";
+import { Invalid } from "./errors.ts";
 import { type Lazy, resolveLazy } from "./lazy.ts";
 import { type CountedPage, offsetPage } from "./paging.ts";
 import { findLabel } from "./prompt-labels-service.ts";
@@ -26,6 +26,7 @@ import {
   readPromptVersion,
 } from "./prompt-records.ts";
 import { checkTemplate } from "./prompt-templates.ts";
+import { allVersions, versionOrNotFound, writeVersionOnce } from "./prompt-versions.ts";
 import type { PromptCreateInput, PromptUpdateInput } from "./prompts-schemas.ts";
 import { boundWorkspace, isoTime, slugFrom } from "./provider-credentials.ts";
 
@@ -110,14 +111,14 @@ function contentOf(version: PromptVersionContent): PromptVersionContent {
 // --- versions ------------------------------------------------------------------------------------------------
 
 /** Writes a version once: a second writer of the same number (a concurrent update) gets Conflict. */
-async function writeVersion(
+function writeVersion(
   records: Records,
   principal: Principal,
   prompt: { id: string; organisationId: string },
   version: number,
   content: PromptVersionContent,
 ): Promise<PromptVersionRecord> {
-  const record: PromptVersionRecord = {
+  return writeVersionOnce<PromptVersionRecord>(records, "prompt", {
     ...contentOf(content),
     ...promptVersionKey(prompt.id, version),
     promptId: prompt.id,
@@ -125,25 +126,11 @@ async function writeVersion(
     version,
     createdAt: Math.floor(Date.now() / 1000),
     createdBy: actorOf(principal),
-  };
-  try {
-    await records.put({ ...record }, { exists: false });
-  } catch (error) {
-    if (error instanceof ConditionFailedError)
-      throw new Conflict("The prompt was changed concurrently; read it again and retry.", { code: "conflict" });
-    throw error;
-  }
-  return record;
+  });
 }
 
-export async function versionOf(records: Records, prompt: Prompt, version: number): Promise<PromptVersionRecord> {
-  const record = await readPromptVersion(records, prompt.id, version);
-  if (!record)
-    throw new NotFound(`Prompt '${prompt.slug ?? prompt.id}' has no version ${version}.`, {
-      code: "version_not_found",
-    });
-  return record;
-}
+export const versionOf = (records: Records, prompt: Prompt, version: number): Promise<PromptVersionRecord> =>
+  versionOrNotFound(readPromptVersion(records, prompt.id, version), "prompt", prompt, version);
 
 // --- the service ---------------------------------------------------------------------------------------------
 
@@ -333,19 +320,7 @@ export async function listPromptVersions(
   input: PromptTarget & { limit: number; offset: number },
 ) {
   const prompt = await load(deps, principal, input.prompt);
-  const versions: PromptVersionRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await deps.records.query({
-      partition: promptVersionKey(prompt.id, 1).pk,
-      prefix: "VERSION#",
-      order: "desc",
-      limit: 1000,
-      cursor,
-    });
-    versions.push(...(page.items as unknown as PromptVersionRecord[]));
-    cursor = page.cursor;
-  } while (cursor);
+  const versions = await allVersions<PromptVersionRecord>(deps.records, promptVersionKey(prompt.id, 1).pk);
   const page = offsetPage(versions, input.offset, input.limit);
   return { ...page, items: page.items.map((version) => presentPromptVersion(prompt, version)) };
 }
