@@ -19,6 +19,14 @@ export interface CacheScope {
   namespace?: string;
 }
 
+/** The scope of an authenticated request's entries: its organisation, its workspace and its cache namespace. */
+export function cacheScopeOf(
+  principal: { organisationId: string; workspaceId?: string },
+  namespace?: string,
+): CacheScope {
+  return { organisationId: principal.organisationId, workspaceId: principal.workspaceId, namespace };
+}
+
 /** Body fields that never change what the model answers. */
 const IGNORED_FIELDS = new Set(["stream", "stream_options", "user", "metadata", "store"]);
 

@@ -7,7 +7,7 @@ import { sha256Hex } from "../ids.ts";
 import { isLateJson, type LateJson, type LatePayload } from "../logs/late-json.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import type { CacheSettings, ConfigNode } from "../routing/config.ts";
-import { type CacheScope, cacheKey, canonicalBody, targetIdentity } from "./cache-key.ts";
+import { type CacheScope, cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
 import type { CacheEntry } from "./cache-store.ts";
 import { isCompleteAnswer, replayAsSse } from "./replay.ts";
 import { semanticSplit } from "./semantic-split.ts";
@@ -54,11 +54,7 @@ export async function cachedInference(call: CachedCall, upstream: () => Promise<
     return upstream();
   }
   const gateway = ctx.gateway;
-  const scope: CacheScope = {
-    organisationId: principal.organisationId,
-    workspaceId: principal.workspaceId,
-    namespace: gateway?.cacheNamespace,
-  };
+  const scope = cacheScopeOf(principal, gateway?.cacheNamespace);
   const identity = targetIdentity(call.target);
   const key = cacheKey(scope, call.family, identity, canonicalBody(call.body));
   const refresh = gateway?.cacheForceRefresh === true;

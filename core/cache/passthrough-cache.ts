@@ -3,7 +3,7 @@ import type { RequestContext } from "../http/context.ts";
 import { sha256Hex } from "../ids.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
-import { type CacheScope, cacheKey, canonicalBody, targetIdentity } from "./cache-key.ts";
+import { cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
 import { CACHE_STATUS } from "./inference-cache.ts";
 
 /**
@@ -48,11 +48,7 @@ export async function cachedPassthrough(
     return upstream();
   }
   const gateway = ctx.gateway;
-  const scope: CacheScope = {
-    organisationId: principal.organisationId,
-    workspaceId: principal.workspaceId,
-    namespace: gateway?.cacheNamespace,
-  };
+  const scope = cacheScopeOf(principal, gateway?.cacheNamespace);
   const request = call.json
     ? canonicalBody(call.json)
     : call.bytes
