@@ -6,8 +6,12 @@ import type { TrustedHosts } from "../security/custom-host.ts";
  * (core/gateway) owns everything impure: credentials, fetch, retries, timeouts, streaming, logging.
  */
 
-/** Inference routes a provider may support. Later families add their kinds here. */
-export type RouteKind = "chat" | "completions" | "embeddings" | "models";
+/**
+ * Inference routes a provider may support. Later families add their kinds here. `responses` (OpenAI's Responses
+ * API) and `messages` (Anthropic's Messages API) are inbound formats: a provider that lacks them natively is
+ * reached through its chat adapter (core/formats/via-chat.ts).
+ */
+export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "responses" | "messages";
 
 /**
  * Where and how to reach a provider for one request: resolved from request headers, a saved integration or a
@@ -93,6 +97,11 @@ export interface StreamTransformer {
 }
 
 export interface RouteAdapter {
+  /**
+   * When present, the route is native only for the models it accepts (Vertex AI and Bedrock speak Anthropic's
+   * Messages only for Claude models); other models go through the chat adapter.
+   */
+  supportsModel?(model: string): boolean;
   /** Builds the upstream request from the (validated) OpenAI-shaped body. May be async (token exchange, signing). */
   buildRequest(body: Record<string, any>, ctx: TransformContext): UpstreamRequest | Promise<UpstreamRequest>;
   /** Upstream JSON body (status 2xx) -> OpenAI-shaped JSON. Throw UpstreamError for an error hidden in a 2xx. */

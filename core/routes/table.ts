@@ -96,6 +96,37 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
+    // OpenAI's Responses API on every provider (core/formats/responses, core/responses): native on OpenAI and
+    // Azure OpenAI, translated to chat for the rest; stored responses belong to the workspace that made them.
+    name: "responses",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      { method: "POST", path: "/v1/responses", handler: "createResponse", auth: "api_key", body: "json" },
+      { method: "GET", path: "/v1/responses/:id", handler: "getResponse", auth: "api_key" },
+      { method: "DELETE", path: "/v1/responses/:id", handler: "deleteResponse", auth: "api_key" },
+      { method: "GET", path: "/v1/responses/:id/input_items", handler: "listInputItems", auth: "api_key" },
+      { method: "POST", path: "/v1/responses/:id/cancel", handler: "cancelResponse", auth: "api_key" },
+    ],
+  },
+  {
+    // Anthropic's Messages API on every provider (core/formats/messages): native on Anthropic and on Bedrock and
+    // Vertex AI Claude models, translated to chat for the rest.
+    name: "messages",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      { method: "POST", path: "/v1/messages", handler: "createMessage", auth: "api_key", body: "json" },
+      {
+        method: "POST",
+        path: "/v1/messages/count_tokens",
+        handler: "countMessageTokens",
+        auth: "api_key",
+        body: "json",
+      },
+    ],
+  },
+  {
     name: "completions",
     dataPlane: true,
     timeoutSeconds: 900,
