@@ -5,12 +5,14 @@ import { StreamTranscript } from "../gateway/stream/transcript.ts";
 import type { RequestContext } from "../http/context.ts";
 import { sha256Hex } from "../ids.ts";
 import { isLateJson, type LateJson, type LatePayload } from "../logs/late-json.ts";
-import type { ProviderTarget } from "../providers/types.ts";
+import type { ProviderTarget, RouteKind } from "../providers/types.ts";
 import type { CacheSettings, ConfigNode } from "../routing/config.ts";
 import { type CacheScope, cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
 import type { CacheEntry } from "./cache-store.ts";
 import { isCompleteAnswer, replayAsSse } from "./replay.ts";
 import { semanticSplit } from "./semantic-split.ts";
+import { loadedFormat } from "../formats/registry.ts";
+import { typedEventSse } from "../gateway/stream/pipelines.ts";
 
 /**
  * Pipeline step 5 for OpenAI-shaped inference (chat, completions, embeddings, and any family that opts in):
@@ -128,7 +130,15 @@ function serveHit(call: CachedCall, entry: CacheEntry, status: string): Response
   outcome.cost = NO_COST;
   outcome.cacheSavedCost = entry.cost;
   let response: Response;
-  if (body.stream === true && (call.family === "chat" || call.family === "completions")) {
+  const format = loadedFormat(call.family as RouteKind);
+  if (body.stream === true && format) {
+    // An event-typed format's answer, replayed as the events that spell it.
+    const answer = JSON.parse(entry.body) as Record<string, any>;
+    const sse = format.replay(answer).map(typedEventSse).join("");
+    outcome.responseBody = answer;
+    outcome.responseChars = sse.length;
+    response = new Response(sse, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": provider } });
+  } else if (body.stream === true && (call.family === "chat" || call.family === "completions")) {
     const answer = JSON.parse(entry.body) as Record<string, any>;
     const sse = replayAsSse(answer, body.stream_options?.include_usage === true);
     outcome.responseBody = answer;
@@ -196,11 +206,18 @@ function answerText(outcome: InferenceOutcome): string | undefined {
   const body = outcome.responseBody;
   if (body === undefined || body === null) return undefined;
   if (!outcome.stream) {
+    const format = loadedFormat(outcome.route);
+    if (format) {
+      const answer = (isLateJson(body) ? body.toJSON() : body) as Record<string, any>;
+      return format.isComplete(answer) ? JSON.stringify(answer) : undefined;
+    }
     if (isLateJson(body) && body.late.kind === "json-text") return body.late.text;
     return JSON.stringify(isLateJson(body) ? body.toJSON() : body);
   }
   // A stream: the answer its chunks spell, with the usage the gateway learnt (reported or counted).
   const assembled = (body instanceof StreamTranscript ? body.assemble() : body) as Record<string, any>;
+  const format = loadedFormat(outcome.route);
+  if (format) return format.isComplete(assembled) ? JSON.stringify(assembled) : undefined;
   if (typeof assembled !== "object" || !isCompleteAnswer(assembled)) return undefined;
   const { streamed_chunks: _chunks, ...answer } = assembled;
   if (outcome.usage) answer.usage = outcome.usage;

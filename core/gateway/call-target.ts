@@ -11,6 +11,9 @@ import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/
 import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../logs/late-json.ts";
 import { requestUpstream } from "./upstream/client.ts";
+import { loadedFormat } from "../formats/registry.ts";
+import { streamFailureEvent } from "../formats/stream-failure.ts";
+import { routeAdapterOf } from "../formats/via-chat.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -32,7 +35,7 @@ export interface TargetCall {
  */
 export async function callTarget(call: TargetCall): Promise<Response> {
   const adapter = await loadProvider(call.target.provider);
-  const routeAdapter = adapter?.routes[call.route];
+  const routeAdapter = adapter && (await routeAdapterOf(adapter, call.route, call.body));
   if (!adapter || !routeAdapter) {
     throw new UpstreamError(400, `Provider '${call.target.provider}' does not support ${call.route}.`, {
       type: "invalid_request_error",
@@ -89,7 +92,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       throw new UpstreamError(502, "The provider answered with malformed JSON.", { code: "invalid_upstream_response" });
     }
     const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
-    if (call.route !== "models") await recordUsage(outcome, call, body.usage, body);
+    const format = loadedFormat(call.route);
+    if (call.route !== "models") await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
     outcome.status = 200;
     outcome.answeredModel = body.model;
     // Passed through unchanged, the answer is logged as its text (late-json.ts): not serialised again here.
@@ -108,6 +112,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   upstream.clearTimer();
   const pipelineOptions = {
     kind: call.route === "completions" ? ("text" as const) : ("chat" as const),
+    format: loadedFormat(call.route),
     includeUsage: ctx.includeUsage === true,
     outcome,
     idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
@@ -127,6 +132,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     requestId: call.requestId,
     startedAt: call.startedAt,
     headers: { "x-gateway-provider": adapter.id },
+    failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
   });
 }

@@ -43,6 +43,22 @@ export async function handleInference<T extends Schema>(
 ): Promise<Response> {
   const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = normalise(accept?.(json) ?? validate(schema, json));
+  return runInference(route, body, request, ctx);
+}
+
+/**
+ * Runs a validated body of an inference route: resolves the routing, starts the outcome (left on ctx.outcome)
+ * and runs the strategy engine. `requestId` names the answers the gateway makes (`chatcmpl-...` by default).
+ */
+export async function runInference(
+  route: RouteKind,
+  body: Record<string, any>,
+  request: Request,
+  ctx: RequestContext,
+  requestId = `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+  /** An outcome made beforehand (a background response's, which the request log already waits for). */
+  outcome = newOutcome(route, String(body.model), body.stream === true),
+): Promise<Response> {
   const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
   if (!config) {
     throw badRequest(
@@ -51,7 +67,6 @@ export async function handleInference<T extends Schema>(
       "missing_provider",
     );
   }
-  const outcome = newOutcome(route, String(body.model), body.stream === true);
   outcome.requestBody = body;
   // Without a content-length (a chunked upload) the size stays unknown and the logger measures the body.
   const declaredLength = request.headers.get("content-length");
@@ -60,15 +75,7 @@ export async function handleInference<T extends Schema>(
     if (Number.isInteger(bytes) && bytes >= 0) outcome.requestChars = bytes;
   }
   ctx.outcome = outcome;
-  return routeInference(
-    route,
-    body,
-    config,
-    request,
-    ctx,
-    outcome,
-    `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
-  );
+  return routeInference(route, body, config, request, ctx, outcome, requestId);
 }
 
 /** Runs the strategy engine for an inference route; each leaf call is one callTarget. */

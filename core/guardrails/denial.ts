@@ -1,6 +1,10 @@
 import { replayAsSse } from "../cache/replay.ts";
 import { SSE_HEADERS } from "../gateway/stream/sse-source.ts";
-import type { RouteKind } from "../providers/types.ts";
+import type { RouteKind, TransformContext } from "../providers/types.ts";
+import { UpstreamError } from "../providers/types.ts";
+import { loadedFormat } from "../formats/registry.ts";
+import { streamFailureEvent } from "../formats/stream-failure.ts";
+import { typedEventSse } from "../gateway/stream/pipelines.ts";
 import type { CheckVerdict, GuardrailVerdict } from "./types.ts";
 
 /**
@@ -110,6 +114,13 @@ export interface AnswerHead {
 
 /** A `soft_deny_200` denial as the route's answer: the message as the content, `finish_reason: "content_filter"`. */
 export function softDenialAnswer(head: AnswerHead, message: string): Record<string, unknown> {
+  const format = loadedFormat(head.route);
+  if (format) {
+    // An inbound format's answer: the chat denial, translated as any chat answer is.
+    const chatAnswer = softDenialAnswer({ ...head, route: "chat" }, message) as Record<string, any>;
+    const ctx = { requestId: head.id, now: chatAnswer.created, model: head.model } as TransformContext;
+    return format.fromChat(chatAnswer, { model: head.model }, ctx);
+  }
   const chat = head.route !== "completions";
   const choice = chat
     ? {
@@ -134,7 +145,13 @@ export function softDenialResponse(
   answer: Record<string, unknown>,
   results: HookResults,
   stream: { includeUsage: boolean } | undefined,
+  route: RouteKind,
 ): Response {
+  const format = loadedFormat(route);
+  if (stream && format) {
+    const events = format.replay(answer as Record<string, any>).map(typedEventSse);
+    return new Response(events.join(""), { status: 200, headers: SSE_HEADERS });
+  }
   if (stream) return new Response(replayAsSse(answer, stream.includeUsage), { status: 200, headers: SSE_HEADERS });
   return new Response(JSON.stringify({ ...answer, hook_results: results }), {
     status: 200,
@@ -146,7 +163,15 @@ export function softDenialResponse(
  * A stream whose answer a guardrail denied after its first chunks went out (the status is sent): the last
  * event is the 446 body, the error in OpenAI's shape that SDKs raise from a stream.
  */
-export function deniedStreamEvent(results: HookResults): string {
+export function deniedStreamEvent(results: HookResults, route: RouteKind): string {
+  // An event-typed format ends with its own error event (its clients do not read OpenAI's error chunk).
+  if (loadedFormat(route)) {
+    const denial = new UpstreamError(GUARDRAIL_DENIED_STATUS, HOOKS_FAILED_MESSAGE, {
+      type: "hooks_failed",
+      code: "hooks_failed",
+    });
+    return streamFailureEvent(route, denial);
+  }
   return `data: ${JSON.stringify(deniedBody(results))}\n\n`;
 }
 
@@ -155,6 +180,11 @@ export function deniedStreamEvent(results: HookResults): string {
  * denial message with `finish_reason: "content_filter"`, then `[DONE]`.
  */
 export function softDenialStreamEnd(head: AnswerHead, message: string): string {
+  // An event-typed format's answer cannot take a last content chunk after its terminal events were held:
+  // its stream ends with its error event carrying the denial message.
+  if (loadedFormat(head.route)) {
+    return streamFailureEvent(head.route, new UpstreamError(200, message, { code: "content_filter" }));
+  }
   const chat = head.route !== "completions";
   const choice = chat
     ? { index: 0, delta: { content: message }, logprobs: null, finish_reason: "content_filter" }

@@ -20,7 +20,9 @@ import {
   softDenialStreamEnd,
 } from "./denial.ts";
 import { runGuardrails } from "./runner.ts";
-import { guardStreamTail, readWholeStream } from "./stream-output.ts";
+import { guardStreamTail, readWholeStream, type StreamKind } from "./stream-output.ts";
+import { loadedFormat } from "../formats/registry.ts";
+import { typedEventSse } from "../gateway/stream/pipelines.ts";
 import { type PhaseTexts, phaseTexts } from "./texts.ts";
 import type {
   CheckEnvironment,
@@ -148,7 +150,7 @@ export class GuardrailPhases {
     body: Record<string, any>,
   ): Promise<Response> {
     const { route, outcome } = this.#request;
-    const kind = route === "completions" ? "text" : "chat";
+    const kind: StreamKind = loadedFormat(route) ?? (route === "completions" ? "text" : "chat");
     const status = this.#status(response.status);
     const headers = Object.fromEntries(response.headers);
     const held = definitions.filter((definition) => !definition.actions.async);
@@ -169,7 +171,7 @@ export class GuardrailPhases {
         this.denied = true;
         if (run.denied.soft_deny_200) return softDenialStreamEnd(headOf(route, answer), denialMessage(run.denied));
         this.#noteDenied();
-        return deniedStreamEvent(hookResults(this.#input, this.#output));
+        return deniedStreamEvent(hookResults(this.#input, this.#output), route);
       } finally {
         settle();
       }
@@ -196,7 +198,7 @@ export class GuardrailPhases {
     definitions: readonly GuardrailDefinition[],
     response: Response,
     body: Record<string, any>,
-    kind: "chat" | "text",
+    kind: StreamKind,
     headers: Record<string, string>,
   ): Promise<Response> {
     const { route, outcome, ctx } = this.#request;
@@ -208,7 +210,10 @@ export class GuardrailPhases {
     let text = whole.text;
     if (run.transformedParts) {
       const answer = texts.rewrite(whole.answer, run.transformedParts);
-      text = replayAsSse(answer, body.stream_options?.include_usage === true);
+      const format = loadedFormat(route);
+      text = format
+        ? format.replay(answer).map(typedEventSse).join("")
+        : replayAsSse(answer, body.stream_options?.include_usage === true);
       // After the stream's own bookkeeping (which notes what the provider sent), the log keeps the redaction.
       this.#holdLog(
         outcome.done.then(() => {
@@ -223,7 +228,9 @@ export class GuardrailPhases {
   async #judgeLoggedAnswer(definitions: readonly GuardrailDefinition[], body: Record<string, any>): Promise<void> {
     const { route, outcome } = this.#request;
     const answer = resolveLateJson(outcome.responseBody);
-    if (outcome.error || !isRecord(answer) || !isCompleteAnswer(answer)) return;
+    if (outcome.error || !isRecord(answer)) return;
+    const format = loadedFormat(route);
+    if (!(format ? format.isComplete(answer) : isCompleteAnswer(answer))) return;
     await this.#run("output", definitions, body, phaseTexts(route, "output", answer), answer);
   }
 
@@ -292,7 +299,7 @@ export class GuardrailPhases {
       outcome.status = 200;
       outcome.usage = { ...ZERO_USAGE };
       outcome.responseBody = answer;
-      response = softDenialResponse(answer, results, streamOf(body));
+      response = softDenialResponse(answer, results, streamOf(body), route);
     } else {
       this.#noteDenied();
       outcome.status = GUARDRAIL_DENIED_STATUS;
@@ -315,7 +322,7 @@ export class GuardrailPhases {
     const results = hookResults(this.#input, this.#output);
     if (denied.soft_deny_200) {
       const softAnswer = softDenialAnswer(headOf(this.#request.route, answer), denialMessage(denied));
-      return softDenialResponse(softAnswer, results, streamed ? streamOf(body) : undefined);
+      return softDenialResponse(softAnswer, results, streamed ? streamOf(body) : undefined, this.#request.route);
     }
     this.#noteDenied();
     return deniedResponse(results);

@@ -2,6 +2,11 @@ import { isCompleteAnswer } from "../cache/replay.ts";
 import { StreamAssembler } from "../gateway/stream/assembly.ts";
 import type { SseSource } from "../gateway/stream/sse-source.ts";
 import { SseDecoder } from "../providers/stream/sse.ts";
+import { endsFormatAnswer } from "../formats/terminal-events.ts";
+import type { EventAssembler, InboundFormat, TypedEvent } from "../formats/types.ts";
+
+/** What a guarded stream is made of: OpenAI chunks (`chat` / `text`) or an event-typed format's events. */
+export type StreamKind = "chat" | "text" | InboundFormat;
 
 /**
  * Output guardrails on a streamed answer. The client gets every chunk as it comes except the last events (the
@@ -20,11 +25,13 @@ export type StreamJudge = (answer: Record<string, unknown>) => Promise<string | 
 class AnswerTracker {
   readonly #decoder = new SseDecoder();
   readonly #assembler: StreamAssembler;
+  readonly #format: { format: InboundFormat; assembler: EventAssembler } | undefined;
   /** An error event passed (the provider's stream failed after its first chunk). */
   failed = false;
 
-  constructor(kind: "chat" | "text") {
-    this.#assembler = new StreamAssembler(kind);
+  constructor(kind: StreamKind) {
+    this.#assembler = new StreamAssembler(typeof kind === "string" ? kind : "chat");
+    if (typeof kind !== "string") this.#format = { format: kind, assembler: kind.assembler() };
   }
 
   events(piece: string | Uint8Array): Array<{ text: string; last: boolean }> {
@@ -34,6 +41,7 @@ class AnswerTracker {
         .split("\n")
         .map((line) => `data: ${line}`)
         .join("\n")}\n\n`;
+      if (this.#format) return { text, last: this.#foldTyped(event.data) };
       if (event.data === "[DONE]") return { text, last: true };
       // Content-only chunks come back undefined (read from their text): they never end an answer.
       const chunk = this.#assembler.add(event.data);
@@ -42,9 +50,27 @@ class AnswerTracker {
     });
   }
 
+  /** Folds one event of a typed format; true when it ends the answer. */
+  #foldTyped(data: string): boolean {
+    let event: TypedEvent;
+    try {
+      event = JSON.parse(data) as TypedEvent;
+    } catch {
+      return false;
+    }
+    if (typeof event?.type !== "string") return false;
+    this.#format!.assembler.add(event);
+    if (event.type === "error" || event.type === "response.failed") this.failed = true;
+    return endsFormatAnswer(event);
+  }
+
   /** The answer, when the stream spelled a whole one (every choice finished, no error). */
   completeAnswer(): Record<string, unknown> | undefined {
     if (this.failed) return undefined;
+    if (this.#format) {
+      const answer = this.#format.assembler.result();
+      return this.#format.format.isComplete(answer) ? answer : undefined;
+    }
     const { streamed_chunks: _count, ...answer } = this.#assembler.result();
     return isCompleteAnswer(answer) ? answer : undefined;
   }
@@ -62,7 +88,7 @@ function endsAnswer(chunk: Record<string, any>): boolean {
  * `source` with its tail held back until `judge` has seen the whole answer. A stream that ends without a whole
  * answer (it failed, or was cut) is not judged: its tail goes out as it is.
  */
-export function guardStreamTail(source: SseSource, kind: "chat" | "text", judge: StreamJudge): SseSource {
+export function guardStreamTail(source: SseSource, kind: StreamKind, judge: StreamJudge): SseSource {
   const tracker = new AnswerTracker(kind);
   const held: string[] = [];
   let holding = false;
@@ -98,7 +124,7 @@ export function guardStreamTail(source: SseSource, kind: "chat" | "text", judge:
 /** A stream read to its end: its text (re-framed) and, when it spelled one whole, its answer. */
 export async function readWholeStream(
   source: SseSource,
-  kind: "chat" | "text",
+  kind: StreamKind,
   signal: AbortSignal,
 ): Promise<{ text: string; answer?: Record<string, unknown> }> {
   const tracker = new AnswerTracker(kind);

@@ -1,4 +1,5 @@
 import type { RouteKind } from "../providers/types.ts";
+import { loadedFormat } from "../formats/registry.ts";
 import { passthroughRouteOf } from "./passthrough-route.ts";
 import type { GuardrailPhase } from "./types.ts";
 
@@ -36,7 +37,7 @@ export interface PhaseTexts {
 
 /** The texts of a request body (input) or of an answer (output) of an inference route. */
 export function phaseTexts(route: RouteKind, phase: GuardrailPhase, json: Record<string, unknown>): PhaseTexts {
-  const { slots, judged } = phase === "input" ? inputSlots(route, json) : outputSlots(route, json);
+  const { slots, judged } = foundTexts(route, phase, json);
   const parts = slots.map((slot) => slot.text);
   const textOf = (texts: readonly string[]) =>
     texts
@@ -49,6 +50,13 @@ export function phaseTexts(route: RouteKind, phase: GuardrailPhase, json: Record
     textOf,
     rewrite: (target, rewritten) => writeBack(target, slots, rewritten),
   };
+}
+
+/** An inbound format (Responses, Messages) knows its own texts; the OpenAI-shaped routes are read here. */
+function foundTexts(route: RouteKind, phase: GuardrailPhase, json: Record<string, unknown>): Found {
+  const format = loadedFormat(route);
+  if (format) return phase === "input" ? format.inputTexts(json) : format.outputTexts(json);
+  return phase === "input" ? inputSlots(route, json) : outputSlots(route, json);
 }
 
 interface Found {

@@ -1,3 +1,5 @@
+import { loadedFormat } from "../formats/registry.ts";
+import type { RouteKind } from "../providers/types.ts";
 import { catalogModel, priceUsage } from "../catalog/load.ts";
 
 /**
@@ -31,6 +33,17 @@ export async function reservationFor(
   body: Record<string, any>,
   provider: string,
 ): Promise<UsageEstimate> {
+  const format = loadedFormat(route as RouteKind);
+  if (format) {
+    // An inbound format reserves what the chat request it translates to would.
+    let chat: Record<string, any>;
+    try {
+      chat = format.toChat(body);
+    } catch {
+      return NOTHING;
+    }
+    return reservationFor("chat", chat, provider);
+  }
   const model = typeof body.model === "string" ? body.model : "";
   let prompt: number;
   let output: number;

@@ -15,7 +15,8 @@ import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
  * resources must be unchanged.
  */
 
-const INFERENCE_FAMILIES = new Set(["chat", "completions", "embeddings", "models", "passthrough"]);
+// Inference families; stored responses (the responses family) have their own isolation test in responses.test.ts.
+const INFERENCE_FAMILIES = new Set(["chat", "completions", "embeddings", "models", "passthrough", "responses", "messages"]);
 
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
 const FAMILY_ROWS: Record<string, string[] | { none: string }> = {

@@ -1,3 +1,4 @@
+import type { InboundFormat, TypedEvent } from "../../formats/types.ts";
 import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../providers/types.ts";
 import type { InferenceOutcome } from "../outcome.ts";
 import { SseRelay } from "./sse-relay.ts";
@@ -35,6 +36,8 @@ export interface StreamPipeline<B> {
 
 interface PipelineOptions {
   kind: "chat" | "text";
+  /** An event-typed inbound format (Responses, Messages): its events are written as `event:` + `data:`. */
+  format?: InboundFormat;
   /** The client asked for usage (`stream_options.include_usage`); otherwise the usage-only chunk is hidden. */
   includeUsage: boolean;
   outcome: InferenceOutcome;
@@ -53,6 +56,7 @@ export async function transformPipeline(
   options: PipelineOptions,
 ): Promise<StreamPipeline<UpstreamEvent[]>> {
   const batches = await readUpstreamEvents(framing, body, options.idle);
+  if (options.format) return typedEventPipeline(batches, transformer, options.format, options.outcome);
   const assembler = new StreamAssembler(options.kind);
   const { outcome } = options;
   let usage: ChatUsage | undefined;
@@ -79,6 +83,49 @@ export async function transformPipeline(
       pending.push(DONE);
     },
     usage: () => usage,
+    answer: () => assembler.result(),
+    chars: () => chars,
+    answered: () => events > 0,
+  };
+}
+
+/** The SSE text of one event of an event-typed format. */
+export function typedEventSse(event: TypedEvent | object): string {
+  return `event: ${(event as TypedEvent).type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * A stream in an event-typed format (Responses, Messages), native or translated from chat: each event is written
+ * as `event: <type>` + `data: <json>` (no `[DONE]`: these formats end with their own terminal event) and folded
+ * by the format's assembler for the log, the usage and the cache.
+ */
+function typedEventPipeline(
+  batches: AsyncIterator<UpstreamEvent[]>,
+  transformer: StreamTransformer,
+  format: InboundFormat,
+  outcome: InferenceOutcome,
+): StreamPipeline<UpstreamEvent[]> {
+  const assembler = format.assembler();
+  let chars = 0;
+  let events = 0;
+  const emit = (event: object | string, pending: StreamPiece[]) => {
+    const typed = (typeof event === "string" ? JSON.parse(event) : event) as TypedEvent;
+    assembler.add(typed);
+    if (outcome.answeredModel === undefined) outcome.answeredModel = assembler.model();
+    const text = typedEventSse(typed);
+    chars += text.length;
+    pending.push(text);
+  };
+  return {
+    batches,
+    take(batch, pending) {
+      events += batch.length;
+      for (const event of batch) for (const out of transformer.push(event)) emit(out, pending);
+    },
+    end(pending) {
+      for (const out of transformer.end()) emit(out, pending);
+    },
+    usage: () => assembler.usage(),
     answer: () => assembler.result(),
     chars: () => chars,
     answered: () => events > 0,

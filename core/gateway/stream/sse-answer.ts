@@ -15,6 +15,8 @@ export interface SseAnswerOptions {
   startedAt: number;
   /** Headers of the answer besides the SSE ones. */
   headers: Record<string, string>;
+  /** The last event of a stream that failed after its first byte (default: an OpenAI chunk stream's error). */
+  failureEvent?(failure: UpstreamError): string;
   /** Records usage and cost once the stream has ended (the answer is there to count usage the provider left out). */
   recordUsage(reported: ChatUsage | undefined, answer: Record<string, any>): Promise<void>;
 }
@@ -125,6 +127,7 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
         outcome.error = { status: failure.status, message: failure.message, code: failure.code };
         ended = true;
         setImmediate(finish);
+        if (options.failureEvent) return options.failureEvent(failure);
         const event = {
           error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
         };

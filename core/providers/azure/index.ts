@@ -1,4 +1,4 @@
-import { prepareCompatibleBody, RELAYED_SSE, ROUTE_PATHS, routeStreams } from "../openai/compatible.ts";
+import { prepareCompatibleBody, ROUTE_PATHS, streamOfRoute } from "../openai/compatible.ts";
 import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
@@ -19,6 +19,8 @@ import { joinUrl } from "../url.ts";
 
 /** Latest GA data-plane inference version of Azure OpenAI (chat, completions, embeddings, stream_options). */
 export const AZURE_OPENAI_API_VERSION = "2024-10-21";
+/** The Responses API is not under /deployments: it takes the deployment in `model`, at this version or later. */
+export const AZURE_OPENAI_RESPONSES_API_VERSION = "2025-04-01-preview";
 /** Version of the Azure AI Model Inference API. */
 export const AZURE_AI_INFERENCE_API_VERSION = "2024-05-01-preview";
 
@@ -59,6 +61,10 @@ export function azureOpenAIUrl(kind: RouteKind, ctx: TransformContext): string {
   const origin = resourceOrigin(ctx, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
   const apiVersion = ctx.target.azure?.apiVersion || AZURE_OPENAI_API_VERSION;
   if (apiVersion === "v1") return joinUrl(origin, `/openai/v1${ROUTE_PATHS[kind]}`);
+  if (kind === "responses") {
+    const version = ctx.target.azure?.apiVersion || AZURE_OPENAI_RESPONSES_API_VERSION;
+    return `${joinUrl(origin, "/openai/responses")}?api-version=${encodeURIComponent(version)}`;
+  }
   const deployment = ctx.target.azure?.deploymentId || ctx.model;
   if (!deployment) throw new UpstreamError(400, "azure-openai needs a deployment id or a model", { param: "model" });
   const path = `/openai/deployments/${encodeURIComponent(deployment)}${ROUTE_PATHS[kind]}`;
@@ -101,7 +107,7 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
         return { url, method: "POST", headers, body: JSON.stringify(payload) };
       },
       transformResponse: (upstream) => upstream,
-      stream: routeStreams(kind) ? RELAYED_SSE : undefined,
+      stream: streamOfRoute(kind),
     };
   }
   return { id: flavour.id, name: flavour.name, routes };
@@ -110,10 +116,13 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
 export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
   id: "azure-openai",
   name: "Azure OpenAI",
-  routes: ["chat", "completions", "embeddings"],
+  routes: ["chat", "completions", "embeddings", "responses"],
   url: azureOpenAIUrl,
-  // The v1 API routes by `model`; the deployment id (when configured) is the name Azure knows.
-  model: (ctx) => (ctx.target.azure?.apiVersion === "v1" ? ctx.target.azure?.deploymentId || undefined : undefined),
+  // The v1 API and the Responses API route by `model`; the deployment id (when configured) is the name Azure knows.
+  model: (ctx) =>
+    ctx.target.azure?.apiVersion === "v1" || ctx.route === "responses"
+      ? ctx.target.azure?.deploymentId || undefined
+      : undefined,
 });
 
 export const azureAIAdapter: ProviderAdapter = createAzureAdapter({

@@ -1,6 +1,7 @@
 import type { ProviderAdapter, RouteAdapter, RouteKind, StreamTransformer, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";
+import { TYPED_EVENTS_SSE } from "../stream/typed-events.ts";
 
 /**
  * Providers whose API is OpenAI's: one adapter built from a table row. Bodies pass through untouched
@@ -37,6 +38,8 @@ export const ROUTE_PATHS: Record<RouteKind, string> = {
   completions: "/completions",
   embeddings: "/embeddings",
   models: "/models",
+  responses: "/responses",
+  messages: "/messages",
 };
 
 /** Routes whose answers can stream (SSE of OpenAI chunks). */
@@ -84,6 +87,12 @@ export function prepareCompatibleBody(
       delete payload[from];
     }
   }
+  if (kind === "responses" && "previous_response_id" in payload) {
+    // The gateway resolves `previous_response_id` itself (core/responses): `input` already holds the stored
+    // conversation, so the provider must not add its own copy (or fail on an id it never issued).
+    payload = copy();
+    delete payload.previous_response_id;
+  }
   if (row.noStreamOptions) {
     if ("stream_options" in payload) {
       payload = copy();
@@ -106,6 +115,12 @@ export function passthroughTransformer(): StreamTransformer {
 /** The stream of an OpenAI-shaped chat or completions route: relayed byte for byte. */
 export const RELAYED_SSE = { framing: "sse", createTransformer: passthroughTransformer, relay: true } as const;
 
+/** How a route of an OpenAI-shaped provider streams: chunks relayed, Responses events parsed, or not at all. */
+export function streamOfRoute(kind: RouteKind): RouteAdapter["stream"] {
+  if (kind === "responses" || kind === "messages") return TYPED_EVENTS_SSE;
+  return routeStreams(kind) ? RELAYED_SSE : undefined;
+}
+
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
@@ -122,7 +137,7 @@ export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapte
         return { url, method: "POST", headers, body: JSON.stringify(prepareCompatibleBody(row, body, ctx, kind)) };
       },
       transformResponse: (upstream) => upstream,
-      stream: routeStreams(kind) ? RELAYED_SSE : undefined,
+      stream: streamOfRoute(kind),
     };
   }
   return {

@@ -17,7 +17,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "OpenAI",
     baseUrl: "https://api.openai.com/v1",
     auth: "bearer",
-    routes: ["chat", "completions", "embeddings", "models"],
+    routes: ["chat", "completions", "embeddings", "models", "responses"],
     docs: "https://platform.openai.com/docs/api-reference",
   },
   {

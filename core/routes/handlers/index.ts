@@ -2,6 +2,8 @@ import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
 import { handlers as chat } from "./chat.ts";
+import { handlers as messages } from "./messages.ts";
+import { handlers as responses } from "./responses.ts";
 import { handlers as completions } from "./completions.ts";
 import { handlers as embeddings } from "./embeddings.ts";
 import { handlers as health } from "./health.ts";
@@ -26,6 +28,8 @@ import { handlers as workspaces } from "./workspaces.ts";
 export const ALL_HANDLERS: Record<string, HandlerMap> = {
   health,
   chat,
+  responses,
+  messages,
   completions,
   embeddings,
   models,

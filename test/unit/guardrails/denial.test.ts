@@ -110,7 +110,7 @@ describe("denial answers", () => {
 
   it("soft deny: a 200 chat completion with content_filter, zero usage and the hook results", async () => {
     const answer = softDenialAnswer({ route: "chat", id: "chatcmpl-x", model: "gpt-4o-mini" }, "Blocked.");
-    const response = softDenialResponse(answer, hookResults([failed], []), undefined);
+    const response = softDenialResponse(answer, hookResults([failed], []), undefined, "chat");
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body).toMatchObject({
@@ -133,7 +133,7 @@ describe("denial answers", () => {
 
   it("soft deny as a stream: the message, content_filter, usage when asked, [DONE]", async () => {
     const answer = softDenialAnswer({ route: "chat", id: "chatcmpl-x", model: "gpt-4o-mini" }, "Blocked.");
-    const response = softDenialResponse(answer, hookResults([failed], []), { includeUsage: true });
+    const response = softDenialResponse(answer, hookResults([failed], []), { includeUsage: true }, "chat");
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = readSseEvents(await response.text());
     expect(events.at(-1)).toBe("[DONE]");
@@ -144,7 +144,7 @@ describe("denial answers", () => {
   });
 
   it("stream endings: an error event carrying the 446 body, or a content_filter chunk then [DONE]", () => {
-    const denied = readSseEvents(deniedStreamEvent(hookResults([], [{ ...failed, phase: "output" }])));
+    const denied = readSseEvents(deniedStreamEvent(hookResults([], [{ ...failed, phase: "output" }]), "chat"));
     expect(denied).toHaveLength(1);
     const event = JSON.parse(denied[0]!);
     expect(event.error.type).toBe("hooks_failed");

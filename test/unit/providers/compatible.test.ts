@@ -131,6 +131,8 @@ describe("compatible provider table", () => {
           completions: "/completions",
           embeddings: "/embeddings",
           models: "/models",
+          responses: "/responses",
+          messages: "/messages",
         }[kind];
         expect(request.url).toBe(`${base}${path}`);
         expect(request.method).toBe(kind === "models" ? "GET" : "POST");

@@ -1,0 +1,103 @@
+import type { ServerResponse } from "node:http";
+import { sendJson } from "../helpers/mock-server.ts";
+
+/**
+ * OpenAI's native Responses API for the mock upstream (`POST .../responses`), written from OpenAI's API
+ * reference: a Response object (an output message, or a function_call item when the request has function tools
+ * and `tool_choice` is not `none`) and, for `stream: true`, the documented event sequence with sequence numbers
+ * (response.created, response.in_progress, output_item.added, content_part.added, output_text.delta...,
+ * output_text.done, content_part.done, output_item.done, response.completed).
+ */
+
+export interface ResponsesMockOptions {
+  reply?: string;
+  toolArguments?: Record<string, unknown>;
+}
+
+const CREATED = 1_700_000_000;
+
+export async function answerResponses(body: any, res: ServerResponse, options: ResponsesMockOptions): Promise<void> {
+  const model = body.model ?? "mock-model";
+  const reply = options.reply ?? "Hello from the mock Responses API.";
+  const tool = Array.isArray(body.tools) && body.tool_choice !== "none" ? body.tools.find((t: any) => t.type === "function") : undefined;
+  const inputText = JSON.stringify(body.input ?? "");
+  const inputTokens = Math.max(1, Math.ceil(inputText.length / 4));
+  const outputText = tool ? JSON.stringify(options.toolArguments ?? {}) : reply;
+  const outputTokens = Math.max(1, Math.ceil(outputText.length / 4));
+  const item = tool
+    ? {
+        id: "fc_mock_1",
+        type: "function_call",
+        status: "completed",
+        call_id: "call_mock_1",
+        name: tool.name,
+        arguments: outputText,
+      }
+    : {
+        id: "msg_mock_1",
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: reply, annotations: [], logprobs: [] }],
+      };
+  const response = {
+    id: "resp_mock_1",
+    object: "response",
+    created_at: CREATED,
+    status: "completed",
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model,
+    output: [item],
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    reasoning: { effort: null, summary: null },
+    store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    text: body.text ?? { format: { type: "text" } },
+    tool_choice: body.tool_choice ?? "auto",
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: body.truncation ?? "disabled",
+    usage: {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
+    },
+    user: body.user ?? null,
+    metadata: body.metadata ?? {},
+  };
+  if (!body.stream) return sendJson(res, 200, response);
+
+  let sequence = 0;
+  const events: Array<Record<string, unknown>> = [];
+  const push = (event: Record<string, unknown>) => events.push({ ...event, sequence_number: sequence++ });
+  const pending = { ...response, status: "in_progress", output: [], usage: null };
+  push({ type: "response.created", response: pending });
+  push({ type: "response.in_progress", response: pending });
+  if (item.type === "function_call") {
+    push({ type: "response.output_item.added", output_index: 0, item: { ...item, arguments: "", status: "in_progress" } });
+    push({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: 0, delta: outputText });
+    push({ type: "response.function_call_arguments.done", item_id: item.id, output_index: 0, arguments: outputText });
+    push({ type: "response.output_item.done", output_index: 0, item });
+  } else {
+    const part = { type: "output_text", text: "", annotations: [], logprobs: [] };
+    push({ type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", content: [] } });
+    push({ type: "response.content_part.added", item_id: item.id, output_index: 0, content_index: 0, part });
+    for (const piece of reply.split(/(?<= )/)) {
+      push({ type: "response.output_text.delta", item_id: item.id, output_index: 0, content_index: 0, delta: piece, logprobs: [] });
+    }
+    push({ type: "response.output_text.done", item_id: item.id, output_index: 0, content_index: 0, text: reply, logprobs: [] });
+    push({ type: "response.content_part.done", item_id: item.id, output_index: 0, content_index: 0, part: { ...part, text: reply } });
+    push({ type: "response.output_item.done", output_index: 0, item });
+  }
+  push({ type: "response.completed", response });
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const event of events) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  res.end();
+}
