@@ -90,6 +90,8 @@ const SETTINGS = {
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
+  // Stored responses (core/responses): kept this many days, then absent (GET /v1/responses/{id} answers 404).
+  GATEWAY_RESPONSES_RETENTION_DAYS: positiveInt(30, 1, 3650),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
   // Response cache (docs/caching.md): max_age when a config gives none, and the largest answer stored.
   GATEWAY_CACHE_MAX_AGE: positiveInt(7 * 24 * 3600, 1, 90 * 24 * 3600),
