@@ -6,7 +6,9 @@ import { badRequest } from "../http/errors.ts";
 import { readJson, validate } from "../http/json.ts";
 import { isLateJson } from "../logs/late-json.ts";
 import { startBackground } from "./background.ts";
-import { responseStoreOf, responseOwnerOf, type ResponseOwner } from "./owner.ts";
+import { assignItemIds } from "./item-ids.ts";
+import { responseOwnerOf } from "./owner.ts";
+import { responseStoreOf } from "./response-store.ts";
 
 /**
  * `POST /v1/responses` on every provider (DESIGN: an inbound format at the edge of the pipeline). Before the
@@ -22,8 +24,8 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = validate(responses.responsesRequest, json) as Record<string, any>;
   const schema = responses.schemaOf(betaHeader(request));
-  const owner = responseOwnerOf(ctx);
-  const store = responseStoreOf(ctx);
+  const owner = responseOwnerOf(ctx.principal!);
+  const store = responseStoreOf(ctx.services);
   const stored = body.store !== false;
   if (body.background === true && !stored) {
     throw badRequest("Background responses must be stored: `background` needs `store` to be true.", "background");
@@ -39,35 +41,39 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const sent = history.length > 0 || body.previous_response_id ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
-  const keep = async (response: Record<string, any>, provider: string | undefined) => {
-    if (!stored) return;
-    await store.save(owner, {
-      response,
-      inputItems: store.assignItemIds(ownItems),
-      context: [...history, ...ownItems],
-      provider,
-      native: provider === "openai" || provider === "azure-openai",
-    });
-  };
+  const inputItems = assignItemIds(ownItems);
+  const entry = (response: Record<string, any>, provider: string | undefined) => ({
+    response,
+    inputItems,
+    context: [...history, ...ownItems],
+    provider,
+    native: provider === "openai" || provider === "azure-openai",
+  });
 
   if (body.background === true) {
-    const queued = responses.queuedResponse(sent, requestId);
+    // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
+    const queued = responses.queuedResponse({ ...body, background: true }, requestId);
     const outcome = newOutcome("responses", String(body.model), false);
     ctx.outcome = outcome;
-    await startBackground(ctx, owner, queued, async (signal) => {
-      const runCtx: RequestContext = { ...ctx, signal: anySignal(ctx.signal, signal) };
+    await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
+      // The client's request is over: only a cancel (or delete) stops the run.
+      const runCtx: RequestContext = { ...ctx, signal };
       try {
         const answer = await runInference("responses", { ...sent, background: false }, request, runCtx, requestId, outcome);
         await outcome.done;
         const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
-        if (!final || typeof final !== "object") throw new Error("the provider gave no response");
-        return { ...final, id: queued.id, background: true, previous_response_id: body.previous_response_id ?? null };
+        if (!final || final.object !== "response") throw new Error("the provider gave no response");
+        return { ...final, previous_response_id: body.previous_response_id ?? null };
       } catch (error) {
-        outcome.error ??= { status: (error as { status?: number }).status ?? 500, message: (error as Error).message, code: null };
+        outcome.error ??= {
+          status: (error as { status?: number }).status ?? 500,
+          message: (error as Error).message,
+          code: (error as { code?: string | null }).code ?? null,
+        };
         outcome.finish();
         throw error;
       }
-    }, (response) => keep(response, outcome.provider));
+    });
     return Response.json(responses.presentResponse(queued, schema), { status: 200 });
   }
 
@@ -80,7 +86,9 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
           if (outcome.error || outcome.status !== 200) return;
           const answer = answerOf(outcome.responseBody);
           if (answer?.object !== "response") return;
-          await keep({ ...answer, previous_response_id: body.previous_response_id ?? answer.previous_response_id ?? null }, outcome.provider);
+          if (!stored) return;
+          const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
+          await store.save(owner, entry(chained, outcome.provider));
         })
         .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
     );
@@ -137,8 +145,3 @@ function withoutLength(headers: Headers): Headers {
   return copy;
 }
 
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  return AbortSignal.any([a, b]);
-}
-
-export type { ResponseOwner };

@@ -100,7 +100,7 @@ describe("messages on any provider", () => {
       expect(answered.content.some((block) => block.type === "text"), name).toBe(true);
     }
     // The translated tool result reached the chat provider as a tool message tied to its call.
-    const sent = JSON.parse(openaiMock.lastRequest()!.body);
+    const sent = JSON.parse(openaiMock.lastRequest()!.body.toString());
     const toolMessage = sent.messages.find((message: any) => message.role === "tool");
     expect(toolMessage.content).toContain("21 degrees");
     expect(sent.messages.find((message: any) => message.tool_calls)?.tool_calls[0].id).toBe(toolMessage.tool_call_id);

@@ -160,7 +160,7 @@ describe("responses on every provider", () => {
     const first = await client.responses.create({ model, input: "Remember: blue." });
     await expect.poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id).toBe(first.id);
     await client.responses.create({ model, input: "Which colour?", previous_response_id: first.id });
-    const sent = JSON.parse(openaiMock.lastRequest()!.body);
+    const sent = JSON.parse(openaiMock.lastRequest()!.body.toString());
     expect(sent.previous_response_id).toBeUndefined();
     expect(JSON.stringify(sent.input)).toContain("Remember: blue.");
     expect(JSON.stringify(sent.input)).toContain("Native hello.");

@@ -15,9 +15,12 @@ export interface ResponsesMockOptions {
 }
 
 const CREATED = 1_700_000_000;
+/** OpenAI's ids are unique per response: so are the mock's. */
+let served = 0;
 
 export async function answerResponses(body: any, res: ServerResponse, options: ResponsesMockOptions): Promise<void> {
   const model = body.model ?? "mock-model";
+  const serial = String(++served).padStart(6, "0");
   const reply = options.reply ?? "Hello from the mock Responses API.";
   const tool = Array.isArray(body.tools) && body.tool_choice !== "none" ? body.tools.find((t: any) => t.type === "function") : undefined;
   const inputText = JSON.stringify(body.input ?? "");
@@ -26,7 +29,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
   const outputTokens = Math.max(1, Math.ceil(outputText.length / 4));
   const item = tool
     ? {
-        id: "fc_mock_1",
+        id: `fc_mock_${serial}`,
         type: "function_call",
         status: "completed",
         call_id: "call_mock_1",
@@ -34,14 +37,14 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
         arguments: outputText,
       }
     : {
-        id: "msg_mock_1",
+        id: `msg_mock_${serial}`,
         type: "message",
         status: "completed",
         role: "assistant",
         content: [{ type: "output_text", text: reply, annotations: [], logprobs: [] }],
       };
   const response = {
-    id: "resp_mock_1",
+    id: `resp_mock_${serial}`,
     object: "response",
     created_at: CREATED,
     status: "completed",
