@@ -1,7 +1,8 @@
-import type { ProviderAdapter, TransformContext } from "../types.ts";
-import { joinUrl } from "../url.ts";
+import type { ProviderAdapter } from "../types.ts";
 import { anthropicUpstreamError, isAnthropicError } from "./errors.ts";
-import { ANTHROPIC_VERSION, fromAnthropicMessage, toAnthropicMessagesRequest } from "./messages.ts";
+import { anthropicHeaders, anthropicUrl } from "./http.ts";
+import { fromAnthropicMessage, toAnthropicMessagesRequest } from "./messages.ts";
+import { anthropicMessagesRoute } from "./native-messages.ts";
 import { createAnthropicStreamTransformer } from "./stream.ts";
 
 export { anthropicErrorStatus, anthropicUpstreamError, isAnthropicError } from "./errors.ts";
@@ -16,22 +17,14 @@ export {
   toChatUsage,
 } from "./messages.ts";
 export { createAnthropicStreamTransformer } from "./stream.ts";
-
-export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
-
-/** `{base}/v1/<path>`; a custom host given with its `/v1` segment is not doubled. */
-export function anthropicUrl(ctx: TransformContext, path: string): string {
-  const base = (ctx.target.customHost ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "");
-  return joinUrl(/\/v1$/.test(base) ? base : `${base}/v1`, path);
-}
-
-/** Auth and version headers; forwarded headers (e.g. `anthropic-beta`) pass as they are. */
-export function anthropicHeaders(ctx: TransformContext): Record<string, string> {
-  const headers: Record<string, string> = { "anthropic-version": ANTHROPIC_VERSION };
-  if (ctx.target.apiKey) headers["x-api-key"] = ctx.target.apiKey;
-  for (const [name, value] of Object.entries(ctx.target.forwardHeaders ?? {})) headers[name.toLowerCase()] = value;
-  return headers;
-}
+export { ANTHROPIC_BASE_URL, anthropicHeaders, anthropicUrl } from "./http.ts";
+export {
+  anthropicMessagesRoute,
+  createNativeMessagesStreamTransformer,
+  fromNativeMessage,
+  nativeMessagesEvent,
+} from "./native-messages.ts";
+export { anthropicCountTokensRequest } from "./count-tokens.ts";
 
 /** GET /v1/models (`{data: [{id, display_name, created_at, type}], has_more, ...}`) -> OpenAI model list. */
 export function fromAnthropicModelList(upstream: any): object {
@@ -69,6 +62,7 @@ export const anthropicAdapter: ProviderAdapter = {
       transformResponse: (upstream, ctx) => fromAnthropicMessage(upstream, ctx),
       stream: { framing: "sse", createTransformer: (ctx) => createAnthropicStreamTransformer(ctx) },
     },
+    messages: anthropicMessagesRoute,
     models: {
       // One page of up to 1000 models (the documented maximum) covers Anthropic's whole list.
       buildRequest: (_body, ctx) => ({

@@ -10,7 +10,7 @@ import { joinUrl } from "../url.ts";
 export const BEDROCK_SIGNING_SERVICE = "bedrock";
 export const DEFAULT_REGION = "us-east-1";
 
-export type BedrockOperation = "converse" | "converse-stream" | "invoke";
+export type BedrockOperation = "converse" | "converse-stream" | "invoke" | "invoke-with-response-stream";
 
 /**
  * URI-encodes a model id for the path: ARNs of inference profiles contain `:` and `/`. Also escapes the

@@ -4,11 +4,13 @@ import { createConverseStreamTransformer } from "./converse-stream.ts";
 import { fromInvokeEmbeddingResponse, toInvokeEmbeddingRequest } from "./embeddings.ts";
 import { mapBedrockError } from "./errors.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
+import { bedrockMessagesRoute } from "./invoke-messages.ts";
 
 /**
- * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), embeddings through
- * InvokeModel for Titan text and Cohere Embed models. Authentication: SigV4 with ctx.target.aws, or a Bedrock
- * API key as a bearer token. Region from ctx.target.aws.region (default us-east-1); ctx.target.customHost
+ * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), Anthropic's Messages
+ * natively for Claude models through InvokeModel / InvokeModelWithResponseStream (invoke-messages.ts),
+ * embeddings through InvokeModel for Titan text and Cohere Embed models. Authentication: SigV4 with
+ * ctx.target.aws, or a Bedrock API key as a bearer token. Region from ctx.target.aws.region (default us-east-1); ctx.target.customHost
  * replaces https://bedrock-runtime.{region}.amazonaws.com (VPC endpoints, proxies, mocks).
  */
 export const bedrockAdapter: ProviderAdapter = {
@@ -34,6 +36,7 @@ export const bedrockAdapter: ProviderAdapter = {
       },
       transformResponse: fromInvokeEmbeddingResponse,
     },
+    messages: bedrockMessagesRoute,
   },
   mapError: mapBedrockError,
 };

@@ -1,19 +1,22 @@
 import {
   createAnthropicStreamTransformer,
+  createNativeMessagesStreamTransformer,
   fromAnthropicMessage,
+  fromNativeMessage,
   toAnthropicMessagesRequest,
 } from "../anthropic/index.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "../google/chat.ts";
 import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
-import { type ProviderAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import { type ProviderAdapter, type RouteAdapter, type TransformContext, UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 
 /**
  * Vertex AI: Gemini models through the same generateContent bodies as the Gemini API (transforms shared with
- * ../google), Anthropic models through rawPredict with the Messages body (transforms shared with ../anthropic),
- * embeddings through `:predict`. Auth is an OAuth bearer token (see auth.ts).
+ * ../google), Anthropic models through rawPredict with the Messages body (transforms shared with ../anthropic;
+ * the `messages` route forwards a client's Messages body natively), embeddings through `:predict`. Auth is an
+ * OAuth bearer token (see auth.ts).
  */
 
 export const DEFAULT_VERTEX_REGION = "us-central1";
@@ -98,6 +101,29 @@ export function fromVertexEmbeddingResponse(upstream: Json, ctx: TransformContex
   return toOpenAiEmbeddings(vectors, ctx, tokens);
 }
 
+/** The Messages body for rawPredict: the model is in the URL, `anthropic_version` in the body. */
+export function toVertexMessagesBody(body: Json, stream: boolean): Json {
+  const { model: _model, stream: _stream, ...rest } = body;
+  const payload: Json = { ...rest, anthropic_version: VERTEX_ANTHROPIC_VERSION };
+  if (stream) payload.stream = true;
+  return payload;
+}
+
+/** Anthropic's Messages natively on Claude models: rawPredict / streamRawPredict (SSE as Anthropic's). */
+export const vertexMessagesRoute: RouteAdapter = {
+  supportsModel: isAnthropicModel,
+  async buildRequest(body, ctx) {
+    return {
+      url: vertexModelUrl(ctx, "anthropic", ctx.stream ? "streamRawPredict" : "rawPredict"),
+      method: "POST",
+      headers: await vertexHeaders(ctx),
+      body: JSON.stringify(toVertexMessagesBody(body, ctx.stream)),
+    };
+  },
+  transformResponse: (upstream) => fromNativeMessage(upstream, "Vertex AI"),
+  stream: { framing: "sse", createTransformer: () => createNativeMessagesStreamTransformer("Vertex AI") },
+};
+
 export const vertexAdapter: ProviderAdapter = {
   id: "vertex-ai",
   name: "Google Vertex AI",
@@ -143,5 +169,6 @@ export const vertexAdapter: ProviderAdapter = {
       },
       transformResponse: fromVertexEmbeddingResponse,
     },
+    messages: vertexMessagesRoute,
   },
 };
