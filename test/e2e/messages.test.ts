@@ -46,7 +46,7 @@ const tools: Anthropic.Tool[] = [
 ];
 
 const targets = () => [
-  { name: "anthropic (native)", model: "claude-sonnet-4-5", client: clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": anthropicMock.url }) },
+  { name: "anthropic (native)", model: "claude-3-5-sonnet-20241022", client: clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": anthropicMock.url }) },
   { name: "openai-compatible", model: "gpt-4o-mini", client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openaiMock.url}/v1` }) },
 ];
 

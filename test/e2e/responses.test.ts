@@ -69,7 +69,7 @@ async function providers(): Promise<Array<{ name: string; model: string; client:
     },
     {
       name: "anthropic",
-      model: "claude-sonnet-4-5",
+      model: "claude-3-5-sonnet-20241022",
       native: false,
       client: clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": anthropic.url }),
     },

@@ -17,6 +17,7 @@ import {
  * `x-gateway-custom-host: <mock.url>`.
  *
  *   POST /v1/messages  JSON message, or SSE events when `stream: true`
+ *   POST /v1/messages/count_tokens  {input_tokens}
  *   GET  /v1/models    model list
  *
  * The answer is picked by scenario: `auto` (default) answers with tool_use when the request has tools,
@@ -111,6 +112,16 @@ export function anthropicRoute(options: { scenario?: () => AnthropicScenario; de
     const path = request.path.split("?")[0];
     if (request.method === "POST" && path === "/v1/messages") {
       return answerMessages(request, res, options.scenario?.() ?? "auto", options.delayMs ?? 0);
+    }
+    if (request.method === "POST" && path === "/v1/messages/count_tokens") {
+      // Anthropic's token counting: the same body as a message without max_tokens; answers {input_tokens}.
+      if (!request.headers["x-api-key"]) return anthropicError(res, 401, "authentication_error", "invalid x-api-key");
+      const body = JSON.parse(request.body.toString() || "{}");
+      if (!body.model || !Array.isArray(body.messages) || "max_tokens" in body || "stream" in body) {
+        return anthropicError(res, 400, "invalid_request_error", "count_tokens takes model and messages only");
+      }
+      const chars = JSON.stringify(body.messages).length + JSON.stringify(body.system ?? "").length;
+      return sendJson(res, 200, { input_tokens: Math.max(1, Math.ceil(chars / 4)) });
     }
     if (request.method === "GET" && path === "/v1/models") {
       if (!request.headers["x-api-key"]) return anthropicError(res, 401, "authentication_error", "invalid x-api-key");
