@@ -155,8 +155,9 @@ describe("azure-openai URLs", () => {
     expect(odd.code).toBe("azure_resource_invalid");
   });
 
-  it("offers chat, completions and embeddings; chat and completions stream", () => {
-    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual(["chat", "completions", "embeddings"]);
+  it("offers chat, completions, embeddings and responses; chat and completions stream", () => {
+    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual(["chat", "completions", "embeddings", "responses"]);
+    expect(azureOpenAIAdapter.routes.responses?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.chat?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.embeddings?.stream).toBeUndefined();
   });

@@ -65,7 +65,7 @@ const sent = (request: UpstreamRequest) => JSON.parse(String(request.body));
 
 describe("compatible provider table", () => {
   const LOCAL = new Set(["ollama", "lm-studio"]);
-  const KINDS: RouteKind[] = ["chat", "completions", "embeddings", "models"];
+  const KINDS: RouteKind[] = ["chat", "completions", "embeddings", "models", "responses"];
 
   it("has 35+ rows with unique lower-case kebab ids and names", () => {
     expect(COMPATIBLE_PROVIDERS.length).toBeGreaterThanOrEqual(35);
@@ -136,7 +136,9 @@ describe("compatible provider table", () => {
         }[kind];
         expect(request.url).toBe(`${base}${path}`);
         expect(request.method).toBe(kind === "models" ? "GET" : "POST");
-        expect(Boolean(adapter.routes[kind]?.stream)).toBe(kind === "chat" || kind === "completions");
+        expect(Boolean(adapter.routes[kind]?.stream)).toBe(kind !== "embeddings" && kind !== "models");
+        // Chat chunks are relayed as bytes; Responses events are parsed (for usage) and re-framed.
+        expect(adapter.routes[kind]?.stream?.relay === true).toBe(kind === "chat" || kind === "completions");
       }
     }
   });
