@@ -1,3 +1,4 @@
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -194,6 +195,59 @@ describe("every provider family through the bundle", () => {
     const answer = (await portkey.chat.completions.create({ model: "gpt-4o-mini", messages })) as any;
     expect(answer.choices[0].message.content).toBeTruthy();
     expect(openai.requests.at(-1)!.headers.authorization).toBe("Bearer provider-key");
+  });
+});
+
+describe("inbound formats through the bundle (loaded on first use)", () => {
+  it("Responses natively on OpenAI and through the chat adapter on Bedrock: create, stream, retrieve, chain", async () => {
+    const credentials = { accessKeyId: "AKIDBUNDLE", secretAccessKey: "bundle-secret-key" };
+    const bedrock = await startBedrockMock({ credentials });
+    mocks.push(bedrock);
+    const targets = [
+      { model: "gpt-4o-mini", client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` }) },
+      {
+        model: "anthropic.claude-3-5-sonnet-20240620-v1:0",
+        client: clientFor({
+          "x-gateway-provider": "bedrock",
+          "x-gateway-custom-host": bedrock.url,
+          "x-gateway-aws-access-key-id": credentials.accessKeyId,
+          "x-gateway-aws-secret-access-key": credentials.secretAccessKey,
+          "x-gateway-aws-region": "us-east-1",
+        }),
+      },
+    ];
+    for (const { model, client } of targets) {
+      const first = await client.responses.create({ model, input: "Hi" });
+      expect(first.output_text, model).toBeTruthy();
+      expect(first.usage?.total_tokens, model).toBeGreaterThan(0);
+      await expect.poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id).toBe(first.id);
+      let streamed = "";
+      const stream = await client.responses.create({ model, input: "Again", previous_response_id: first.id, stream: true });
+      for await (const event of stream) if (event.type === "response.output_text.delta") streamed += event.delta;
+      expect(streamed, model).toBeTruthy();
+    }
+  });
+
+  it("Anthropic Messages with @anthropic-ai/sdk: native on Anthropic, translated on an OpenAI-compatible provider", async () => {
+    const mock = await startAnthropicMock();
+    mocks.push(mock);
+    const targets = [
+      { model: "claude-3-5-sonnet-20241022", headers: { "x-gateway-provider": "anthropic", "x-gateway-custom-host": mock.url } },
+      { model: "gpt-4o-mini", headers: { "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` } },
+    ];
+    for (const { model, headers } of targets) {
+      const client = new Anthropic({
+        apiKey: "provider-key",
+        baseURL: gateway.url,
+        defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },
+        maxRetries: 0,
+      });
+      const message = await client.messages.create({ model, max_tokens: 64, messages });
+      expect(message.content[0]?.type, model).toBe("text");
+      const final = await client.messages.stream({ model, max_tokens: 64, messages }).finalMessage();
+      expect(final.stop_reason, model).toBe("end_turn");
+      expect((await client.messages.countTokens({ model, messages })).input_tokens, model).toBeGreaterThan(0);
+    }
   });
 });
 
