@@ -2,6 +2,7 @@ import { loadFormat } from "../formats/registry.ts";
 import { runInference } from "../gateway/inference.ts";
 import { newOutcome } from "../gateway/outcome.ts";
 import type { RequestContext } from "../http/context.ts";
+import type { TransformContext } from "../providers/types.ts";
 import { badRequest } from "../http/errors.ts";
 import { readJson, validate } from "../http/json.ts";
 import { isLateJson } from "../logs/late-json.ts";
@@ -52,7 +53,12 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
 
   if (body.background === true) {
     // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
-    const queued = responses.queuedResponse({ ...body, background: true }, requestId);
+    const started = responses.startedResponse({ ...body, background: true }, {
+      requestId,
+      now: Math.floor(Date.now() / 1000),
+      model: String(body.model),
+    } as TransformContext);
+    const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
     const outcome = newOutcome("responses", String(body.model), false);
     ctx.outcome = outcome;
     await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {

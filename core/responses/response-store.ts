@@ -114,7 +114,8 @@ export class ResponseStore {
       background: entry.response.background === true,
       previousResponseId: entry.response.previous_response_id ?? undefined,
       blob,
-      ttl: createdAt + this.#retentionSeconds,
+      // Kept from when it is stored: a provider's `created_at` may be far off the gateway's clock.
+      ttl: nowSeconds + this.#retentionSeconds,
     };
     for (const name of Object.keys(item)) if (item[name] === undefined) delete item[name];
     try {

@@ -149,8 +149,7 @@ describe("responses on every provider", () => {
       expect(after.status, name).toBe("completed");
       expect(after.previous_response_id, name).toBe(call.id);
 
-      const deleted = await client.responses.delete(first.id);
-      expect(deleted, name).toBeUndefined();
+      await client.responses.delete(first.id);
       await expect(client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
     }
   });

@@ -1,3 +1,4 @@
+import { presentResponse, schemaOf } from "../../formats/responses/present.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, notFound, unauthorized } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
@@ -7,9 +8,6 @@ import type { InputItemQuery } from "../../responses/input-item-page.ts";
 import { type ResponseOwner, responseOwnerOf } from "../../responses/owner.ts";
 import { responseStoreOf } from "../../responses/response-store.ts";
 
-// TODO(lead): use presentResponse and schemaOf from core/formats/responses/index.ts (stand-ins until it lands).
-const presentResponse = (response: Record<string, any>, _schema: string): Record<string, any> => response;
-const schemaOf = (beta: string | null) => (beta?.includes("use-responses-api-2026-07-30") ? "2026-07-30" : "default");
 
 /**
  * Stored responses (spec 4.1; OpenAI's Responses API): `GET /v1/responses/:id`, `DELETE /v1/responses/:id`,

@@ -4,8 +4,8 @@ import { ResponseStore } from "../../../core/responses/response-store.ts";
 import { localResponseServices, newOwner, storedResponse } from "./local-response-stores.ts";
 
 const services = localResponseServices();
-const store = (retentionDays = 30) =>
-  new ResponseStore(services().stores.records, services().stores.blobs, { retentionDays });
+const store = (retentionDays = 30, now?: () => number) =>
+  new ResponseStore(services().stores.records, services().stores.blobs, { retentionDays, now });
 
 const userMessage = (id: string, text: string) => ({
   id,
@@ -57,13 +57,19 @@ describe("saving, reading and deleting a response", () => {
 
   it("treats a response past its retention as absent", async () => {
     const owner = newOwner();
-    const day = 86_400;
-    const old = storedResponse({ created_at: Math.floor(Date.now() / 1000) - 31 * day });
-    await store().save(owner, old);
+    const day = 86_400_000;
+    // Stored 31 days ago (the retention counts from when the gateway stored it, whatever its created_at).
+    const monthAgo = () => Date.now() - 31 * day;
+    const old = storedResponse({ created_at: Math.floor(Date.now() / 1000) });
+    await store(30, monthAgo).save(owner, old);
     expect(await store().get(owner, old.response.id)).toBeUndefined();
-    const kept = storedResponse({ created_at: Math.floor(Date.now() / 1000) - 31 * day });
-    await store(40).save(owner, kept);
+    const kept = storedResponse({ created_at: Math.floor(Date.now() / 1000) });
+    await store(40, monthAgo).save(owner, kept);
     expect(await store(40).get(owner, kept.response.id)).toBeDefined();
+    // A provider's created_at far in the past does not make a fresh response expire.
+    const fresh = storedResponse({ created_at: 1_700_000_000 });
+    await store().save(owner, fresh);
+    expect(await store().get(owner, fresh.response.id)).toBeDefined();
   });
 });
 

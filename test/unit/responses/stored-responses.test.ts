@@ -29,8 +29,19 @@ function context(who: Principal, id: string): RequestContext {
   };
 }
 
-const call = (handler: keyof typeof handlers, who: Principal, id: string, query = "", method = "GET") =>
-  handlers[handler]!(new Request(`http://gateway.test/v1/responses/${id}${query}`, { method }), context(who, id));
+const call = (
+  handler: keyof typeof handlers,
+  who: Principal,
+  id: string,
+  query = "",
+  method = "GET",
+  headers: Record<string, string> = {},
+) =>
+  handlers[handler]!(
+    new Request(`http://gateway.test/v1/responses/${id}${query}`, { method, headers }),
+    context(who, id),
+  );
+const JULY_2026 = { "x-gateway-beta": "use-responses-api-2026-07-30" };
 
 async function saved(who: Principal, fields: Record<string, any> = {}) {
   const items = store().assignItemIds(["a", "b", "c"].map((text) => ({ role: "user", content: text })));
@@ -43,9 +54,13 @@ describe("GET /v1/responses/:id", () => {
   it("answers the stored response to its workspace, 404 to any other caller", async () => {
     const owner = principal("ws_a");
     const { id, entry } = await saved(owner);
-    const response = await call("getResponse", owner, id, "?include[]=reasoning.encrypted_content");
+    const response = await call("getResponse", owner, id, "?include[]=reasoning.encrypted_content", "GET", JULY_2026);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(entry.response);
+    // Without the beta header: the spec's schema (no `background`, among others).
+    const plainSchema = await (await call("getResponse", owner, id)).json();
+    expect(plainSchema.id).toBe(id);
+    expect("background" in plainSchema).toBe(false);
     for (const stranger of [principal("ws_b"), principal(), { ...owner, organisationId: "org_other" }]) {
       await expect(call("getResponse", stranger, id)).rejects.toMatchObject({
         status: 404,
@@ -139,8 +154,11 @@ describe("POST /v1/responses/:id/cancel", () => {
   it("answers the cancelled response for a running background response, 400 for a synchronous one", async () => {
     const owner = principal("ws_a");
     const { id } = await saved(owner, { status: "in_progress", background: true });
-    const response = await call("cancelResponse", owner, id, "/cancel", "POST");
+    const response = await call("cancelResponse", owner, id, "/cancel", "POST", JULY_2026);
     expect(await response.json()).toMatchObject({ id, object: "response", status: "cancelled", background: true });
+    // The spec's schema has no `cancelled`: a failed response whose error says so.
+    const plainSchema = await (await call("getResponse", owner, id)).json();
+    expect(plainSchema).toMatchObject({ status: "failed", error: { code: "cancelled" } });
     const plain = await saved(owner);
     await expect(call("cancelResponse", owner, plain.id, "/cancel", "POST")).rejects.toMatchObject({ status: 400 });
     await expect(call("cancelResponse", principal("ws_b"), id, "/cancel", "POST")).rejects.toMatchObject({
