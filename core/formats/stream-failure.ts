@@ -1,5 +1,5 @@
 import type { RouteKind } from "../providers/types.ts";
-import { UpstreamError } from "../providers/types.ts";
+import type { UpstreamError } from "../providers/types.ts";
 
 /**
  * The last event of a stream that failed after its first byte (the status is already sent), in the stream's own
@@ -30,5 +30,3 @@ export function anthropicErrorType(status: number): string {
   if (status === 529) return "overloaded_error";
   return "api_error";
 }
-
-

@@ -32,7 +32,10 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     throw badRequest("Background responses must be stored: `background` needs `store` to be true.", "background");
   }
   if (body.background === true && body.stream === true) {
-    throw badRequest("Streaming a background response is not supported: poll it with GET /v1/responses/{id}.", "stream");
+    throw badRequest(
+      "Streaming a background response is not supported: poll it with GET /v1/responses/{id}.",
+      "stream",
+    );
   }
 
   const ownItems = inputItemsOf(body.input);
@@ -65,10 +68,17 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
       // The client's request is over: only a cancel (or delete) stops the run.
       const runCtx: RequestContext = { ...ctx, signal };
       try {
-        const answer = await runInference("responses", { ...sent, background: false }, request, runCtx, requestId, outcome);
+        const answer = await runInference(
+          "responses",
+          { ...sent, background: false },
+          request,
+          runCtx,
+          requestId,
+          outcome,
+        );
         await outcome.done;
         const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
-        if (!final || final.object !== "response") throw new Error("the provider gave no response");
+        if (final?.object !== "response") throw new Error("the provider gave no response");
         return { ...final, previous_response_id: body.previous_response_id ?? null };
       } catch (error) {
         outcome.error ??= {
@@ -115,9 +125,12 @@ function betaHeader(request: Request): string | null {
 
 /** The request's own input as items (a string input is one user message). */
 function inputItemsOf(input: unknown): Array<Record<string, any>> {
-  if (typeof input === "string") return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  if (typeof input === "string")
+    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
   if (!Array.isArray(input)) return [];
-  return input.map((item) => (item && typeof item === "object" && !("type" in item) ? { type: "message", ...item } : item));
+  return input.map((item) =>
+    item && typeof item === "object" && !("type" in item) ? { type: "message", ...item } : item,
+  );
 }
 
 /**
@@ -150,4 +163,3 @@ function withoutLength(headers: Headers): Headers {
   copy.delete("content-length");
   return copy;
 }
-

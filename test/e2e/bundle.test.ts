@@ -204,7 +204,10 @@ describe("inbound formats through the bundle (loaded on first use)", () => {
     const bedrock = await startBedrockMock({ credentials });
     mocks.push(bedrock);
     const targets = [
-      { model: "gpt-4o-mini", client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` }) },
+      {
+        model: "gpt-4o-mini",
+        client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` }),
+      },
       {
         model: "anthropic.claude-3-5-sonnet-20240620-v1:0",
         client: clientFor({
@@ -220,9 +223,16 @@ describe("inbound formats through the bundle (loaded on first use)", () => {
       const first = await client.responses.create({ model, input: "Hi" });
       expect(first.output_text, model).toBeTruthy();
       expect(first.usage?.total_tokens, model).toBeGreaterThan(0);
-      await expect.poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id).toBe(first.id);
+      await expect
+        .poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id)
+        .toBe(first.id);
       let streamed = "";
-      const stream = await client.responses.create({ model, input: "Again", previous_response_id: first.id, stream: true });
+      const stream = await client.responses.create({
+        model,
+        input: "Again",
+        previous_response_id: first.id,
+        stream: true,
+      });
       for await (const event of stream) if (event.type === "response.output_text.delta") streamed += event.delta;
       expect(streamed, model).toBeTruthy();
     }
@@ -232,8 +242,14 @@ describe("inbound formats through the bundle (loaded on first use)", () => {
     const mock = await startAnthropicMock();
     mocks.push(mock);
     const targets = [
-      { model: "claude-3-5-sonnet-20241022", headers: { "x-gateway-provider": "anthropic", "x-gateway-custom-host": mock.url } },
-      { model: "gpt-4o-mini", headers: { "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` } },
+      {
+        model: "claude-3-5-sonnet-20241022",
+        headers: { "x-gateway-provider": "anthropic", "x-gateway-custom-host": mock.url },
+      },
+      {
+        model: "gpt-4o-mini",
+        headers: { "x-gateway-provider": "openai", "x-gateway-custom-host": `${openai.url}/v1` },
+      },
     ];
     for (const { model, headers } of targets) {
       const client = new Anthropic({

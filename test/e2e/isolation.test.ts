@@ -16,7 +16,15 @@ import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
  */
 
 // Inference families; stored responses (the responses family) have their own isolation test in responses.test.ts.
-const INFERENCE_FAMILIES = new Set(["chat", "completions", "embeddings", "models", "passthrough", "responses", "messages"]);
+const INFERENCE_FAMILIES = new Set([
+  "chat",
+  "completions",
+  "embeddings",
+  "models",
+  "passthrough",
+  "responses",
+  "messages",
+]);
 
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
 const FAMILY_ROWS: Record<string, string[] | { none: string }> = {

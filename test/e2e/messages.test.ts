@@ -46,8 +46,16 @@ const tools: Anthropic.Tool[] = [
 ];
 
 const targets = () => [
-  { name: "anthropic (native)", model: "claude-3-5-sonnet-20241022", client: clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": anthropicMock.url }) },
-  { name: "openai-compatible", model: "gpt-4o-mini", client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openaiMock.url}/v1` }) },
+  {
+    name: "anthropic (native)",
+    model: "claude-3-5-sonnet-20241022",
+    client: clientFor({ "x-gateway-provider": "anthropic", "x-gateway-custom-host": anthropicMock.url }),
+  },
+  {
+    name: "openai-compatible",
+    model: "gpt-4o-mini",
+    client: clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${openaiMock.url}/v1` }),
+  },
 ];
 
 describe("messages on any provider", () => {
@@ -97,7 +105,10 @@ describe("messages on any provider", () => {
           { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "21 degrees" }] },
         ],
       });
-      expect(answered.content.some((block) => block.type === "text"), name).toBe(true);
+      expect(
+        answered.content.some((block) => block.type === "text"),
+        name,
+      ).toBe(true);
     }
     // The translated tool result reached the chat provider as a tool message tied to its call.
     const sent = JSON.parse(openaiMock.lastRequest()!.body.toString());
@@ -108,7 +119,12 @@ describe("messages on any provider", () => {
 
   it("a streamed tool use arrives as input_json_delta and assembles into its input", async () => {
     for (const { name, model, client } of targets()) {
-      const stream = client.messages.stream({ model, max_tokens: 256, tools, messages: [{ role: "user", content: "Weather?" }] });
+      const stream = client.messages.stream({
+        model,
+        max_tokens: 256,
+        tools,
+        messages: [{ role: "user", content: "Weather?" }],
+      });
       const final = await stream.finalMessage();
       const use = final.content.find((block) => block.type === "tool_use") as Anthropic.ToolUseBlock;
       expect(use?.name, name).toBe("get_weather");
@@ -119,7 +135,10 @@ describe("messages on any provider", () => {
 
   it("countTokens: Anthropic's own count natively, the gateway's tokenizer elsewhere", async () => {
     for (const { name, model, client } of targets()) {
-      const count = await client.messages.countTokens({ model, messages: [{ role: "user", content: "Hello there, how are you?" }] });
+      const count = await client.messages.countTokens({
+        model,
+        messages: [{ role: "user", content: "Hello there, how are you?" }],
+      });
       expect(count.input_tokens, name).toBeGreaterThan(0);
     }
   });
@@ -131,7 +150,11 @@ describe("messages on any provider", () => {
     ).rejects.toMatchObject({ status: 400 });
     const response = await fetch(`${gateway.url}/v1/messages`, {
       method: "POST",
-      headers: { "x-gateway-api-key": gateway.adminKey, "x-gateway-provider": "openai", "content-type": "application/json" },
+      headers: {
+        "x-gateway-api-key": gateway.adminKey,
+        "x-gateway-provider": "openai",
+        "content-type": "application/json",
+      },
       body: JSON.stringify({ model, max_tokens: 10, temperature: 3, messages: [{ role: "user", content: "Hi" }] }),
     });
     expect(response.status).toBe(400);
@@ -140,17 +163,30 @@ describe("messages on any provider", () => {
 
   it("usage and cost are logged for every message call", async () => {
     const logs = async () => {
-      const response = await fetch(`${gateway.url}/v1/logs?limit=100`, { headers: { "x-gateway-api-key": gateway.adminKey } });
-      return ((await response.json()) as { data: any[] }).data.filter((log) => log.path === "/v1/messages" && log.status === 200);
+      const response = await fetch(`${gateway.url}/v1/logs?limit=100`, {
+        headers: { "x-gateway-api-key": gateway.adminKey },
+      });
+      return ((await response.json()) as { data: any[] }).data.filter(
+        (log) => log.path === "/v1/messages" && log.status === 200,
+      );
     };
     await expect.poll(async () => (await logs()).length, { timeout: 5000 }).toBeGreaterThanOrEqual(10);
     const ok = await logs();
     for (const provider of ["anthropic", "openai"]) {
       const mine = ok.filter((log) => log.provider === provider);
       expect(mine.length, provider).toBeGreaterThanOrEqual(5);
-      expect(mine.every((log) => log.usage?.totalTokens > 0), provider).toBe(true);
-      expect(mine.some((log) => log.stream === true), provider).toBe(true);
-      expect(mine.every((log) => log.cost > 0), provider).toBe(true);
+      expect(
+        mine.every((log) => log.usage?.totalTokens > 0),
+        provider,
+      ).toBe(true);
+      expect(
+        mine.some((log) => log.stream === true),
+        provider,
+      ).toBe(true);
+      expect(
+        mine.every((log) => log.cost > 0),
+        provider,
+      ).toBe(true);
     }
   });
 });

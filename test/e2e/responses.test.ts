@@ -48,7 +48,9 @@ const weatherTool: OpenAI.Responses.FunctionTool = {
 };
 
 async function logsOf(path: string): Promise<any[]> {
-  const response = await fetch(`${gateway.url}/v1/logs?limit=100`, { headers: { "x-gateway-api-key": gateway.adminKey } });
+  const response = await fetch(`${gateway.url}/v1/logs?limit=100`, {
+    headers: { "x-gateway-api-key": gateway.adminKey },
+  });
   const { data } = (await response.json()) as { data: any[] };
   return data.filter((log) => log.path === path);
 }
@@ -107,12 +109,19 @@ describe("responses on every provider", () => {
       expect(first.status, name).toBe("completed");
       expect(first.output_text.length, name).toBeGreaterThan(0);
       expect(first.usage?.input_tokens, name).toBeGreaterThan(0);
-      expect(first.usage?.total_tokens, name).toBe((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
+      expect(first.usage?.total_tokens, name).toBe(
+        (first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0),
+      );
 
       // Stored: retrieved, and its input items listed.
-      await expect.poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id).toBe(first.id);
+      await expect
+        .poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id)
+        .toBe(first.id);
       const items = await client.responses.inputItems.list(first.id);
-      expect(items.data.map((item: any) => item.type), name).toEqual(["message"]);
+      expect(
+        items.data.map((item: any) => item.type),
+        name,
+      ).toEqual(["message"]);
 
       // A streamed follow-up in the same conversation.
       const stream = await client.responses.create({
@@ -138,7 +147,9 @@ describe("responses on every provider", () => {
       const call = await client.responses.create({ model, input: "Weather in Paris?", tools: [weatherTool] });
       const fc = call.output.find((item) => item.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
       expect(fc?.name, name).toBe("get_weather");
-      await expect.poll(async () => (await client.responses.retrieve(call.id).catch(() => undefined))?.id).toBe(call.id);
+      await expect
+        .poll(async () => (await client.responses.retrieve(call.id).catch(() => undefined))?.id)
+        .toBe(call.id);
       const after = await client.responses.create({
         model,
         previous_response_id: call.id,
@@ -157,7 +168,9 @@ describe("responses on every provider", () => {
   it("the native provider gets the whole conversation instead of an id it never issued", async () => {
     const { client, model } = targets.find((target) => target.native)!;
     const first = await client.responses.create({ model, input: "Remember: blue." });
-    await expect.poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id).toBe(first.id);
+    await expect
+      .poll(async () => (await client.responses.retrieve(first.id).catch(() => undefined))?.id)
+      .toBe(first.id);
     await client.responses.create({ model, input: "Which colour?", previous_response_id: first.id });
     const sent = JSON.parse(openaiMock.lastRequest()!.body.toString());
     expect(sent.previous_response_id).toBeUndefined();
@@ -170,7 +183,9 @@ describe("responses on every provider", () => {
     const { client, model } = targets.find((target) => target.name === "anthropic")!;
     const input = Array.from({ length: 5 }, (_, index) => ({ role: "user" as const, content: `message ${index}` }));
     const response = await client.responses.create({ model, input });
-    await expect.poll(async () => (await client.responses.retrieve(response.id).catch(() => undefined))?.id).toBe(response.id);
+    await expect
+      .poll(async () => (await client.responses.retrieve(response.id).catch(() => undefined))?.id)
+      .toBe(response.id);
     const page = await client.responses.inputItems.list(response.id, { limit: 2 });
     expect(page.data).toHaveLength(2);
     expect(page.has_more).toBe(true);
@@ -202,7 +217,9 @@ describe("responses on every provider", () => {
     const { client, model } = targets.find((target) => target.name === "google gemini")!;
     const queued = await client.responses.create({ model, input: "Hi", background: true });
     expect(["queued", "in_progress"]).toContain(queued.status);
-    await expect.poll(async () => (await client.responses.retrieve(queued.id)).status, { timeout: 5000 }).toBe("completed");
+    await expect
+      .poll(async () => (await client.responses.retrieve(queued.id)).status, { timeout: 5000 })
+      .toBe("completed");
     const done = await client.responses.retrieve(queued.id);
     expect(done.output_text.length).toBeGreaterThan(0);
     await expect(client.responses.cancel(queued.id)).rejects.toMatchObject({ status: 400 });
@@ -221,8 +238,16 @@ describe("responses on every provider", () => {
     const target = targets.find((entry) => entry.name === "anthropic")!;
     const host = (target.client as any)._options.defaultHeaders["x-gateway-custom-host"];
     const [wsA, wsB] = [await seedWorkspace(gateway, "resp-a"), await seedWorkspace(gateway, "resp-b")];
-    const keyA = await createKey(gateway, gateway.adminKey, "workspace", "service", { name: "a", workspace_id: wsA.id, scopes: ["*"] });
-    const keyB = await createKey(gateway, gateway.adminKey, "workspace", "service", { name: "b", workspace_id: wsB.id, scopes: ["*"] });
+    const keyA = await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "a",
+      workspace_id: wsA.id,
+      scopes: ["*"],
+    });
+    const keyB = await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "b",
+      workspace_id: wsB.id,
+      scopes: ["*"],
+    });
     const headers = { "x-gateway-provider": "anthropic", "x-gateway-custom-host": host };
     const a = clientFor(headers, keyA.key);
     const b = clientFor(headers, keyB.key);

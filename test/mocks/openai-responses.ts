@@ -22,7 +22,10 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
   const model = body.model ?? "mock-model";
   const serial = String(++served).padStart(6, "0");
   const reply = options.reply ?? "Hello from the mock Responses API.";
-  const tool = Array.isArray(body.tools) && body.tool_choice !== "none" ? body.tools.find((t: any) => t.type === "function") : undefined;
+  const tool =
+    Array.isArray(body.tools) && body.tool_choice !== "none"
+      ? body.tools.find((t: any) => t.type === "function")
+      : undefined;
   const inputText = JSON.stringify(body.input ?? "");
   const inputTokens = Math.max(1, Math.ceil(inputText.length / 4));
   const outputText = tool ? JSON.stringify(options.toolArguments ?? {}) : reply;
@@ -84,19 +87,47 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
   push({ type: "response.created", response: pending });
   push({ type: "response.in_progress", response: pending });
   if (item.type === "function_call") {
-    push({ type: "response.output_item.added", output_index: 0, item: { ...item, arguments: "", status: "in_progress" } });
+    push({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...item, arguments: "", status: "in_progress" },
+    });
     push({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: 0, delta: outputText });
     push({ type: "response.function_call_arguments.done", item_id: item.id, output_index: 0, arguments: outputText });
     push({ type: "response.output_item.done", output_index: 0, item });
   } else {
     const part = { type: "output_text", text: "", annotations: [], logprobs: [] };
-    push({ type: "response.output_item.added", output_index: 0, item: { ...item, status: "in_progress", content: [] } });
+    push({
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...item, status: "in_progress", content: [] },
+    });
     push({ type: "response.content_part.added", item_id: item.id, output_index: 0, content_index: 0, part });
     for (const piece of reply.split(/(?<= )/)) {
-      push({ type: "response.output_text.delta", item_id: item.id, output_index: 0, content_index: 0, delta: piece, logprobs: [] });
+      push({
+        type: "response.output_text.delta",
+        item_id: item.id,
+        output_index: 0,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
     }
-    push({ type: "response.output_text.done", item_id: item.id, output_index: 0, content_index: 0, text: reply, logprobs: [] });
-    push({ type: "response.content_part.done", item_id: item.id, output_index: 0, content_index: 0, part: { ...part, text: reply } });
+    push({
+      type: "response.output_text.done",
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      text: reply,
+      logprobs: [],
+    });
+    push({
+      type: "response.content_part.done",
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      part: { ...part, text: reply },
+    });
     push({ type: "response.output_item.done", output_index: 0, item });
   }
   push({ type: "response.completed", response });

@@ -229,7 +229,8 @@ async function answer(
   if (path.endsWith("/chat/completions")) return chat(body, res, options, fault);
   if (path.endsWith("/completions")) return completion(body, res, options, fault);
   if (path.endsWith("/embeddings")) return embeddings(body, res, options);
-  if (path.endsWith("/responses")) return answerResponses(body, res, { reply: options.reply, toolArguments: options.toolArguments });
+  if (path.endsWith("/responses"))
+    return answerResponses(body, res, { reply: options.reply, toolArguments: options.toolArguments });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));
 }
 

@@ -8,7 +8,6 @@ import type { InputItemQuery } from "../../responses/input-item-page.ts";
 import { type ResponseOwner, responseOwnerOf } from "../../responses/owner.ts";
 import { responseStoreOf } from "../../responses/response-store.ts";
 
-
 /**
  * Stored responses (spec 4.1; OpenAI's Responses API): `GET /v1/responses/:id`, `DELETE /v1/responses/:id`,
  * `GET /v1/responses/:id/input_items`, `POST /v1/responses/:id/cancel`. A response belongs to the workspace that
