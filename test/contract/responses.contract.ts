@@ -76,7 +76,9 @@ export function responseStoreContract(stores: () => Stores) {
     it("treats a response past its retention as absent", async () => {
       const who = owner();
       const old = entry({ created_at: now() - 31 * 86_400 });
-      await store().save(who, old);
+      // Stored 31 days ago: the retention counts from when the gateway stored it.
+      const monthAgo = () => Date.now() - 31 * 86_400_000;
+      await new ResponseStore(stores().records, stores().blobs, { retentionDays: 30, now: monthAgo }).save(who, old);
       expect(await store().get(who, old.response.id)).toBeUndefined();
       await expect(store().conversation(who, old.response.id)).rejects.toMatchObject({ status: 404 });
     });

@@ -3,7 +3,7 @@ import type { Principal } from "../../../core/auth/principal.ts";
 import type { RequestContext } from "../../../core/http/context.ts";
 import { responseOwnerOf } from "../../../core/responses/owner.ts";
 import { responseStoreOf } from "../../../core/responses/response-store.ts";
-import { storedResponseHandlers as handlers } from "../../../core/routes/handlers/stored-responses.ts";
+import { storedResponseHandlers as handlers } from "../../../core/responses/stored-handlers.ts";
 import { localResponseServices, storedResponse } from "./local-response-stores.ts";
 
 const services = localResponseServices();

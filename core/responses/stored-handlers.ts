@@ -1,12 +1,12 @@
-import { presentResponse, schemaOf } from "../../formats/responses/present.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { badRequest, notFound, unauthorized } from "../../http/errors.ts";
-import { json } from "../../http/json.ts";
-import { abortBackground, cancelBackground } from "../../responses/background.ts";
-import { RESPONSE_INCLUDE_VALUES } from "../../responses/include.ts";
-import type { InputItemQuery } from "../../responses/input-item-page.ts";
-import { type ResponseOwner, responseOwnerOf } from "../../responses/owner.ts";
-import { responseStoreOf } from "../../responses/response-store.ts";
+import { presentResponse, schemaOf } from "../formats/responses/present.ts";
+import type { HandlerMap, RequestContext } from "../http/context.ts";
+import { badRequest, notFound, unauthorized } from "../http/errors.ts";
+import { json } from "../http/json.ts";
+import { abortBackground, cancelBackground } from "./background.ts";
+import { RESPONSE_INCLUDE_VALUES } from "./include.ts";
+import type { InputItemQuery } from "./input-item-page.ts";
+import { type ResponseOwner, responseOwnerOf } from "./owner.ts";
+import { responseStoreOf } from "./response-store.ts";
 
 /**
  * Stored responses (spec 4.1; OpenAI's Responses API): `GET /v1/responses/:id`, `DELETE /v1/responses/:id`,
