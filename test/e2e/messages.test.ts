@@ -161,6 +161,31 @@ describe("messages on any provider", () => {
     expect((await response.json()).error.param).toBe("temperature");
   });
 
+  it("guardrails apply to messages, native or translated: 446 before any provider is called", async () => {
+    for (const { name, model, client } of targets()) {
+      const provider = name.startsWith("anthropic") ? "anthropic" : "openai";
+      const host = provider === "anthropic" ? anthropicMock.url : `${openaiMock.url}/v1`;
+      const config = {
+        provider,
+        custom_host: host,
+        input_guardrails: [{ "default.regexMatch": { rule: "(?i)password", not: true }, deny: true }],
+      };
+      const guarded = new Anthropic({
+        apiKey: "provider-key",
+        baseURL: gateway.url,
+        defaultHeaders: { "x-gateway-api-key": gateway.adminKey, "x-gateway-config": JSON.stringify(config) },
+        maxRetries: 0,
+      });
+      const before = provider === "anthropic" ? anthropicMock.requests.length : openaiMock.requests.length;
+      await expect(
+        guarded.messages.create({ model, max_tokens: 64, messages: [{ role: "user", content: "my password" }] }),
+        name,
+      ).rejects.toMatchObject({ status: 446 });
+      expect(provider === "anthropic" ? anthropicMock.requests.length : openaiMock.requests.length, name).toBe(before);
+      void client;
+    }
+  });
+
   it("usage and cost are logged for every message call", async () => {
     const logs = async () => {
       const response = await fetch(`${gateway.url}/v1/logs?limit=100`, {

@@ -225,6 +225,46 @@ describe("responses on every provider", () => {
     await expect(client.responses.cancel(queued.id)).rejects.toMatchObject({ status: 400 });
   });
 
+  it("guardrails and rate limits apply: 446 on a denied input, 429 past a key's limit", async () => {
+    const config = {
+      provider: "openai",
+      custom_host: `${openaiMock.url}/v1`,
+      input_guardrails: [{ "default.regexMatch": { rule: "(?i)password", not: true }, deny: true }],
+    };
+    const guarded = clientFor({ "x-gateway-config": JSON.stringify(config) });
+    await expect(
+      guarded.responses.create({ model: "gpt-4o-mini", input: "my password is hunter2" }),
+    ).rejects.toMatchObject({
+      status: 446,
+    });
+    // Translated (Anthropic) and streamed: the same denial before any provider is called.
+    const anthropic = targets.find((target) => target.name === "anthropic")!;
+    const host = (anthropic.client as any)._options.defaultHeaders["x-gateway-custom-host"];
+    const translated = clientFor({
+      "x-gateway-config": JSON.stringify({ ...config, provider: "anthropic", custom_host: host }),
+    });
+    await expect(
+      translated.responses.create({ model: anthropic.model, input: "the password", stream: true }),
+    ).rejects.toMatchObject({ status: 446 });
+    expect((await guarded.responses.create({ model: "gpt-4o-mini", input: "hello" })).status).toBe("completed");
+
+    const workspace = await seedWorkspace(gateway, "resp-limits");
+    const limited = await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "limited",
+      workspace_id: workspace.id,
+      scopes: ["*"],
+      rate_limits: { unit: "rpd", value: 1 },
+    });
+    const client = clientFor(
+      { "x-gateway-provider": "openai", "x-gateway-custom-host": `${openaiMock.url}/v1` },
+      limited.key,
+    );
+    await client.responses.create({ model: "gpt-4o-mini", input: "one" });
+    await expect(client.responses.create({ model: "gpt-4o-mini", input: "two" })).rejects.toMatchObject({
+      status: 429,
+    });
+  });
+
   it("usage and cost are logged for responses, streamed or not", async () => {
     await expect.poll(async () => (await logsOf("/v1/responses")).length, { timeout: 5000 }).toBeGreaterThan(8);
     const logs = await logsOf("/v1/responses");
