@@ -47,6 +47,7 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   "feedback.update",
   "completions.write",
   "models.list",
+  "batches.update",
 ]);
 
 const KNOWN = new Set(ALL_SCOPES);

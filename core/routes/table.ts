@@ -139,6 +139,62 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "POST", path: "/v1/embeddings", handler: "embeddings", auth: "api_key", body: "json" }],
   },
   {
+    // Files (spec 2.7; core/files): bytes in Blobs, metadata in Records, scoped to the caller's workspace; copied to
+    // the provider the upload names, so a native batch or fine-tune can use them there.
+    name: "files",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      { method: "POST", path: "/v1/files", handler: "uploadFile", auth: "api_key", body: "upload" },
+      { method: "GET", path: "/v1/files", handler: "listFiles", auth: "api_key" },
+      { method: "GET", path: "/v1/files/:id", handler: "getFile", auth: "api_key" },
+      { method: "GET", path: "/v1/files/:id/content", handler: "fileContent", auth: "api_key" },
+      { method: "DELETE", path: "/v1/files/:id", handler: "deleteFile", auth: "api_key" },
+    ],
+  },
+  {
+    // Batches (spec 2.6; core/batches) on any provider: native where the provider has a batch API, else run by
+    // the gateway's queue workers through the normal pipeline.
+    name: "batches",
+    dataPlane: true,
+    timeoutSeconds: 300,
+    routes: [
+      { method: "POST", path: "/v1/batches", handler: "createBatch", auth: "api_key", body: "json" },
+      { method: "GET", path: "/v1/batches", handler: "listBatches", auth: "api_key" },
+      { method: "GET", path: "/v1/batches/:id", handler: "getBatch", auth: "api_key" },
+      { method: "POST", path: "/v1/batches/:id/cancel", handler: "cancelBatch", auth: "api_key" },
+      // Spec 4.8: an administrator points a batch at another output file of its workspace.
+      {
+        method: "PUT",
+        path: "/v2/batches/:id",
+        handler: "updateBatch",
+        auth: "api_key",
+        body: "json",
+        scope: "batches.update",
+      },
+    ],
+  },
+  {
+    // Fine-tuning (spec 2.9, 4.5; core/fine-tuning): jobs forwarded to the provider, recorded in the workspace,
+    // their status refreshed by a scheduled task.
+    name: "fine-tuning",
+    dataPlane: true,
+    timeoutSeconds: 120,
+    routes: [
+      { method: "POST", path: "/v1/fine_tuning/jobs", handler: "createFineTuningJob", auth: "api_key", body: "json" },
+      { method: "GET", path: "/v1/fine_tuning/jobs", handler: "listFineTuningJobs", auth: "api_key" },
+      { method: "GET", path: "/v1/fine_tuning/jobs/:id", handler: "getFineTuningJob", auth: "api_key" },
+      { method: "POST", path: "/v1/fine_tuning/jobs/:id/cancel", handler: "cancelFineTuningJob", auth: "api_key" },
+      { method: "GET", path: "/v1/fine_tuning/jobs/:id/events", handler: "listFineTuningEvents", auth: "api_key" },
+      {
+        method: "GET",
+        path: "/v1/fine_tuning/jobs/:id/checkpoints",
+        handler: "listFineTuningCheckpoints",
+        auth: "api_key",
+      },
+    ],
+  },
+  {
     name: "models",
     dataPlane: true,
     timeoutSeconds: 30,

@@ -170,7 +170,7 @@ export interface Queue {
 }
 
 /** Logical queues of the gateway. */
-export const QUEUE_NAMES = ["exports"] as const;
+export const QUEUE_NAMES = ["exports", "batches"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 export const deadLetterQueueName = (queue: string) => `${queue}-dlq`;
 /** Receives before a message is dead-lettered. */

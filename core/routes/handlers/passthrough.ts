@@ -3,11 +3,12 @@ import type { HandlerMap } from "../../http/context.ts";
 import { RouteNotMatched } from "../../http/errors.ts";
 
 /**
- * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/prompts). A
- * `/v1/prompts/...` request no dedicated route matched is answered 404/405 here, never forwarded to a provider
- * (which would look like success). `/v1/proxy/prompts/...` still forwards, as `/v1/proxy/*` always does.
+ * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/prompts), files,
+ * batches and fine-tuning jobs (core/files, core/batches, core/fine-tuning). Such a request no dedicated route
+ * matched is answered 404/405 here, never forwarded to a provider (which would look like success and bypass the
+ * workspace's own records). `/v1/proxy/...` still forwards, as it always does.
  */
-const GATEWAY_OWNED = /^\/v1\/prompts(\/|$)/;
+const GATEWAY_OWNED = /^\/v1\/(prompts|files|batches|fine_tuning)(\/|$)/;
 
 export const handlers: HandlerMap = {
   /** `/v1/proxy/*`: raw pass-through, even on paths with dedicated handling. */
