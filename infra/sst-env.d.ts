@@ -102,6 +102,13 @@ declare namespace sst {
 
     interface QueueSubscriberArgs {
       batch?: { size?: number; window?: SstDuration; partialResponses?: boolean };
+      /** Merged into Pulumi's aws.lambda.EventSourceMappingArgs. */
+      transform?: { eventSourceMapping?: { scalingConfig?: { maximumConcurrency?: number } } };
+    }
+
+    /** An EventBridge rule that invokes a function on a schedule (`rate(1 minute)`, `cron(...)`). */
+    class Cron {
+      constructor(name: string, args: { schedule: string; function: string | FunctionArgs; enabled?: boolean });
     }
 
     class Queue {

@@ -22,15 +22,19 @@ export const table = new sst.aws.Dynamo("Records", {
 /** Private: clients download blobs through signed URLs only. */
 export const bucket = new sst.aws.Bucket("Blobs");
 
-/** The timeout of the queue workers (infra/workers.ts). */
-export const WORKER_TIMEOUT_SECONDS = 300;
+/**
+ * The timeout of each queue's worker (infra/workers.ts). A batch line is one provider call, which may take up to
+ * REQUEST_TIMEOUT (5 minutes by default) per attempt, with retries and fallbacks: the batch worker gets Lambda's
+ * longest timeout.
+ */
+export const WORKER_TIMEOUT_SECONDS: Record<QueueName, number> = { exports: 300, batches: 900 };
 
 /**
- * A received message stays hidden for six times the worker timeout (AWS's advice for SQS event sources;
+ * A received message stays hidden for six times its worker's timeout (AWS's advice for SQS event sources;
  * it must be at least the timeout, or the subscription is refused), so a slow batch is not handed to a
  * second worker while the first is still on it.
  */
-const VISIBILITY_TIMEOUT = `${(6 * WORKER_TIMEOUT_SECONDS) / 60} minutes` as const;
+const visibilityTimeout = (name: QueueName) => `${(6 * WORKER_TIMEOUT_SECONDS[name]) / 60} minutes` as const;
 
 export interface GatewayQueue {
   queue: sst.aws.Queue;
@@ -43,7 +47,7 @@ export const queues = Object.fromEntries(
     const deadLetters = new sst.aws.Queue(componentName(deadLetterQueueName(name)));
     const queue = new sst.aws.Queue(componentName(name), {
       dlq: { queue: deadLetters.arn, retry: MAX_RECEIVES },
-      visibilityTimeout: VISIBILITY_TIMEOUT,
+      visibilityTimeout: visibilityTimeout(name),
     });
     return [name, { queue, deadLetters }];
   }),

@@ -3,6 +3,12 @@ import { gatewayEnvironment, gatewayLinks, gatewayPermissions, NODE_RUNTIME } fr
 import { queues, table, WORKER_TIMEOUT_SECONDS } from "./storage.ts";
 
 /**
+ * Most worker Lambdas a queue runs at once (the event source's maximum concurrency, at least 2): batch lines are
+ * provider calls, so this bounds how hard a big batch presses on providers and on rate limits (10 lines each).
+ */
+export const QUEUE_WORKER_CONCURRENCY: Record<QueueName, number> = { exports: 2, batches: 10 };
+
+/**
  * One worker Lambda per logical queue (functions/workers/<queue>.ts). With partial batch responses only the
  * messages the consumer reports as failed are delivered again; the queue dead-letters them after
  * MAX_RECEIVES receives.
@@ -14,14 +20,40 @@ for (const [name, { queue }] of Object.entries(queues) as [QueueName, (typeof qu
       handler: `functions/workers/${name}.handler`,
       ...NODE_RUNTIME,
       memory: "1024 MB",
-      timeout: `${WORKER_TIMEOUT_SECONDS} seconds`,
+      timeout: `${WORKER_TIMEOUT_SECONDS[name]} seconds`,
       link: gatewayLinks,
       permissions: gatewayPermissions,
       environment: gatewayEnvironment,
     },
-    { batch: { size: 10, partialResponses: true } },
+    {
+      batch: { size: 10, partialResponses: true },
+      transform: {
+        eventSourceMapping: { scalingConfig: { maximumConcurrency: QUEUE_WORKER_CONCURRENCY[name] } },
+      },
+    },
   );
 }
+
+/** How often the scheduled worker runs (EventBridge's shortest rate). */
+export const SCHEDULE = "rate(1 minute)";
+
+/**
+ * The scheduled worker (functions/workers/scheduled.ts): every task of core/workers/scheduled.ts once a minute:
+ * polling providers' native batches and fine-tuning jobs, expiring and finishing batches.
+ */
+new sst.aws.Cron("Scheduled", {
+  schedule: SCHEDULE,
+  function: {
+    description: "AI gateway: scheduled tasks (batches, fine-tuning jobs)",
+    handler: "functions/workers/scheduled.handler",
+    ...NODE_RUNTIME,
+    memory: "512 MB",
+    timeout: "60 seconds",
+    link: gatewayLinks,
+    permissions: gatewayPermissions,
+    environment: gatewayEnvironment,
+  },
+});
 
 /**
  * The analytics stream worker (functions/workers/analytics-stream.ts): counts request logs into the

@@ -85,6 +85,10 @@ const SETTINGS = {
   // Experimental OpenTelemetry spans of guardrail runs (core/guardrails/spans.ts).
   EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: booleanFlag,
   GATEWAY_WORKER_POLL_MS: positiveInt(1000),
+  // Local queue worker (core/platform/local/worker-loop.ts): seconds a received message stays hidden before it is
+  // delivered again (after a crash), and receives in flight on the batches queue (10 messages each).
+  GATEWAY_QUEUE_VISIBILITY_SECONDS: positiveInt(300, 1, 43_200),
+  GATEWAY_BATCH_WORKERS: positiveInt(2, 1, 64),
   GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
   GATEWAY_LOG_BODIES: ((raw) => raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),

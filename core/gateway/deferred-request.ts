@@ -36,7 +36,11 @@ const NOT_KEPT = new Set([
   "user-agent",
 ]);
 
-export async function deferRequest(request: Request, principal: Principal, services: Services): Promise<DeferredRequest> {
+export async function deferRequest(
+  request: Request,
+  principal: Principal,
+  services: Services,
+): Promise<DeferredRequest> {
   const kept: Record<string, string> = {};
   for (const [name, value] of request.headers) if (!NOT_KEPT.has(name)) kept[name] = value;
   return { principal, sealedHeaders: await services.stores.secrets.encrypt(JSON.stringify(kept)) };

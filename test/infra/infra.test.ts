@@ -147,6 +147,7 @@ describe("every function (route families and workers)", () => {
   const allFunctionArgs = () => [
     ...recording.of("Function").map((fn) => fn.args),
     ...recording.subscriptions.map((subscription) => subscription.subscriber),
+    ...recording.of("Cron").map((cron) => cron.args.function),
   ];
 
   it("is linked to the table, the bucket, every queue and the secrets", () => {
@@ -214,6 +215,28 @@ describe("workers", () => {
       expect(subscription!.subscriber.runtime).toBe("nodejs24.x");
       expect(subscription!.args.batch.partialResponses).toBe(true);
     }
+  });
+
+  it("bounds each queue's worker concurrency, so a big batch cannot flood providers", () => {
+    for (const name of QUEUE_NAMES) {
+      const subscription = recording.subscriptions.find((candidate) => candidate.queue === queueFor(name).name)!;
+      const concurrency = subscription.args.transform.eventSourceMapping.scalingConfig.maximumConcurrency;
+      // Lambda's SQS event sources accept 2..1000.
+      expect(concurrency, name).toBeGreaterThanOrEqual(2);
+      expect(concurrency, name).toBeLessThanOrEqual(1000);
+    }
+  });
+
+  it("runs the scheduled tasks every minute in a function of their own", () => {
+    const crons = recording.of("Cron");
+    expect(crons).toHaveLength(1);
+    const { args } = crons[0]!;
+    expect(args.schedule).toBe("rate(1 minute)");
+    expect(args.function.handler).toBe("functions/workers/scheduled.handler");
+    expect(handlerFileExists(args.function.handler)).toBe(true);
+    expect(args.function.runtime).toBe("nodejs24.x");
+    // It must finish well within the minute, so two ticks rarely overlap.
+    expect(seconds(args.function.timeout)).toBeLessThanOrEqual(60);
   });
 
   it("never lets a message reappear while its worker may still be running", () => {

@@ -8,7 +8,7 @@
  */
 
 export interface RecordedComponent {
-  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret" | "VectorBucket" | "VectorIndex";
+  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret" | "VectorBucket" | "VectorIndex" | "Cron";
   name: string;
   args: any;
   instance: any;
@@ -186,6 +186,17 @@ export function installRecordingSst(stage = "test"): Recording {
     }
   }
 
+  /** As sst.aws.Cron: a rate or cron schedule (EventBridge's syntax) and a function to run. */
+  class Cron {
+    constructor(name: string, args: any) {
+      if (!/^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/.test(args?.schedule ?? ""))
+        throw new Error(`Cron ${name}: schedule '${args?.schedule}' is not a rate(...) or cron(...) expression`);
+      const handler = typeof args.function === "string" ? args.function : args.function?.handler;
+      if (!handler) throw new Error(`Cron ${name} needs a function with a handler`);
+      register("Cron", name, args, this);
+    }
+  }
+
   /** As S3 Vectors and the provider check them: names, and indexes' float32 / 1..4096 / metric. */
   class VectorsVectorBucket {
     readonly vectorBucketName: string;
@@ -226,7 +237,7 @@ export function installRecordingSst(stage = "test"): Recording {
   }
 
   Object.assign(globalThis, {
-    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue } },
+    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue, Cron } },
     aws: { s3: { VectorsVectorBucket, VectorsIndex } },
     $app: { name: "ai-gateway", stage, removal: RETAINED_STAGES.includes(stage) ? "retain" : "remove" },
     $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),

@@ -77,3 +77,13 @@ describe("functions/workers/<queue>.ts", () => {
     });
   }
 });
+
+describe("functions/workers/scheduled.ts", () => {
+  it("runs the scheduled tasks and bundles no route handlers and no local-platform code", async () => {
+    expect(readFileSync(resolve(ROOT, "functions/workers/scheduled.ts"), "utf8")).toContain("createScheduledHandler()");
+    const inputs = await bundleInputs("functions/workers/scheduled.ts");
+    expect(
+      inputs.filter((input) => input.startsWith(HANDLERS_DIR) || input.startsWith("core/platform/local/")),
+    ).toEqual([]);
+  });
+});

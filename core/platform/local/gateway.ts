@@ -6,6 +6,7 @@ import { ALL_HANDLERS } from "../../routes/handlers/index.ts";
 import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
+import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
 import { createLocalStores } from "./local-stores.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { WorkerLoop } from "./worker-loop.ts";
@@ -49,7 +50,12 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
   });
   listeningUrl = server.url;
-  const worker = new WorkerLoop(services, QUEUE_CONSUMERS, settings.GATEWAY_WORKER_POLL_MS);
+  const worker = new WorkerLoop(services, QUEUE_CONSUMERS, {
+    pollMs: settings.GATEWAY_WORKER_POLL_MS,
+    visibilityTimeoutSeconds: settings.GATEWAY_QUEUE_VISIBILITY_SECONDS,
+    concurrency: { batches: settings.GATEWAY_BATCH_WORKERS },
+    tasks: SCHEDULED_TASKS,
+  });
   worker.start();
 
   let closing: Promise<void> | undefined;
