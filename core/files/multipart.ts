@@ -158,9 +158,12 @@ function drained(parser: busboy.Busboy): Promise<void> {
   });
 }
 
-/** A Node stream as a web stream read on demand (pull), so the reader's pace reaches busboy and the request. */
+/**
+ * A Node stream as a web stream read on demand (pull), so the reader's pace reaches busboy and the request. A
+ * reader that cancels gets no more: the rest of the part is read past, so the form's later parts still arrive.
+ */
 function webStreamOf(stream: Readable): ReadableStream<Uint8Array> {
-  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  const chunks = stream.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array>;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -169,8 +172,8 @@ function webStreamOf(stream: Readable): ReadableStream<Uint8Array> {
         else controller.enqueue(next.value);
       },
       async cancel() {
-        stream.destroy();
         await chunks.return?.();
+        stream.resume();
       },
     },
     { highWaterMark: 0 },

@@ -181,15 +181,18 @@ export function fileStoreSuite(stores: () => Stores): void {
     expect(await text((await store().content(owner, id))!.body)).toBe("two\n");
     expect((await store().list(owner, { limit: 100, order: "desc" })).items).toHaveLength(1);
     expect(await blobsOf(owner)).toHaveLength(1);
-    await expect(store().create(owner, { id: "batch/../x", filename: "x", purpose: "batch", body: "" })).rejects.toThrow(
-      RangeError,
-    );
+    await expect(
+      store().create(owner, { id: "batch/../x", filename: "x", purpose: "batch", body: "" }),
+    ).rejects.toThrow(RangeError);
   });
 
   it("keeps files to their owner: another workspace or organisation finds nothing", async () => {
     const owner = newOwner();
     const sameOrg = newOwner(owner.organisationId);
-    const otherOrg: ResourceOwner = { organisationId: `org_${randomUUID().slice(0, 8)}`, workspaceId: owner.workspaceId };
+    const otherOrg: ResourceOwner = {
+      organisationId: `org_${randomUUID().slice(0, 8)}`,
+      workspaceId: owner.workspaceId,
+    };
     const noWorkspace: ResourceOwner = { organisationId: owner.organisationId, workspaceId: "" };
     const stored = await store().create(owner, { filename: "secret", purpose: "batch", body: "mine" });
     for (const other of [sameOrg, otherOrg, noWorkspace]) {
