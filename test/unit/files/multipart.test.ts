@@ -145,7 +145,13 @@ describe("readMultipartUpload", () => {
       { name: "file", value: randomBytes(4096), filename: "big" },
     ];
     let started = 0;
-    const counting = { ...hashing, onFile: (part: UploadPart) => (started++, hashing.onFile(part)) };
+    const counting = {
+      ...hashing,
+      onFile(part: UploadPart) {
+        started++;
+        return hashing.onFile(part);
+      },
+    };
     const declared = formRequest(parts, { contentLength: true });
     await expect(
       readMultipartUpload(declared, { maxBytes: 4000, fileField: "file", ...counting }),
