@@ -89,6 +89,8 @@ export async function readMultipartUpload<T>(
       return;
     }
     fileStream = stream;
+    // Its failure reaches the consumer through the stream's reads; the event itself must not go unheard.
+    stream.on("error", () => {});
     const part = {
       filename: info.filename ?? "",
       contentType: info.mimeType || "application/octet-stream",
@@ -109,7 +111,9 @@ export async function readMultipartUpload<T>(
 
   const reader = request.body.getReader();
   try {
-    await Promise.race([feed(reader, parser, options.maxBytes), failedPromise]);
+    const fed = feed(reader, parser, options.maxBytes);
+    fed.catch(fail);
+    await Promise.race([fed, failedPromise]);
     await Promise.race([closed, failedPromise]);
     const result = file ? await Promise.race([file.pending, failedPromise]) : undefined;
     return {
@@ -178,6 +182,20 @@ function webStreamOf(stream: Readable): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * The error for an answer sent before the whole body was read (refused early, or cut off): the connection is closed
+ * after it, so the unread rest of the body is never taken for the client's next request on a kept-alive connection.
+ */
+export function closingConnection(error: unknown): unknown {
+  if (!(error instanceof HttpError)) return error;
+  return new HttpError(error.status, error.message, {
+    type: error.type,
+    param: error.param,
+    code: error.code,
+    headers: { ...error.headers, connection: "close" },
+  });
 }
 
 export function uploadTooLarge(limit: number): HttpError {

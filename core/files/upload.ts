@@ -6,8 +6,8 @@ import type { RequestContext } from "../http/context.ts";
 import { badRequest, unauthorized } from "../http/errors.ts";
 import { json, validate } from "../http/json.ts";
 import type { ProviderTarget } from "../providers/types.ts";
-import { fileStoreOf } from "./file-store.ts";
-import { readMultipartUpload } from "./multipart.ts";
+import { type StagedFile, fileStoreOf } from "./file-store.ts";
+import { type MultipartUpload, closingConnection, readMultipartUpload } from "./multipart.ts";
 import { ensureProviderFile } from "./provider-files.ts";
 import { type FilePurpose, UPLOADABLE_PURPOSES } from "./types.ts";
 import "../http/zod-mini.ts";
@@ -51,18 +51,23 @@ export async function uploadFile(request: Request, ctx: RequestContext): Promise
   const owner = resourceOwnerOf(ctx.principal);
   const store = fileStoreOf(ctx.services);
   const maxBytes = ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES;
-  // Before the body is read: an unknown saved provider or a blocked inline config is refused without the upload.
-  const target = await namedProviderOf(request, ctx);
-
-  const form = await readMultipartUpload(request, {
-    maxBytes,
-    fileField: "file",
-    onFile(part, fieldsSoFar) {
-      if (fieldsSoFar.purpose !== undefined) validate(z.object({ purpose: purposeSchema }), fieldsSoFar);
-      return store.stage(owner, { body: part.body, contentType: part.contentType, maxBytes });
-    },
-    discard: (staged) => store.discard(staged),
-  });
+  let form: MultipartUpload<StagedFile>;
+  let target: ProviderTarget | undefined;
+  try {
+    // Before the body is read: an unknown saved provider or a blocked inline config is refused without the upload.
+    target = await namedProviderOf(request, ctx);
+    form = await readMultipartUpload(request, {
+      maxBytes,
+      fileField: "file",
+      onFile(part, fieldsSoFar) {
+        if (fieldsSoFar.purpose !== undefined) validate(z.object({ purpose: purposeSchema }), fieldsSoFar);
+        return store.stage(owner, { body: part.body, contentType: part.contentType, maxBytes });
+      },
+      discard: (staged) => store.discard(staged),
+    });
+  } catch (error) {
+    throw closingConnection(error);
+  }
   const staged = form.file?.result;
   let fields: z.infer<typeof uploadFields>;
   try {
