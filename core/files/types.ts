@@ -51,8 +51,9 @@ export interface StoredFile {
   blobKey: string;
   contentType: string;
   /**
-   * Copies of the file at providers, by provider key (`openai`, `azure-openai`, or `@<saved-provider-slug>`),
-   * made when the upload named a provider or when a native batch / fine-tune needed one: the provider's file id.
+   * Copies of the file at providers, by provider key (core/files/provider-key.ts: the provider id and a hash of the
+   * account, e.g. `openai:Xk3...`), made when the upload named a provider or when a native batch / fine-tune needed
+   * one (core/files/provider-files.ts ensureProviderFile): the provider's file id.
    */
   providerFiles: Record<string, string>;
 }

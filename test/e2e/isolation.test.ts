@@ -15,9 +15,11 @@ import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
  * resources must be unchanged.
  */
 
-// Inference families; stored responses (the responses family) have their own isolation test in responses.test.ts.
+// Inference families; stored responses (the responses family) have their own isolation test in responses.test.ts,
+// and files theirs in files.test.ts.
 const INFERENCE_FAMILIES = new Set([
   "chat",
+  "files",
   "completions",
   "embeddings",
   "models",
