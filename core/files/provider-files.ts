@@ -47,6 +47,15 @@ export async function ensureProviderFile(
   return providerFileId;
 }
 
+/**
+ * Providers whose Files API the gateway uses (their native batches and fine-tuning read files from it). An upload
+ * naming another provider is kept in the gateway only: most OpenAI-compatible providers have no Files API, and a
+ * gateway-run batch needs none.
+ */
+const PROVIDERS_WITH_FILES = new Set(["openai", "azure-openai", "groq"]);
+
+export const hasFilesApi = (provider: string) => PROVIDERS_WITH_FILES.has(provider);
+
 /** Where a provider's Files API takes uploads, with its auth headers. */
 export async function filesEndpointOf(
   target: ProviderTarget,

@@ -8,7 +8,7 @@ import { json, validate } from "../http/json.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type StagedFile, fileStoreOf } from "./file-store.ts";
 import { type MultipartUpload, closingConnection, readMultipartUpload } from "./multipart.ts";
-import { ensureProviderFile } from "./provider-files.ts";
+import { ensureProviderFile, hasFilesApi } from "./provider-files.ts";
 import { type FilePurpose, UPLOADABLE_PURPOSES } from "./types.ts";
 import "../http/zod-mini.ts";
 
@@ -42,9 +42,10 @@ const uploadFields = z
 
 /**
  * `POST /v1/files` (spec 2.7): a multipart upload of `file` with its `purpose`, streamed into Blobs as it arrives.
- * When the request names a provider (x-gateway-provider with credentials, a saved provider, a config of one
- * target), the file is also uploaded there and the two ids linked, so a native batch or fine-tune can use it; a
- * refusal there answers the provider's error and keeps no file. The answer is the gateway's File object.
+ * When the request names a provider with a Files API the gateway uses (x-gateway-provider with credentials, a saved
+ * provider, a config of one target), the file is also uploaded there and the two ids linked, so a native batch or
+ * fine-tune can use it; a refusal there answers the provider's error and keeps no file. Naming another provider
+ * (Anthropic, most OpenAI-compatible ones) keeps the file in the gateway only. The answer is the gateway's File object.
  */
 export async function uploadFile(request: Request, ctx: RequestContext): Promise<Response> {
   if (!ctx.principal) throw unauthorized("Missing or invalid API key.");
@@ -82,7 +83,7 @@ export async function uploadFile(request: Request, ctx: RequestContext): Promise
     purpose: fields.purpose,
     expiresInSeconds: fields["expires_after[seconds]"],
   });
-  if (target) {
+  if (target && hasFilesApi(target.provider)) {
     try {
       await ensureProviderFile(ctx.services, stored, target, ctx.signal);
     } catch (error) {
