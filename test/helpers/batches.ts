@@ -13,6 +13,17 @@ import type { Services } from "../../core/services.ts";
 /** Whether the real files routes are mounted (the files branch has landed). */
 export const filesRoutesMounted = () => existsSync(new URL("../../core/routes/handlers/files.ts", import.meta.url));
 
+/** The client without its routing headers: a file named with a provider would be copied to that provider too. */
+const gatewayOnly = (client: OpenAI) =>
+  client.withOptions({
+    defaultHeaders: {
+      ...((client as unknown as { _options: { defaultHeaders?: Record<string, string> } })._options.defaultHeaders ?? {}),
+      "x-gateway-provider": null,
+      "x-gateway-custom-host": null,
+      "x-gateway-config": null,
+    },
+  });
+
 export async function uploadJsonl(
   client: OpenAI,
   services: Services,
@@ -22,7 +33,7 @@ export async function uploadJsonl(
   viaApi = filesRoutesMounted(),
 ): Promise<string> {
   if (viaApi) {
-    const file = await client.files.create({ file: await toFile(Buffer.from(text), "input.jsonl"), purpose });
+    const file = await gatewayOnly(client).files.create({ file: await toFile(Buffer.from(text), "input.jsonl"), purpose });
     return file.id;
   }
   const stored = await fileStoreOf(services).create(owner, { filename: "input.jsonl", purpose, body: text });
@@ -36,7 +47,7 @@ export async function fileText(
   id: string,
   viaApi = filesRoutesMounted(),
 ): Promise<string> {
-  if (viaApi) return (await client.files.content(id)).text();
+  if (viaApi) return (await gatewayOnly(client).files.content(id)).text();
   const opened = await fileStoreOf(services).content(owner, id);
   if (!opened) throw new Error(`no file ${id}`);
   return new Response(opened.body).text();
