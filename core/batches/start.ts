@@ -1,4 +1,3 @@
-import { HttpError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { MAX_RECEIVES } from "../store/ports.ts";
 import { type BatchRecord, batchStoreOf } from "./batch-store.ts";
@@ -57,7 +56,8 @@ async function validate(record: BatchRecord, attempts: number, services: Service
       submitted = await submitNative(record, input, services);
     } catch (error) {
       // A provider's refusal (4xx) fails the batch; anything else is tried again, then fails it.
-      const refused = error instanceof HttpError && error.status < 500;
+      const status = (error as { status?: unknown }).status;
+      const refused = typeof status === "number" && status >= 400 && status < 500 && status !== 408 && status !== 429;
       if (!refused && attempts < MAX_RECEIVES) throw error;
       return fail(services, record, [
         {

@@ -40,6 +40,7 @@ describe("a 10,000-line batch", () => {
       defaultHeaders: {
         "x-gateway-api-key": gateway.adminKey,
         "x-gateway-provider": "openai",
+        "x-gateway-batch-mode": "gateway",
         "x-gateway-custom-host": `${upstream.url}/v1`,
       },
     });

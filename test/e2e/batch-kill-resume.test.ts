@@ -40,7 +40,9 @@ const clientOf = (gateway: BundleGateway, routed: boolean) =>
     maxRetries: 0,
     defaultHeaders: {
       "x-gateway-api-key": gateway.adminKey,
-      ...(routed ? { "x-gateway-provider": "openai", "x-gateway-custom-host": `${upstream.url}/v1` } : {}),
+      ...(routed
+        ? { "x-gateway-provider": "openai", "x-gateway-custom-host": `${upstream.url}/v1`, "x-gateway-batch-mode": "gateway" }
+        : {}),
     },
   });
 

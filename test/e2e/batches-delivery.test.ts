@@ -56,6 +56,7 @@ function deliveryTests(platform: () => Platform, upstream: () => OpenAIMock) {
       defaultHeaders: {
         "x-gateway-api-key": adminKey,
         "x-gateway-provider": "openai",
+        "x-gateway-batch-mode": "gateway",
         "x-gateway-custom-host": `${upstream().url}/v1`,
       },
     });
@@ -122,6 +123,7 @@ describe("AWS stores (dynalite + fauxqs)", () => {
       defaultHeaders: {
         "x-gateway-api-key": gateway.adminKey,
         "x-gateway-provider": "openai",
+        "x-gateway-batch-mode": "gateway",
         "x-gateway-custom-host": `${upstream.url}/v1`,
       },
     });

@@ -40,6 +40,7 @@ const sdk = (key: string, headers: Record<string, string> = {}) =>
     defaultHeaders: {
       "x-gateway-api-key": key,
       "x-gateway-provider": "openai",
+        "x-gateway-batch-mode": "gateway",
       "x-gateway-custom-host": `${upstream.url}/v1`,
       ...headers,
     },
@@ -312,6 +313,7 @@ describe("gateway-run batches", () => {
     const post = (body: unknown, key = workspaceKey, headers: Record<string, string> = {}) =>
       call(gateway, key, "POST", "/v1/batches", body, {
         "x-gateway-provider": "openai",
+        "x-gateway-batch-mode": "gateway",
         authorization: "Bearer sk-upstream",
         "x-gateway-custom-host": `${upstream.url}/v1`,
         ...headers,
@@ -334,9 +336,11 @@ describe("gateway-run batches", () => {
     const noProvider = await call(gateway, workspaceKey, "POST", "/v1/batches", base);
     expect(noProvider.status).toBe(400);
     expect(noProvider.body.error.code).toBe("missing_provider");
-    const native = await post(base, workspaceKey, { "x-gateway-batch-mode": "native" });
+    // Groq has no batch API the gateway drives: native is impossible there.
+    const native = await post(base, workspaceKey, { "x-gateway-batch-mode": "native", "x-gateway-provider": "groq" });
     expect(native.status).toBe(400);
     expect(native.body.error).toMatchObject({ code: "batch_mode_unavailable", param: "x-gateway-batch-mode" });
+    expect(native.body.error.message).toContain("groq");
     const bogus = await post(base, workspaceKey, { "x-portkey-batch-mode": "sometimes" });
     expect(bogus.status).toBe(400);
     const configured = await call(gateway, workspaceKey, "POST", "/v1/batches", base, {
