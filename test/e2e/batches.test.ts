@@ -313,7 +313,6 @@ describe("gateway-run batches", () => {
     const post = (body: unknown, key = workspaceKey, headers: Record<string, string> = {}) =>
       call(gateway, key, "POST", "/v1/batches", body, {
         "x-gateway-provider": "openai",
-        "x-gateway-batch-mode": "gateway",
         authorization: "Bearer sk-upstream",
         "x-gateway-custom-host": `${upstream.url}/v1`,
         ...headers,
