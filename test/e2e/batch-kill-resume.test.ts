@@ -1,4 +1,6 @@
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
@@ -48,7 +50,7 @@ const clientOf = (gateway: BundleGateway, routed: boolean) =>
 
 describe("kill and resume", () => {
   it("completes a 2,000-line batch after the gateway is killed mid-batch", { timeout: 300_000 }, async () => {
-    const dataDir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/gateway-kill-`);
+    const dataDir = mkdtempSync(join(tmpdir(), "gateway-kill-"));
     first = await startBundleGateway(ENV, { dataDir });
     const input = Array.from({ length: LINES }, (_, i) => chatLine(`line-${String(i).padStart(4, "0")}`, `text ${i}`));
     const file = await clientOf(first, false).files.create({
@@ -62,7 +64,9 @@ describe("kill and resume", () => {
     });
 
     // Kill once some lines settled, well before all did.
+    const killBy = Date.now() + 60_000;
     for (;;) {
+      if (Date.now() > killBy) throw new Error(`the batch made no progress:\n${first.output().slice(-3000)}`);
       const batch = await clientOf(first, false).batches.retrieve(created.id);
       const settled = batch.request_counts.completed + batch.request_counts.failed;
       expect(batch.status).not.toBe("completed");
