@@ -335,11 +335,11 @@ describe("gateway-run batches", () => {
     const noProvider = await call(gateway, workspaceKey, "POST", "/v1/batches", base);
     expect(noProvider.status).toBe(400);
     expect(noProvider.body.error.code).toBe("missing_provider");
-    // Groq has no batch API the gateway drives: native is impossible there.
-    const native = await post(base, workspaceKey, { "x-gateway-batch-mode": "native", "x-gateway-provider": "groq" });
+    // DeepSeek has no batch API the gateway drives: native is impossible there.
+    const native = await post(base, workspaceKey, { "x-gateway-batch-mode": "native", "x-gateway-provider": "deepseek" });
     expect(native.status).toBe(400);
     expect(native.body.error).toMatchObject({ code: "batch_mode_unavailable", param: "x-gateway-batch-mode" });
-    expect(native.body.error.message).toContain("groq");
+    expect(native.body.error.message).toContain("deepseek");
     const bogus = await post(base, workspaceKey, { "x-portkey-batch-mode": "sometimes" });
     expect(bogus.status).toBe(400);
     const configured = await call(gateway, workspaceKey, "POST", "/v1/batches", base, {
