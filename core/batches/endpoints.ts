@@ -63,8 +63,12 @@ export async function checkLineBody(endpoint: BatchEndpoint, body: unknown): Pro
     throw error;
   }
   const fields = body as Record<string, unknown>;
-  if (fields.stream === true) return { message: "Streaming is not supported in a batch: leave 'stream' out.", param: "stream" };
+  if (fields.stream === true)
+    return { message: "Streaming is not supported in a batch: leave 'stream' out.", param: "stream" };
   if (fields.background === true)
-    return { message: "Background responses are not supported in a batch: leave 'background' out.", param: "background" };
+    return {
+      message: "Background responses are not supported in a batch: leave 'background' out.",
+      param: "background",
+    };
   return undefined;
 }

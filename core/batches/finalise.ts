@@ -122,7 +122,11 @@ async function settleMissingLines(
     if (await store.getResult(record.batch.id, line.line)) continue;
     await store.putResult(
       record.batch.id,
-      { line: line.line, outcome: "failed", result: { id: newRequestLineId(), custom_id: line.custom_id, response: null, error } },
+      {
+        line: line.line,
+        outcome: "failed",
+        result: { id: newRequestLineId(), custom_id: line.custom_id, response: null, error },
+      },
       ttl,
     );
   }

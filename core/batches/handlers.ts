@@ -27,7 +27,10 @@ export const batchHandlers: HandlerMap = {
     const body = await readBody(request, createBatchSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
     const file = await fileStoreOf(ctx.services).get(owner, body.input_file_id);
     if (!file) {
-      throw new HttpError(404, `No file with id '${body.input_file_id}'.`, { param: "input_file_id", code: "not_found" });
+      throw new HttpError(404, `No file with id '${body.input_file_id}'.`, {
+        param: "input_file_id",
+        code: "not_found",
+      });
     }
     if (file.file.purpose !== "batch") {
       throw badRequest(
@@ -90,15 +93,19 @@ export const batchHandlers: HandlerMap = {
   async cancelBatch(_request, ctx) {
     const current = await load(ctx);
     const seconds = Math.floor(Date.now() / 1000);
-    const changed = await batchStoreOf(ctx.services.stores.records).mutate(current.owner, current.batch.id, (record) => {
-      const status = record.batch.status;
-      // Nothing runs yet: cancelled at once (a start arriving later finds it terminal).
-      if (status === "validating")
-        return { batch: { ...record.batch, status: "cancelled", cancelling_at: seconds, cancelled_at: seconds } };
-      if (status === "in_progress")
-        return { batch: { ...record.batch, status: "cancelling", cancelling_at: seconds } };
-      return undefined;
-    });
+    const changed = await batchStoreOf(ctx.services.stores.records).mutate(
+      current.owner,
+      current.batch.id,
+      (record) => {
+        const status = record.batch.status;
+        // Nothing runs yet: cancelled at once (a start arriving later finds it terminal).
+        if (status === "validating")
+          return { batch: { ...record.batch, status: "cancelled", cancelling_at: seconds, cancelled_at: seconds } };
+        if (status === "in_progress")
+          return { batch: { ...record.batch, status: "cancelling", cancelling_at: seconds } };
+        return undefined;
+      },
+    );
     if (!changed) throw batchNotFound(current.batch.id);
     const status = changed.record.batch.status;
     if (!changed.applied && status !== "cancelling" && status !== "cancelled") {
@@ -123,9 +130,13 @@ export const batchHandlers: HandlerMap = {
         code: "not_found",
       });
     }
-    const changed = await batchStoreOf(ctx.services.stores.records).mutate(current.owner, current.batch.id, (record) => ({
-      batch: { ...record.batch, output_file_id: file.file.id },
-    }));
+    const changed = await batchStoreOf(ctx.services.stores.records).mutate(
+      current.owner,
+      current.batch.id,
+      (record) => ({
+        batch: { ...record.batch, output_file_id: file.file.id },
+      }),
+    );
     if (!changed) throw batchNotFound(current.batch.id);
     return json(await present(changed.record, ctx.services));
   },
@@ -143,7 +154,8 @@ async function load(ctx: RequestContext): Promise<BatchRecord> {
   return record;
 }
 
-const batchNotFound = (id: string) => new HttpError(404, `No batch with id '${id}'.`, { param: "batch_id", code: "not_found" });
+const batchNotFound = (id: string) =>
+  new HttpError(404, `No batch with id '${id}'.`, { param: "batch_id", code: "not_found" });
 
 /** The Batch object; a gateway batch still running shows its counters' progress. */
 async function present(record: BatchRecord, services: Services): Promise<BatchObject> {

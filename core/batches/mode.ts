@@ -46,7 +46,8 @@ export async function chooseBatchMode(
   if (target) {
     const api = await nativeBatchApiFor(target.provider);
     if (!api) why = `provider '${target.provider}' has no batch API the gateway supports`;
-    else if (!api.supports(target, endpoint)) why = `provider '${target.provider}' cannot run ${endpoint} in its batch API`;
+    else if (!api.supports(target, endpoint))
+      why = `provider '${target.provider}' cannot run ${endpoint} in its batch API`;
     else return { mode: "native", provider: target.provider };
   }
   if (asked === "native") {

@@ -30,7 +30,10 @@ export async function nativeContextOf(
   if (!target) throw new Error("the batch's routing no longer names a single provider");
   const api = await nativeBatchApiFor(target.provider);
   if (!api) throw new Error(`provider '${target.provider}' has no batch API`);
-  return { api, ctx: { target, trustedHosts: services.trustedHosts, signal, timeoutMs: services.settings.REQUEST_TIMEOUT } };
+  return {
+    api,
+    ctx: { target, trustedHosts: services.trustedHosts, signal, timeoutMs: services.settings.REQUEST_TIMEOUT },
+  };
 }
 
 /** Asks the provider to cancel (after the record moved to `cancelling`); the poll sees it end. */
@@ -156,7 +159,13 @@ function usageOf(body: unknown): ChatUsage | undefined {
   if (!usage || typeof usage !== "object") return undefined;
   const prompt = Number(usage.prompt_tokens ?? usage.input_tokens ?? 0) || 0;
   const completion = Number(usage.completion_tokens ?? usage.output_tokens ?? 0) || 0;
-  const cached = Number(usage.prompt_tokens_details?.cached_tokens ?? usage.input_tokens_details?.cached_tokens ?? usage.cache_read_input_tokens ?? 0) || 0;
+  const cached =
+    Number(
+      usage.prompt_tokens_details?.cached_tokens ??
+        usage.input_tokens_details?.cached_tokens ??
+        usage.cache_read_input_tokens ??
+        0,
+    ) || 0;
   const cacheWrite = Number(usage.cache_creation_input_tokens ?? 0) || 0;
   // Anthropic counts cache reads and writes apart from input_tokens; OpenAI's prompt tokens include them.
   const anthropicStyle = usage.cache_read_input_tokens !== undefined || usage.cache_creation_input_tokens !== undefined;
@@ -168,8 +177,9 @@ function usageOf(body: unknown): ChatUsage | undefined {
     prompt_tokens_details: { cached_tokens: cached, ...(cacheWrite ? { cache_creation_tokens: cacheWrite } : {}) },
     completion_tokens_details: {
       reasoning_tokens:
-        Number(usage.completion_tokens_details?.reasoning_tokens ?? usage.output_tokens_details?.reasoning_tokens ?? 0) ||
-        0,
+        Number(
+          usage.completion_tokens_details?.reasoning_tokens ?? usage.output_tokens_details?.reasoning_tokens ?? 0,
+        ) || 0,
     },
   };
 }
@@ -223,7 +233,9 @@ async function logNativeLine(
     source: "gateway",
   };
   const retentionDays = principal.workspaceId
-    ? await services.orgSettings.logRetentionDays(principal.organisationId, principal.workspaceId).catch(() => undefined)
+    ? await services.orgSettings
+        .logRetentionDays(principal.organisationId, principal.workspaceId)
+        .catch(() => undefined)
     : undefined;
   await services.logger.write(log, retentionDays);
 }

@@ -48,11 +48,7 @@ export async function settleLine(
     blob = `${batchBlobPrefix(record.owner, batchId)}results/${lineKey(line)}.json`;
     await services.stores.blobs.put(blob, text, { contentType: "application/json" });
   }
-  const wrote = await store.putResult(
-    batchId,
-    { line, outcome, ...(blob ? { blob } : { result }) },
-    keepUntil(record),
-  );
+  const wrote = await store.putResult(batchId, { line, outcome, ...(blob ? { blob } : { result }) }, keepUntil(record));
   if (wrote) await countLine(services, record, { line, outcome, counted: false });
   else await ensureCounted(services, record, line);
   return wrote;

@@ -21,7 +21,7 @@ import type { BatchResultLine } from "./types.ts";
 export async function runLineMessage(message: LineMessage, attempts: number, services: Services): Promise<void> {
   const store = batchStoreOf(services.stores.records);
   const record = await store.get(message.owner, message.batchId);
-  if (!record || record.mode !== "gateway" || TERMINAL_STATUSES.has(record.batch.status)) return;
+  if (record?.mode !== "gateway" || TERMINAL_STATUSES.has(record.batch.status)) return;
   if (await store.getResult(record.batch.id, message.line)) {
     await ensureCounted(services, record, message.line);
     return;
@@ -55,8 +55,7 @@ export async function runLineMessage(message: LineMessage, attempts: number, ser
 function skipReason(record: BatchRecord): BatchResultLine["error"] | undefined {
   if (record.batch.status === "cancelling")
     return { code: "batch_cancelled", message: "The batch was cancelled before this request ran." };
-  if (record.expiring)
-    return { code: "batch_expired", message: "The batch expired before this request ran." };
+  if (record.expiring) return { code: "batch_expired", message: "The batch expired before this request ran." };
   return undefined;
 }
 

@@ -14,12 +14,10 @@ const metadata = z
 export const COMPLETION_WINDOW = /^([1-9]\d{0,2})h$/;
 export const MAX_COMPLETION_HOURS = 168;
 
-const completionWindow = z
-  .string()
-  .refine((value) => {
-    const match = COMPLETION_WINDOW.exec(value);
-    return match !== null && Number(match[1]) <= MAX_COMPLETION_HOURS;
-  }, `must be a number of hours from 1h to ${MAX_COMPLETION_HOURS}h, e.g. 24h`);
+const completionWindow = z.string().refine((value) => {
+  const match = COMPLETION_WINDOW.exec(value);
+  return match !== null && Number(match[1]) <= MAX_COMPLETION_HOURS;
+}, `must be a number of hours from 1h to ${MAX_COMPLETION_HOURS}h, e.g. 24h`);
 
 export const windowSeconds = (window: string) => Number(COMPLETION_WINDOW.exec(window)![1]) * 3600;
 

@@ -127,12 +127,7 @@ async function submitNative(
   };
 }
 
-async function fail(
-  services: Services,
-  record: BatchRecord,
-  errors: BatchError[],
-  total = 0,
-): Promise<undefined> {
+async function fail(services: Services, record: BatchRecord, errors: BatchError[], total = 0): Promise<undefined> {
   const seconds = Math.floor(Date.now() / 1000);
   await batchStoreOf(services.stores.records).mutate(record.owner, record.batch.id, (current) =>
     current.batch.status === "validating"

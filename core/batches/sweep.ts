@@ -41,7 +41,12 @@ export async function sweepBatches(services: Services, signal: AbortSignal, opti
   } while (cursor);
 }
 
-async function sweepOne(record: BatchRecord, services: Services, signal: AbortSignal, now: () => number): Promise<void> {
+async function sweepOne(
+  record: BatchRecord,
+  services: Services,
+  signal: AbortSignal,
+  now: () => number,
+): Promise<void> {
   if (TERMINAL_STATUSES.has(record.batch.status)) return;
   const seconds = Math.floor(now() / 1000);
   const store = batchStoreOf(services.stores.records);
@@ -84,7 +89,8 @@ async function sweepOne(record: BatchRecord, services: Services, signal: AbortSi
     return;
   }
   if (record.batch.status === "finalizing") {
-    if (seconds - (record.finalisingSince ?? 0) >= STUCK_AFTER_SECONDS) await finaliseBatch(services, owner, id, { now });
+    if (seconds - (record.finalisingSince ?? 0) >= STUCK_AFTER_SECONDS)
+      await finaliseBatch(services, owner, id, { now });
     return;
   }
   if (record.batch.status === "cancelling") {

@@ -36,7 +36,8 @@ export async function checkInput(
   const errors: BatchError[] = [];
   let dropped = 0;
   const report = (error: BatchError) => {
-    if (errors.length < MAX_REPORTED_ERRORS) errors.push({ ...error, message: error.message.slice(0, MAX_MESSAGE_LENGTH) });
+    if (errors.length < MAX_REPORTED_ERRORS)
+      errors.push({ ...error, message: error.message.slice(0, MAX_MESSAGE_LENGTH) });
     else dropped += 1;
   };
   const seen = new Set<string>();
@@ -113,7 +114,12 @@ async function checkLine(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    report({ code: "invalid_json_line", message: `The line is not valid JSON: ${(error as Error).message}`, param: null, line });
+    report({
+      code: "invalid_json_line",
+      message: `The line is not valid JSON: ${(error as Error).message}`,
+      param: null,
+      line,
+    });
     return undefined;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

@@ -54,7 +54,11 @@ describe("a 10,000-line batch", () => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 100);
     const started = performance.now();
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     let batch = created;
     while (!["completed", "failed", "expired", "cancelled"].includes(batch.status)) {
       await new Promise((resolve) => setTimeout(resolve, 250));

@@ -43,7 +43,11 @@ const clientOf = (gateway: BundleGateway, routed: boolean) =>
     defaultHeaders: {
       "x-gateway-api-key": gateway.adminKey,
       ...(routed
-        ? { "x-gateway-provider": "openai", "x-gateway-custom-host": `${upstream.url}/v1`, "x-gateway-batch-mode": "gateway" }
+        ? {
+            "x-gateway-provider": "openai",
+            "x-gateway-custom-host": `${upstream.url}/v1`,
+            "x-gateway-batch-mode": "gateway",
+          }
         : {}),
     },
   });
@@ -68,7 +72,7 @@ describe("kill and resume", () => {
     for (;;) {
       if (Date.now() > killBy) throw new Error(`the batch made no progress:\n${first.output().slice(-3000)}`);
       const batch = await clientOf(first, false).batches.retrieve(created.id);
-      const settled = batch.request_counts.completed + batch.request_counts.failed;
+      const settled = batch.request_counts!.completed + batch.request_counts!.failed;
       expect(batch.status).not.toBe("completed");
       if (settled >= 100) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -79,7 +83,7 @@ describe("kill and resume", () => {
     second = await startBundleGateway(ENV, { dataDir, adminKey: first.adminKey });
     const client = clientOf(second, false);
     let batch = await client.batches.retrieve(created.id);
-    const settledAtRestart = batch.request_counts.completed + batch.request_counts.failed;
+    const settledAtRestart = batch.request_counts!.completed + batch.request_counts!.failed;
     expect(settledAtRestart).toBeLessThan(LINES);
     const deadline = Date.now() + 240_000;
     while (batch.status !== "completed" && Date.now() < deadline) {

@@ -75,7 +75,10 @@ function deliveryTests(platform: () => Platform, upstream: () => OpenAIMock) {
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: LINES, completed: LINES - 1, failed: 1 });
     expect(upstream().requests.length - before).toBe(LINES);
-    const output = (await fileText(client, services, owner, done.output_file_id!)).trim().split("\n").map((line) => JSON.parse(line));
+    const output = (await fileText(client, services, owner, done.output_file_id!))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(output.map((line) => line.custom_id)).toEqual(
       input.map((line) => line.custom_id).filter((id) => id !== "d-5"),
     );
@@ -113,7 +116,10 @@ describe("AWS stores (dynalite + fauxqs)", () => {
     await gateway?.close();
     await upstream?.close();
   });
-  deliveryTests(() => gateway, () => upstream);
+  deliveryTests(
+    () => gateway,
+    () => upstream,
+  );
 
   it("finishes a batch delivered the way Lambda's SQS event source does", async () => {
     const client = new OpenAI({
@@ -131,7 +137,11 @@ describe("AWS stores (dynalite + fauxqs)", () => {
     const owner = resourceOwnerOf(principal);
     const input = Array.from({ length: 30 }, (_, i) => chatLine(`s-${i}`, `sqs ${i}`));
     const fileId = await uploadJsonl(client, gateway.services, owner, jsonl(input));
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     for (let round = 0; round < 50 && (await gateway.deliver()) > 0; round++) {
       // deliver until the queue is empty
     }

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
+import type { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
 import { sweepBatches } from "../../core/batches/sweep.ts";
 import { fileStoreOf } from "../../core/files/file-store.ts";
 import { chatLine, fileText, jsonl, TERMINAL, uploadJsonl } from "../helpers/batches.ts";
@@ -40,7 +40,7 @@ const sdk = (key: string, headers: Record<string, string> = {}) =>
     defaultHeaders: {
       "x-gateway-api-key": key,
       "x-gateway-provider": "openai",
-        "x-gateway-batch-mode": "gateway",
+      "x-gateway-batch-mode": "gateway",
       "x-gateway-custom-host": `${upstream.url}/v1`,
       ...headers,
     },
@@ -60,7 +60,11 @@ beforeAll(async () => {
     })
   ).key;
   otherKey = (
-    await createKey(gateway, gateway.adminKey, "workspace", "service", { name: "b", workspace_id: other.id, scopes: [] })
+    await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "b",
+      workspace_id: other.id,
+      scopes: [],
+    })
   ).key;
   client = sdk(workspaceKey);
   clientA = client;
@@ -87,11 +91,17 @@ async function waitFor(id: string, sdkClient = client, statuses = TERMINAL) {
   throw new Error(`batch ${id} did not finish`);
 }
 
-const lines = (text: string) => text.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 describe("gateway-run batches", () => {
   it("runs every line through the pipeline and writes the output and error files in line order", async () => {
-    const input = ["one", "two", "FAIL", "four", "five", "six", "seven"].map((text, i) => chatLine(`req-${i + 1}`, text));
+    const input = ["one", "two", "FAIL", "four", "five", "six", "seven"].map((text, i) =>
+      chatLine(`req-${i + 1}`, text),
+    );
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
@@ -106,7 +116,8 @@ describe("gateway-run batches", () => {
     const done = await waitFor(created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 7, completed: 6, failed: 1 });
-    for (const field of ["in_progress_at", "finalizing_at", "completed_at"] as const) expect(done[field]).toBeGreaterThan(0);
+    for (const field of ["in_progress_at", "finalizing_at", "completed_at"] as const)
+      expect(done[field]).toBeGreaterThan(0);
     expect(done.model).toBe("gpt-4o-mini");
 
     const output = lines(await fileText(client, services(), ownerA, done.output_file_id!));
@@ -129,9 +140,12 @@ describe("gateway-run batches", () => {
 
     // One request log per line, priced (gpt-4o-mini is in the catalog; gateway-run lines pay normal prices).
     await expect
-      .poll(async () => (await call(gateway, workspaceKey, "GET", "/v1/logs?provider=openai&limit=100")).body.data.length, {
-        timeout: 5000,
-      })
+      .poll(
+        async () => (await call(gateway, workspaceKey, "GET", "/v1/logs?provider=openai&limit=100")).body.data.length,
+        {
+          timeout: 5000,
+        },
+      )
       .toBe(7);
     const logs = (await call(gateway, workspaceKey, "GET", "/v1/logs?provider=openai&limit=100")).body.data;
     const priced = logs.filter((log: any) => log.status === 200);
@@ -171,7 +185,11 @@ describe("gateway-run batches", () => {
 
   it("fails an empty input file", async () => {
     const fileId = await uploadJsonl(client, services(), ownerA, "\n\n");
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     const done = await waitFor(created.id);
     expect(done.status).toBe("failed");
     expect(done.errors!.data![0]).toMatchObject({ code: "empty_file", line: null });
@@ -180,7 +198,11 @@ describe("gateway-run batches", () => {
   it("cancels: lines not yet run settle as cancelled, the batch ends cancelled with partial results", async () => {
     const input = Array.from({ length: 25 }, (_, i) => chatLine(`c-${i}`, `line ${i}`));
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     await gateway.gateway.worker.drain(); // start: validated, lines queued
     await gateway.gateway.worker.drain(); // the first ten lines run
     const cancelling = await client.batches.cancel(created.id);
@@ -189,11 +211,11 @@ describe("gateway-run batches", () => {
     const done = await waitFor(created.id);
     expect(done.status).toBe("cancelled");
     expect(done.cancelled_at).toBeGreaterThan(0);
-    expect(done.request_counts.total).toBe(25);
-    expect(done.request_counts.completed + done.request_counts.failed).toBe(25);
-    expect(done.request_counts.completed).toBeGreaterThanOrEqual(1);
+    expect(done.request_counts!.total).toBe(25);
+    expect(done.request_counts!.completed + done.request_counts!.failed).toBe(25);
+    expect(done.request_counts!.completed).toBeGreaterThanOrEqual(1);
     const errors = lines(await fileText(client, services(), ownerA, done.error_file_id!));
-    expect(errors.length).toBe(done.request_counts.failed);
+    expect(errors.length).toBe(done.request_counts!.failed);
     for (const line of errors) expect(line.error.code).toBe("batch_cancelled");
     // A cancelled batch cannot be cancelled into anything else; a finished one answers 409.
     expect((await client.batches.cancel(created.id)).status).toBe("cancelled");
@@ -202,7 +224,11 @@ describe("gateway-run batches", () => {
   it("expires after its completion window, keeping the results it has", async () => {
     const input = Array.from({ length: 15 }, (_, i) => chatLine(`e-${i}`, `line ${i}`));
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "1h" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "1h" as "24h", // the gateway accepts 1h to 168h; the SDK types say 24h
+    });
     await gateway.gateway.worker.drain();
     await gateway.gateway.worker.drain();
     // The sweep runs two hours later: the window has passed.
@@ -210,13 +236,15 @@ describe("gateway-run batches", () => {
     const done = await client.batches.retrieve(created.id);
     expect(done.status).toBe("expired");
     expect(done.expired_at).toBeGreaterThan(0);
-    expect(done.request_counts.total).toBe(15);
-    expect(done.request_counts.completed + done.request_counts.failed).toBe(15);
+    expect(done.request_counts!.total).toBe(15);
+    expect(done.request_counts!.completed + done.request_counts!.failed).toBe(15);
     const output = done.output_file_id ? lines(await fileText(client, services(), ownerA, done.output_file_id)) : [];
     const errors = lines(await fileText(client, services(), ownerA, done.error_file_id!));
-    expect(output.length).toBe(done.request_counts.completed);
+    expect(output.length).toBe(done.request_counts!.completed);
     expect(errors.every((line) => line.error.code === "batch_expired")).toBe(true);
-    expect([...output, ...errors].map((line) => line.custom_id).sort()).toEqual(input.map((line) => line.custom_id).sort());
+    expect([...output, ...errors].map((line) => line.custom_id).sort()).toEqual(
+      input.map((line) => line.custom_id).sort(),
+    );
     // Messages of lines still queued settle nothing more.
     await gateway.gateway.worker.drain();
     expect((await client.batches.retrieve(created.id)).request_counts).toEqual(done.request_counts);
@@ -238,7 +266,11 @@ describe("gateway-run batches", () => {
     });
     const input = Array.from({ length: 4 }, (_, i) => chatLine(`f-${i}`, `fallback ${i}`));
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
-    const created = await viaConfig.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await viaConfig.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     const done = await waitFor(created.id, viaConfig);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 4, completed: 4, failed: 0 });
@@ -253,7 +285,15 @@ describe("gateway-run batches", () => {
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("l", "x")]));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
-      ids.push((await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" })).id);
+      ids.push(
+        (
+          await client.batches.create({
+            input_file_id: fileId,
+            endpoint: "/v1/chat/completions",
+            completion_window: "24h",
+          })
+        ).id,
+      );
     const first = await call(gateway, workspaceKey, "GET", "/v1/batches?limit=2");
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ object: "list", has_more: true, first_id: ids[2], last_id: ids[1] });
@@ -275,14 +315,26 @@ describe("gateway-run batches", () => {
 
   it("PUT /v2/batches/:id points the batch at another output file of its workspace", async () => {
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("p", "x")]));
-    const created = await client.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
-    const replacement = await fileStoreOf(services()).create(ownerA, { filename: "out.jsonl", purpose: "batch_output", body: "{}\n" });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
+    const replacement = await fileStoreOf(services()).create(ownerA, {
+      filename: "out.jsonl",
+      purpose: "batch_output",
+      body: "{}\n",
+    });
     const updated = await call(gateway, workspaceKey, "PUT", `/v2/batches/${created.id}`, {
       internal_output_file_id: replacement.file.id,
     });
     expect(updated.status).toBe(200);
     expect(updated.body.output_file_id).toBe(replacement.file.id);
-    const foreign = await fileStoreOf(services()).create(ownerB, { filename: "b.jsonl", purpose: "batch_output", body: "{}\n" });
+    const foreign = await fileStoreOf(services()).create(ownerB, {
+      filename: "b.jsonl",
+      purpose: "batch_output",
+      body: "{}\n",
+    });
     const refused = await call(gateway, workspaceKey, "PUT", `/v2/batches/${created.id}`, {
       internal_output_file_id: foreign.file.id,
     });
@@ -293,7 +345,11 @@ describe("gateway-run batches", () => {
 
   it("keeps batches and input files to their workspace", async () => {
     const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("i", "x")]));
-    const created = await clientA.batches.create({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await clientA.batches.create({
+      input_file_id: fileId,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     for (const [method, path] of [
       ["GET", `/v1/batches/${created.id}`],
       ["POST", `/v1/batches/${created.id}/cancel`],
@@ -322,7 +378,11 @@ describe("gateway-run batches", () => {
       [{ ...base, endpoint: "/v1/images" }, 400, "endpoint"],
       [{ ...base, completion_window: "2d" }, 400, "completion_window"],
       [{ ...base, completion_window: "169h" }, 400, "completion_window"],
-      [{ ...base, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }, 400, "metadata"],
+      [
+        { ...base, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) },
+        400,
+        "metadata",
+      ],
       [{ ...base, input_file_id: "file-missing" }, 404, "input_file_id"],
       [{ ...base, input_file_id: tuning }, 400, "input_file_id"],
       [{ ...base, extra: 1 }, 400, ""],
@@ -336,7 +396,10 @@ describe("gateway-run batches", () => {
     expect(noProvider.status).toBe(400);
     expect(noProvider.body.error.code).toBe("missing_provider");
     // DeepSeek has no batch API the gateway drives: native is impossible there.
-    const native = await post(base, workspaceKey, { "x-gateway-batch-mode": "native", "x-gateway-provider": "deepseek" });
+    const native = await post(base, workspaceKey, {
+      "x-gateway-batch-mode": "native",
+      "x-gateway-provider": "deepseek",
+    });
     expect(native.status).toBe(400);
     expect(native.body.error).toMatchObject({ code: "batch_mode_unavailable", param: "x-gateway-batch-mode" });
     expect(native.body.error.message).toContain("deepseek");
@@ -346,7 +409,10 @@ describe("gateway-run batches", () => {
       "x-gateway-config": JSON.stringify({
         batch_mode: "native",
         strategy: { mode: "fallback" },
-        targets: [{ provider: "openai", api_key: "a" }, { provider: "openai", api_key: "b" }],
+        targets: [
+          { provider: "openai", api_key: "a" },
+          { provider: "openai", api_key: "b" },
+        ],
       }),
     });
     expect(configured.status).toBe(400);

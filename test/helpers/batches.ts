@@ -17,7 +17,8 @@ export const filesRoutesMounted = () => existsSync(new URL("../../core/routes/ha
 const gatewayOnly = (client: OpenAI) =>
   client.withOptions({
     defaultHeaders: {
-      ...((client as unknown as { _options: { defaultHeaders?: Record<string, string> } })._options.defaultHeaders ?? {}),
+      ...((client as unknown as { _options: { defaultHeaders?: Record<string, string> } })._options.defaultHeaders ??
+        {}),
       "x-gateway-provider": null,
       "x-gateway-custom-host": null,
       "x-gateway-config": null,
@@ -33,7 +34,10 @@ export async function uploadJsonl(
   viaApi = filesRoutesMounted(),
 ): Promise<string> {
   if (viaApi) {
-    const file = await gatewayOnly(client).files.create({ file: await toFile(Buffer.from(text), "input.jsonl"), purpose });
+    const file = await gatewayOnly(client).files.create({
+      file: await toFile(Buffer.from(text), "input.jsonl"),
+      purpose,
+    });
     return file.id;
   }
   const stored = await fileStoreOf(services).create(owner, { filename: "input.jsonl", purpose, body: text });
@@ -53,7 +57,8 @@ export async function fileText(
   return new Response(opened.body).text();
 }
 
-export const jsonl = (lines: unknown[]) => `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`;
+export const jsonl = (lines: unknown[]) =>
+  `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`;
 
 export const chatLine = (customId: string, content: string, model = "gpt-4o-mini") => ({
   custom_id: customId,

@@ -98,7 +98,8 @@ export async function startBundleGateway(
   };
   const deadline = Date.now() + 20_000;
   // A restart on an existing data folder prints no new admin key.
-  const started = () => /listening on (http:\S+)\/v1/.test(output) && (options.adminKey !== undefined || /gk-\S+/.test(output));
+  const started = () =>
+    /listening on (http:\S+)\/v1/.test(output) && (options.adminKey !== undefined || /gk-\S+/.test(output));
   while (!started()) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await close();

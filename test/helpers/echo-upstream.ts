@@ -18,7 +18,12 @@ export const echoChat: NonNullable<OpenAIMockOptions["guard"]> = (request: Recor
       created: 1_700_000_000,
       model: body.model,
       choices: [
-        { index: 0, message: { role: "assistant", content: `echo: ${text}`, refusal: null }, logprobs: null, finish_reason: "stop" },
+        {
+          index: 0,
+          message: { role: "assistant", content: `echo: ${text}`, refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+        },
       ],
       usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
     },

@@ -54,7 +54,10 @@ describe("checkInput", () => {
   });
 
   it("refuses streaming lines and lines too long", async () => {
-    const streaming = JSON.stringify({ ...JSON.parse(line("s")), body: { model: "m", messages: [{ role: "user", content: "x" }], stream: true } });
+    const streaming = JSON.stringify({
+      ...JSON.parse(line("s")),
+      body: { model: "m", messages: [{ role: "user", content: "x" }], stream: true },
+    });
     const check = await checkInput(streamOf(`${streaming}\n${"x".repeat(200)}\n`), "/v1/chat/completions", {
       maxLines: 5,
       maxLineBytes: 150,
