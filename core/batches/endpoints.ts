@@ -6,7 +6,8 @@ import type { BatchEndpoint } from "./types.ts";
 
 /**
  * What a batch line of each endpoint is: the route's own body schema (checked while the batch validates) and the
- * route's own handler (what a line runs through in gateway mode: exactly the pipeline a client request takes).
+ * pipeline entry its route handler calls (what a line runs through in gateway mode: exactly the pipeline a client
+ * request takes). Not the route handler modules themselves: each family's Lambda bundles only its own.
  * Both are loaded on first use, so the batches function loads only the formats its batches need.
  */
 interface EndpointSpec {
@@ -19,17 +20,37 @@ const ENDPOINTS: Record<BatchEndpoint, EndpointSpec> = {
   "/v1/chat/completions": {
     route: "chat",
     schema: async () => (await import("../gateway/schemas/chat.ts")).chatCompletionRequest,
-    handler: async () => (await import("../routes/handlers/chat.ts")).handlers.chatCompletions!,
+    handler: async () => {
+      const [{ handleInference }, chat, { simpleChatRequest }] = await Promise.all([
+        import("../gateway/inference.ts"),
+        import("../gateway/schemas/chat.ts"),
+        import("../gateway/schemas/simple-chat.ts"),
+      ]);
+      return (request, ctx) =>
+        handleInference("chat", request, ctx, chat.chatCompletionRequest, chat.normaliseChatRequest, simpleChatRequest);
+    },
   },
   "/v1/completions": {
     route: "completions",
     schema: async () => (await import("../gateway/schemas/completions.ts")).completionRequest,
-    handler: async () => (await import("../routes/handlers/completions.ts")).handlers.completions!,
+    handler: async () => {
+      const [{ handleInference }, { completionRequest }] = await Promise.all([
+        import("../gateway/inference.ts"),
+        import("../gateway/schemas/completions.ts"),
+      ]);
+      return (request, ctx) => handleInference("completions", request, ctx, completionRequest);
+    },
   },
   "/v1/embeddings": {
     route: "embeddings",
     schema: async () => (await import("../gateway/schemas/embeddings.ts")).embeddingRequest,
-    handler: async () => (await import("../routes/handlers/embeddings.ts")).handlers.embeddings!,
+    handler: async () => {
+      const [{ handleInference }, { embeddingRequest }] = await Promise.all([
+        import("../gateway/inference.ts"),
+        import("../gateway/schemas/embeddings.ts"),
+      ]);
+      return (request, ctx) => handleInference("embeddings", request, ctx, embeddingRequest);
+    },
   },
   "/v1/responses": {
     route: "responses",
@@ -39,7 +60,24 @@ const ENDPOINTS: Record<BatchEndpoint, EndpointSpec> = {
   "/v1/messages": {
     route: "messages",
     schema: async () => (await import("../formats/messages/schema.ts")).messagesRequest,
-    handler: async () => (await import("../routes/handlers/messages.ts")).handlers.createMessage!,
+    handler: async () => {
+      const [{ handleInference }, { messagesRequest }, { loadFormat }] = await Promise.all([
+        import("../gateway/inference.ts"),
+        import("../formats/messages/index.ts"),
+        import("../formats/registry.ts"),
+      ]);
+      await loadFormat("messages");
+      return (request, ctx) => {
+        // As the messages route does: `anthropic-beta` goes to the provider as a forwarded header.
+        if (
+          ctx.gateway &&
+          request.headers.has("anthropic-beta") &&
+          !ctx.gateway.forwardHeaders.includes("anthropic-beta")
+        )
+          ctx.gateway = { ...ctx.gateway, forwardHeaders: [...ctx.gateway.forwardHeaders, "anthropic-beta"] };
+        return handleInference("messages", request, ctx, messagesRequest);
+      };
+    },
   },
 };
 
