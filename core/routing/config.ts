@@ -89,6 +89,8 @@ export interface RawConfigNode {
   aws_secret_access_key?: string;
   aws_session_token?: string;
   aws_region?: string;
+  /** Root only: how batches created with this config run (core/batches): the provider's batch API or the gateway. */
+  batch_mode?: "native" | "gateway";
   [extra: string]: unknown;
 }
 
@@ -166,6 +168,7 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       aws_secret_access_key: z.optional(nonEmpty),
       aws_session_token: z.optional(nonEmpty),
       aws_region: z.optional(nonEmpty),
+      batch_mode: z.optional(z.enum(["native", "gateway"])),
     }),
   );
   return node;
@@ -211,6 +214,8 @@ interface NodeBase {
   /** Loadbalance weight (default 1; 0 never chosen). */
   weight: number;
   settings: InheritedSettings;
+  /** The root's `batch_mode` (root only): how batches created with this config run (core/batches/mode.ts). */
+  batchMode?: "native" | "gateway";
 }
 
 export interface LeafNode extends NodeBase {
@@ -251,6 +256,7 @@ export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-ga
   const parsed = validate(configSchema(), snakeCaseConfig(raw), param) as RawConfigNode;
   const root = compileNode(parsed, { path: "config", param, trusted, depth: 0, inherited: {} });
   checkLimits(root, param);
+  if (parsed.batch_mode) root.batchMode = parsed.batch_mode;
   return root;
 }
 
@@ -277,6 +283,8 @@ function paramAt(state: Pick<CompileState, "path" | "param">, suffix = ""): stri
 function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   if (state.depth > CONFIG_LIMITS.depth)
     fail(state, "targets", `configs nest at most ${CONFIG_LIMITS.depth} levels deep.`);
+  if (state.depth > 0 && raw.batch_mode !== undefined)
+    fail(state, "batch_mode", "batch_mode is a field of the config's root only.");
   const settings = inherit(raw, state);
   const base = { path: state.path, name: raw.name, weight: raw.weight ?? 1, settings };
 

@@ -1,3 +1,4 @@
+import { consumeBatches } from "../batches/worker.ts";
 import { consumeExports } from "../exports/worker.ts";
 import type { Services } from "../services.ts";
 import type { QueueMessage } from "../store/ports.ts";
@@ -12,4 +13,5 @@ export type QueueConsumer = (messages: QueueMessage[], services: Services) => Pr
 /** Consumers by logical queue name. Later families register theirs here. */
 export const QUEUE_CONSUMERS: Partial<Record<string, QueueConsumer>> = {
   exports: consumeExports,
+  batches: consumeBatches,
 };

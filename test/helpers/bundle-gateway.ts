@@ -23,7 +23,15 @@ export interface BundleGateway {
   dataDir: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** Sends the process a signal (SIGKILL: a crash) and waits for it to exit; the data folder is kept. */
+  kill(signal: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface BundleOptions {
+  /** Start on this existing data folder (a restart); the caller deletes it. The admin key is then `adminKey`. */
+  dataDir?: string;
+  adminKey?: string;
 }
 
 let built: Promise<string> | undefined;
@@ -50,9 +58,12 @@ export async function removeBuiltBundle(): Promise<void> {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-export async function startBundleGateway(env: Record<string, string> = {}): Promise<BundleGateway> {
+export async function startBundleGateway(
+  env: Record<string, string> = {},
+  options: BundleOptions = {},
+): Promise<BundleGateway> {
   const dist = await builtBundle();
-  const dataDir = mkdtempSync(join(tmpdir(), "gateway-bundle-"));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "gateway-bundle-"));
   const start = npmStartCommand();
   const child: ChildProcess = spawn(join(ROOT, "node_modules/.bin/node"), [...start.nodeArgs, join(dist, "main.mjs")], {
     cwd: ROOT,
@@ -79,10 +90,17 @@ export async function startBundleGateway(env: Record<string, string> = {}): Prom
     if (child.exitCode === null) child.kill("SIGTERM");
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
     if (child.exitCode === null) child.kill("SIGKILL");
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  const kill = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
   };
   const deadline = Date.now() + 20_000;
-  while (!(/listening on (http:\S+)\/v1/.test(output) && /gk-\S+/.test(output))) {
+  // A restart on an existing data folder prints no new admin key.
+  const started = () =>
+    /listening on (http:\S+)\/v1/.test(output) && (options.adminKey !== undefined || /gk-\S+/.test(output));
+  while (!started()) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await close();
       throw new Error(`the bundled gateway did not start:\n${output}`);
@@ -91,9 +109,10 @@ export async function startBundleGateway(env: Record<string, string> = {}): Prom
   }
   return {
     url: /listening on (http:\S+)\/v1/.exec(output)![1]!,
-    adminKey: /(gk-\S+)/.exec(output)![1]!,
+    adminKey: options.adminKey ?? /(gk-\S+)/.exec(output)![1]!,
     dataDir,
     output: () => output,
+    kill,
     close,
   };
 }

@@ -1,6 +1,7 @@
 import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
+import { handlers as batches } from "./batches.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as messages } from "./messages.ts";
 import { handlers as responses } from "./responses.ts";
@@ -34,6 +35,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   completions,
   embeddings,
   files,
+  batches,
   models,
   logs,
   feedback,

@@ -1,0 +1,4 @@
+import { batchHandlers } from "../../batches/handlers.ts";
+import type { HandlerMap } from "../../http/context.ts";
+
+export const handlers: HandlerMap = batchHandlers;
