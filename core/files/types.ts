@@ -88,7 +88,10 @@ export interface FileStore {
   get(owner: ResourceOwner, id: string): Promise<StoredFile | undefined>;
   list(owner: ResourceOwner, query: FileListQuery): Promise<{ items: StoredFile[]; hasMore: boolean }>;
   /** The bytes as a stream, or undefined when the file is absent. */
-  content(owner: ResourceOwner, id: string): Promise<{ file: StoredFile; body: ReadableStream<Uint8Array> } | undefined>;
+  content(
+    owner: ResourceOwner,
+    id: string,
+  ): Promise<{ file: StoredFile; body: ReadableStream<Uint8Array> } | undefined>;
   /** False when the file was absent. Deletes the gateway's copy only (provider copies are left; see the note). */
   delete(owner: ResourceOwner, id: string): Promise<boolean>;
   /** Records that `providerKey` holds a copy of the file under `providerFileId`. */

@@ -65,7 +65,8 @@ export interface UpstreamRequest {
   url: string;
   method: "GET" | "POST" | "PUT" | "DELETE";
   headers: Record<string, string>;
-  body?: string | Uint8Array;
+  /** A stream is sent as it is read (file uploads), never buffered whole. */
+  body?: string | Uint8Array | ReadableStream<Uint8Array>;
 }
 
 /** How a provider frames a streamed answer. */

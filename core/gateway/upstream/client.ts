@@ -1,4 +1,5 @@
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Dispatcher } from "undici";
 import type { UpstreamRequest } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
@@ -64,7 +65,7 @@ export async function requestUpstream(
       path: `${url.pathname}${url.search}`,
       method: request.method,
       headers: request.headers,
-      body: request.body,
+      body: request.body instanceof ReadableStream ? streamBody(request.body) : request.body,
       signal: attempt.signal,
     });
   } catch (error) {
@@ -149,6 +150,11 @@ class DispatcherReply implements UpstreamReply {
 }
 
 function ignoreError(): void {}
+
+/** A web stream body as the Node stream undici sends chunk by chunk (file uploads). */
+function streamBody(body: ReadableStream<Uint8Array>): Readable {
+  return Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+}
 
 /**
  * A whole body, from its 'data' and 'end' events: a stream's async iterator costs a promise and a

@@ -1,5 +1,5 @@
 import { prepareCompatibleBody, ROUTE_PATHS, streamOfRoute } from "../openai/compatible.ts";
-import type { ProviderAdapter, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
+import type { ProviderAdapter, ProviderTarget, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
@@ -38,7 +38,11 @@ export function azureAuthHeaders(apiKey: string | undefined): Record<string, str
   return looksLikeEntraToken(apiKey) ? { authorization: `Bearer ${apiKey}` } : { "api-key": apiKey };
 }
 
-function resourceOrigin(ctx: TransformContext, host: (resource: string) => string, providerId: string): string {
+function resourceOrigin(
+  ctx: Pick<TransformContext, "target">,
+  host: (resource: string) => string,
+  providerId: string,
+): string {
   if (ctx.target.customHost) return ctx.target.customHost;
   const resource = ctx.target.azure?.resourceName;
   if (!resource) {
@@ -54,6 +58,11 @@ function resourceOrigin(ctx: TransformContext, host: (resource: string) => strin
     });
   }
   return host(resource);
+}
+
+/** The origin of an Azure OpenAI resource (custom host, else `https://{resourceName}.openai.azure.com`). */
+export function azureOpenAIOrigin(target: ProviderTarget): string {
+  return resourceOrigin({ target }, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
 }
 
 /** The upstream URL of an Azure OpenAI route. */
