@@ -1,3 +1,4 @@
+import { fineTuningTask } from "../fine-tuning/scheduled-task.ts";
 import type { Services } from "../services.ts";
 
 /**
@@ -14,4 +15,4 @@ export interface ScheduledTask {
 }
 
 /** Tasks by name. Families register theirs here (import the task module; keep each module light to load). */
-export const SCHEDULED_TASKS: ScheduledTask[] = [];
+export const SCHEDULED_TASKS: ScheduledTask[] = [fineTuningTask];

@@ -79,6 +79,31 @@ export async function* providerJsonLines(request: ProviderRequest, options: Prov
   }
 }
 
+/** Sends the request and answers the 2xx body as a web stream (a file's content, copied as it arrives). */
+export async function providerStream(
+  request: ProviderRequest,
+  options: ProviderCallOptions,
+): Promise<ReadableStream<Uint8Array>> {
+  const reply = await send(request, options);
+  const chunks = reply.body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (next.done) {
+          reply.release();
+          controller.close();
+        } else controller.enqueue(next.value);
+      } catch (error) {
+        controller.error(reply.failure(error));
+      }
+    },
+    async cancel() {
+      await reply.discard();
+    },
+  });
+}
+
 function parseLine(line: string): unknown {
   try {
     return JSON.parse(line);
