@@ -160,27 +160,8 @@ export async function startOpenAIBatchesMock(options: OpenAIBatchesMockOptions):
   const files = await startOpenAIFilesMock({ apiKey: options.apiKey });
   const batches = new Map<string, MockBatch>();
   let serial = 0;
-  let fileSerial = 0;
 
-  const addFile = (purpose: string, filename: string, text: string): string => {
-    const content = Buffer.from(text);
-    const id = `file-out${String(++fileSerial).padStart(6, "0")}`;
-    const file: MockProviderFile = {
-      id,
-      object: "file",
-      bytes: content.length,
-      created_at: now(),
-      filename,
-      purpose,
-      status: "processed",
-      status_details: null,
-      content,
-      contentType: "application/jsonl",
-      sha256: createHash("sha256").update(content).digest("hex"),
-    };
-    files.files.set(id, file);
-    return id;
-  };
+  const addFile = (purpose: string, filename: string, text: string) => addProviderFile(files, purpose, filename, text);
 
   /** Checks the input file's lines; answers the errors of 2.6 (code, message, param, line). */
   const validate = (batch: MockBatch, lines: string[], azureV1: boolean): MockBatch["errors"] => {
@@ -419,6 +400,34 @@ export async function startOpenAIBatchesMock(options: OpenAIBatchesMockOptions):
     await files.close();
   };
   return mock;
+}
+
+let fileSerial = 0;
+
+/** Adds a file the provider made itself (batch output, fine-tuning results) to the Files mock; answers its id. */
+export function addProviderFile(files: OpenAIFilesMock, purpose: string, filename: string, text: string): string {
+  const content = Buffer.from(text);
+  const id = `file-out${String(++fileSerial).padStart(6, "0")}`;
+  const file: MockProviderFile = {
+    id,
+    object: "file",
+    bytes: content.length,
+    created_at: now(),
+    filename,
+    purpose,
+    status: "processed",
+    status_details: null,
+    content,
+    contentType: "application/octet-stream",
+    sha256: createHash("sha256").update(content).digest("hex"),
+  };
+  files.files.set(id, file);
+  return id;
+}
+
+/** The mock's key check: `Authorization: Bearer` on OpenAI paths, `api-key` on Azure's (`/openai/...`). */
+export function keyOf(request: RecordedRequest, azurePath: boolean): string | undefined {
+  return azurePath ? (request.headers["api-key"] as string | undefined) : request.headers.authorization?.replace(/^Bearer /, "");
 }
 
 /** Forwards a request to another mock as it came (the Files API lives in its own mock). */
