@@ -10,7 +10,8 @@ import type { FileListQuery, FileObject, FileStore, NewFile, StoredFile } from "
  * - one item per file, pk `FILES#<org>#<workspace>`, sk `FILE#<id>`: the owner is part of the key, so another
  *   workspace's lookup of the same id reads another partition and finds nothing. `ttl` = `expires_at`, so an
  *   expired file is absent on every platform. gsi1 (`FILES#<org>#<workspace>`, `<created ms>#<id>`) orders the
- *   list by creation, whatever the ids look like (the gateway's own output files have fixed ids);
+ *   list by creation, whatever the ids look like (the gateway's own output files have fixed ids). Each provider
+ *   copy is one attribute `link#<provider key>` of the item, so concurrent links need no read-modify-write;
  * - the bytes in one blob, `files/<org>/<workspace>/<id>`, streamed in (counted as they pass, refused past the
  *   limit) and out. Blobs do not expire by themselves: past its ttl a file's blob is unreachable.
  */
@@ -40,8 +41,20 @@ const listKey = (createdMs: number, id: string) => `${String(createdMs).padStart
 /** Above every listKey (digits and `#`): the upper bound of an open-ended range. */
 const LIST_END = "~";
 
-/** Concurrent link writers retry this often (each round another writer made progress). */
-const MAX_ATTEMPTS = 8;
+/** A file's bytes written, its record not yet (RecordFileStore.stage). */
+export interface StagedFile {
+  owner: ResourceOwner;
+  id: string;
+  /** A fixed id (NewFile.id): the bytes replaced its file's. */
+  fixed: boolean;
+  blobKey: string;
+  contentType: string;
+  bytes: number;
+  createdMs: number;
+}
+
+/** Attributes of the file's item holding its provider copies: `link#<provider key>` = the provider's file id. */
+const LINK_PREFIX = "link#";
 
 export class RecordFileStore implements FileStore {
   readonly #records: Records;
@@ -57,19 +70,40 @@ export class RecordFileStore implements FileStore {
   }
 
   async create(owner: ResourceOwner, input: NewFile): Promise<StoredFile> {
-    const nowMs = this.#now();
+    const staged = await this.stage(owner, input);
+    return this.commit(staged, input);
+  }
+
+  /**
+   * The first half of create: the bytes, under the file's id, not yet a file (no record). An upload streams its
+   * file part here before it has read the form's other fields (they may follow the file), then commits or discards.
+   */
+  async stage(
+    owner: ResourceOwner,
+    input: Pick<NewFile, "body" | "contentType" | "maxBytes" | "id">,
+  ): Promise<StagedFile> {
+    const createdMs = this.#now();
     const fixed = input.id !== undefined;
-    const id = input.id ?? newFileId(nowMs);
+    const id = input.id ?? newFileId(createdMs);
     if (!isFileId(id)) throw new RangeError(`not a file id: ${JSON.stringify(id)}`);
     const blobKey = this.#blobKey(owner, id);
     const contentType = input.contentType || "application/octet-stream";
     const limit = input.maxBytes ?? this.#maxBytes;
     const bytes = await this.#writeBlob(blobKey, input.body, limit, contentType, !fixed);
-    const createdAt = Math.floor(nowMs / 1000);
+    return { owner, id, fixed, blobKey, contentType, bytes, createdMs };
+  }
+
+  /** The second half of create: the record that makes the staged bytes a file. */
+  async commit(
+    staged: StagedFile,
+    input: Pick<NewFile, "filename" | "purpose" | "expiresInSeconds">,
+  ): Promise<StoredFile> {
+    const { owner, id, blobKey, contentType, fixed } = staged;
+    const createdAt = Math.floor(staged.createdMs / 1000);
     const file: FileObject = {
       id,
       object: "file",
-      bytes,
+      bytes: staged.bytes,
       created_at: createdAt,
       expires_at: input.expiresInSeconds === undefined ? null : createdAt + input.expiresInSeconds,
       filename: input.filename,
@@ -77,26 +111,29 @@ export class RecordFileStore implements FileStore {
       status: "processed",
       status_details: null,
     };
-    const stored: StoredFile = { file, owner, blobKey, contentType, providerFiles: {} };
     const item: RecordItem = {
       pk: partition(owner),
       sk: sortKey(id),
       gsi1pk: partition(owner),
-      gsi1sk: listKey(nowMs, id),
+      gsi1sk: listKey(staged.createdMs, id),
       file,
       blobKey,
       contentType,
-      providerFiles: {},
       ...(file.expires_at === null ? {} : { ttl: file.expires_at }),
     };
     try {
       // A client's file is new (an id collision must not replace another file); a fixed id replaces its file.
       await this.#records.put(item, fixed ? undefined : { exists: false });
     } catch (error) {
-      if (!fixed) await this.#blobs.delete(blobKey).catch(() => {});
+      await this.discard(staged);
       throw error;
     }
-    return stored;
+    return { file, owner, blobKey, contentType, providerFiles: {} };
+  }
+
+  /** Removes staged bytes that will not become a file (a fixed id's bytes are its file's: kept). */
+  async discard(staged: StagedFile): Promise<void> {
+    if (!staged.fixed) await this.#blobs.delete(staged.blobKey).catch(() => {});
   }
 
   async get(owner: ResourceOwner, id: string): Promise<StoredFile | undefined> {
@@ -153,25 +190,19 @@ export class RecordFileStore implements FileStore {
   }
 
   async linkProviderFile(owner: ResourceOwner, id: string, providerKey: string, providerFileId: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const file = await this.get(owner, id);
-      if (!file) throw notFound(`No such File object: ${id}`);
-      if (file.providerFiles[providerKey] === providerFileId) return;
-      const providerFiles = { ...file.providerFiles, [providerKey]: providerFileId };
-      try {
-        // Conditional on the links read: two concurrent links (two providers) both survive.
-        await this.#records.update(
-          partition(owner),
-          sortKey(id),
-          { set: { providerFiles } },
-          { equals: { providerFiles: file.providerFiles } },
-        );
-        return;
-      } catch (error) {
-        if (!(error instanceof ConditionFailedError)) throw error;
-      }
+    if (!isFileId(id)) throw fileNotFound(id);
+    try {
+      // One attribute per link: concurrent links (two providers) never overwrite each other.
+      await this.#records.update(
+        partition(owner),
+        sortKey(id),
+        { set: { [`${LINK_PREFIX}${providerKey}`]: providerFileId } },
+        { exists: true },
+      );
+    } catch (error) {
+      if (error instanceof ConditionFailedError) throw fileNotFound(id);
+      throw error;
     }
-    throw new Error(`file ${id} kept changing while a provider file was linked`);
   }
 
   /**
@@ -250,14 +281,21 @@ export function fileTooLarge(limit: number): HttpError {
 }
 
 function storedFileOf(item: RecordItem, owner: ResourceOwner): StoredFile {
+  const providerFiles: Record<string, string> = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith(LINK_PREFIX) && typeof value === "string")
+      providerFiles[name.slice(LINK_PREFIX.length)] = value;
+  }
   return {
     file: item.file as FileObject,
     owner,
     blobKey: String(item.blobKey),
     contentType: String(item.contentType),
-    providerFiles: (item.providerFiles as Record<string, string> | undefined) ?? {},
+    providerFiles,
   };
 }
+
+const fileNotFound = (id: string) => notFound(`No such File object: ${id}`);
 
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -272,8 +310,8 @@ function timeOfGeneratedId(id: string): number | undefined {
 
 const storesInUse = new WeakMap<object, RecordFileStore>();
 
-/** The file store of a process's stores (one per Stores object). */
-export function fileStoreOf(services: Pick<Services, "stores" | "settings">): FileStore {
+/** The file store of a process's stores (one per Stores object); a FileStore, with stage/commit for uploads. */
+export function fileStoreOf(services: Pick<Services, "stores" | "settings">): RecordFileStore {
   let store = storesInUse.get(services.stores);
   if (!store) {
     store = new RecordFileStore({

@@ -12,6 +12,7 @@ import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
 import { handlers as blobs } from "./blobs.ts";
 import { handlers as feedback } from "./feedback.ts";
+import { handlers as files } from "./files.ts";
 import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
@@ -33,6 +34,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   messages,
   completions,
   embeddings,
+  files,
   "fine-tuning": fineTuning,
   models,
   logs,

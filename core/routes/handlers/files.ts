@@ -1,0 +1,4 @@
+import { fileHandlers } from "../../files/handlers.ts";
+import type { HandlerMap } from "../../http/context.ts";
+
+export const handlers: HandlerMap = fileHandlers;
