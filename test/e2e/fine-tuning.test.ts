@@ -16,8 +16,18 @@ import { type FineTuningMockState, fineTuningRoute, fineTuningState } from "../m
  */
 
 const TRAINING = [
-  { messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }] },
-  { messages: [{ role: "user", content: "Bye" }, { role: "assistant", content: "Goodbye!" }] },
+  {
+    messages: [
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello!" },
+    ],
+  },
+  {
+    messages: [
+      { role: "user", content: "Bye" },
+      { role: "assistant", content: "Goodbye!" },
+    ],
+  },
 ]
   .map((line) => JSON.stringify(line))
   .join("\n");
@@ -67,8 +77,20 @@ beforeAll(async () => {
   });
   gateway = await startTestGateway();
   const [wsA, wsB] = [await seedWorkspace(gateway, "ft-a"), await seedWorkspace(gateway, "ft-b")];
-  keyA = (await createKey(gateway, gateway.adminKey, "workspace", "service", { name: "a", workspace_id: wsA.id, scopes: ["*"] })).key;
-  keyB = (await createKey(gateway, gateway.adminKey, "workspace", "service", { name: "b", workspace_id: wsB.id, scopes: ["*"] })).key;
+  keyA = (
+    await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "a",
+      workspace_id: wsA.id,
+      scopes: ["*"],
+    })
+  ).key;
+  keyB = (
+    await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "b",
+      workspace_id: wsB.id,
+      scopes: ["*"],
+    })
+  ).key;
   ownerA = resourceOwnerOf({ organisationId: gateway.gateway.bootstrap.organisationId, workspaceId: wsA.id });
 });
 
@@ -132,9 +154,13 @@ describe("fine-tuning jobs", () => {
     const read = await client.fineTuning.jobs.retrieve(job.id);
     expect(read.status).toBe("queued");
 
-    // The scheduled task takes it further: running (a checkpoint appears), then succeeded.
+    // The scheduled task takes it further without anyone reading it (a list does not refresh): running (a
+    // checkpoint appears), then succeeded.
+    const listed = async () => (await client.fineTuning.jobs.list()).data.find((item) => item.id === job.id)!;
     await tick();
-    expect((await client.fineTuning.jobs.retrieve(job.id)).status).toBe("succeeded");
+    expect((await listed()).status).toBe("running");
+    await tick();
+    expect(await listed()).toMatchObject({ status: "succeeded", estimated_finish: null });
     const stored = await client.fineTuning.jobs.retrieve(job.id);
     expect(stored.fine_tuned_model).toMatch(/^ft:gpt-4o-mini-2024-07-18:mock-org:support-bot:/);
     expect(stored.finished_at).toEqual(expect.any(Number));
@@ -149,11 +175,18 @@ describe("fine-tuning jobs", () => {
 
     const events = await client.fineTuning.jobs.listEvents(job.id, { limit: 2 });
     expect(events.data).toHaveLength(2);
-    expect(events.data[0]).toMatchObject({ object: "fine_tuning.job.event", message: "The job has successfully completed" });
+    expect(events.data[0]).toMatchObject({
+      object: "fine_tuning.job.event",
+      message: "The job has successfully completed",
+    });
     expect(events.has_more).toBe(true);
     const checkpoints = await client.fineTuning.jobs.checkpoints.list(job.id);
     expect(checkpoints.data).toHaveLength(1);
-    expect(checkpoints.data[0]).toMatchObject({ object: "fine_tuning.job.checkpoint", fine_tuning_job_id: job.id, step_number: 10 });
+    expect(checkpoints.data[0]).toMatchObject({
+      object: "fine_tuning.job.checkpoint",
+      fine_tuning_job_id: job.id,
+      step_number: 10,
+    });
 
     // A finished job is not refreshed again, and cannot be cancelled.
     const polls = openaiJobs.jobs.get(providerJobId)!.polls;
@@ -165,7 +198,10 @@ describe("fine-tuning jobs", () => {
 
   it("cancels a running job at the provider", async () => {
     const client = clientFor(keyA, openaiHeaders());
-    const job = await client.fineTuning.jobs.create({ model: "gpt-4o-mini", training_file: await seedFile(ownerA, "fine-tune") });
+    const job = await client.fineTuning.jobs.create({
+      model: "gpt-4o-mini",
+      training_file: await seedFile(ownerA, "fine-tune"),
+    });
     const cancelled = await client.fineTuning.jobs.cancel(job.id);
     expect(cancelled).toMatchObject({ id: job.id, status: "cancelled" });
     expect([...openaiJobs.jobs.values()].at(-1)!.job.status).toBe("cancelled");
@@ -174,18 +210,27 @@ describe("fine-tuning jobs", () => {
 
   it("a job the provider fails shows its error", async () => {
     const client = clientFor(keyA, openaiHeaders());
-    const job = await client.fineTuning.jobs.create({ model: "fail-model", training_file: await seedFile(ownerA, "fine-tune") });
+    const job = await client.fineTuning.jobs.create({
+      model: "fail-model",
+      training_file: await seedFile(ownerA, "fine-tune"),
+    });
     await tick();
     await tick();
     await tick();
     const failed = await client.fineTuning.jobs.retrieve(job.id);
-    expect(failed).toMatchObject({ status: "failed", error: { code: "invalid_training_file", param: "training_file" } });
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: "invalid_training_file", param: "training_file" },
+    });
   });
 
   it("another workspace gets 404 for every route of the job, and does not see it listed", async () => {
     const a = clientFor(keyA, openaiHeaders());
     const b = clientFor(keyB, openaiHeaders());
-    const job = await a.fineTuning.jobs.create({ model: "gpt-4o-mini", training_file: await seedFile(ownerA, "fine-tune") });
+    const job = await a.fineTuning.jobs.create({
+      model: "gpt-4o-mini",
+      training_file: await seedFile(ownerA, "fine-tune"),
+    });
     await expect(b.fineTuning.jobs.retrieve(job.id)).rejects.toMatchObject({ status: 404 });
     await expect(b.fineTuning.jobs.cancel(job.id)).rejects.toMatchObject({ status: 404 });
     await expect(b.fineTuning.jobs.listEvents(job.id)).rejects.toMatchObject({ status: 404 });
@@ -207,10 +252,19 @@ describe("fine-tuning jobs", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ training_file: training }, "model"],
       [{ model: "gpt-4o-mini", training_file: training, integrations: Array(6).fill(wandb) }, "integrations"],
-      [{ model: "gpt-4o-mini", training_file: training, integrations: [{ type: "wandb", wandb: {} }] }, "integrations[0].wandb.project"],
+      [
+        { model: "gpt-4o-mini", training_file: training, integrations: [{ type: "wandb", wandb: {} }] },
+        "integrations[0].wandb.project",
+      ],
       [{ model: "gpt-4o-mini", training_file: training, hyperparameters: { n_epochs: 0 } }, "hyperparameters.n_epochs"],
-      [{ model: "gpt-4o-mini", training_file: training, hyperparameters: { batch_size: "big" } }, "hyperparameters.batch_size"],
-      [{ model: "gpt-4o-mini", training_file: training, hyperparameters: { learning_rate_multiplier: -1 } }, "hyperparameters.learning_rate_multiplier"],
+      [
+        { model: "gpt-4o-mini", training_file: training, hyperparameters: { batch_size: "big" } },
+        "hyperparameters.batch_size",
+      ],
+      [
+        { model: "gpt-4o-mini", training_file: training, hyperparameters: { learning_rate_multiplier: -1 } },
+        "hyperparameters.learning_rate_multiplier",
+      ],
       [{ model: "gpt-4o-mini", training_file: training, suffix: "x".repeat(65) }, "suffix"],
       [{ model: "gpt-4o-mini", training_file: "file-unknown123" }, "training_file"],
       [{ model: "gpt-4o-mini", training_file: await seedFile(ownerA, "batch") }, "training_file"],
@@ -224,7 +278,9 @@ describe("fine-tuning jobs", () => {
       expect(error?.error?.param, JSON.stringify(error?.error)).toBe(param);
     }
     expect(openaiJobs.created.length).toBe(before);
-    const limit = await fetch(`${gateway.url}/v1/fine_tuning/jobs?limit=101`, { headers: { "x-gateway-api-key": keyA } });
+    const limit = await fetch(`${gateway.url}/v1/fine_tuning/jobs?limit=101`, {
+      headers: { "x-gateway-api-key": keyA },
+    });
     expect(limit.status).toBe(400);
     expect((await limit.json()).error.param).toBe("limit");
     // A provider without a fine-tuning API through the gateway.
@@ -235,7 +291,9 @@ describe("fine-tuning jobs", () => {
     });
     // No provider at all.
     const none = clientFor(keyA, {});
-    await expect(none.fineTuning.jobs.create({ model: "m", training_file: training })).rejects.toMatchObject({ status: 400 });
+    await expect(none.fineTuning.jobs.create({ model: "m", training_file: training })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 
   it("runs on Azure OpenAI through its fine-tuning API", async () => {
@@ -255,7 +313,9 @@ describe("fine-tuning jobs", () => {
       training_file: await seedFile(ownerA, "fine-tune"),
     });
     expect(job.status).toBe("validating_files");
-    const create = azure.requests.find((request) => request.method === "POST" && request.path.startsWith("/openai/fine_tuning/jobs"))!;
+    const create = azure.requests.find(
+      (request) => request.method === "POST" && request.path.startsWith("/openai/fine_tuning/jobs"),
+    )!;
     expect(create.path).toContain("api-version=2024-10-21");
     expect(create.headers["api-key"]).toBe("azure-ft-key");
     await tick();

@@ -427,7 +427,9 @@ export function addProviderFile(files: OpenAIFilesMock, purpose: string, filenam
 
 /** The mock's key check: `Authorization: Bearer` on OpenAI paths, `api-key` on Azure's (`/openai/...`). */
 export function keyOf(request: RecordedRequest, azurePath: boolean): string | undefined {
-  return azurePath ? (request.headers["api-key"] as string | undefined) : request.headers.authorization?.replace(/^Bearer /, "");
+  return azurePath
+    ? (request.headers["api-key"] as string | undefined)
+    : request.headers.authorization?.replace(/^Bearer /, "");
 }
 
 /** Forwards a request to another mock as it came (the Files API lives in its own mock). */

@@ -32,7 +32,13 @@ export interface FineTuningMockState {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function error(res: ServerResponse, status: number, message: string, param: string | null = null, code: string | null = null) {
+function error(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  param: string | null = null,
+  code: string | null = null,
+) {
   sendJson(res, status, { error: { message, type: "invalid_request_error", param, code } });
 }
 
@@ -79,14 +85,20 @@ export function fineTuningRoute(state: FineTuningMockState) {
     job.estimated_finish = null;
     if (job.model === "fail-model") {
       job.status = "failed";
-      job.error = { code: "invalid_training_file", message: "The training file has too few examples.", param: "training_file" };
+      job.error = {
+        code: "invalid_training_file",
+        message: "The training file has too few examples.",
+        param: "training_file",
+      };
       event(entry, "Fine-tuning job failed", "message");
       return;
     }
     job.status = "succeeded";
     job.trained_tokens = 5_000;
     job.fine_tuned_model = `ft:${job.model}:mock-org:${job.user_provided_suffix ?? ""}:${job.id.slice(-6)}`;
-    job.result_files = [addProviderFile(mock.files, "fine-tune-results", "step_metrics.csv", "step,train_loss\n1,0.9\n10,0.42\n")];
+    job.result_files = [
+      addProviderFile(mock.files, "fine-tune-results", "step_metrics.csv", "step,train_loss\n1,0.9\n10,0.42\n"),
+    ];
     event(entry, "The job has successfully completed");
   };
 
@@ -98,9 +110,10 @@ export function fineTuningRoute(state: FineTuningMockState) {
 
   return (request: RecordedRequest, res: ServerResponse, mock: OpenAIBatchesMock): boolean => {
     const url = new URL(request.path, "http://mock");
-    const match = /^\/(v1|openai|openai\/v1)\/fine_tuning\/jobs(?:\/([^/]+))?(\/cancel|\/events|\/checkpoints)?\/?$/.exec(
-      url.pathname,
-    );
+    const match =
+      /^\/(v1|openai|openai\/v1)\/fine_tuning\/jobs(?:\/([^/]+))?(\/cancel|\/events|\/checkpoints)?\/?$/.exec(
+        url.pathname,
+      );
     if (!match) return false;
     const azurePath = match[1] !== "v1";
     if (azurePath !== Boolean(mock.options.azure)) {
@@ -108,7 +121,14 @@ export function fineTuningRoute(state: FineTuningMockState) {
       return true;
     }
     if (keyOf(request, azurePath) !== mock.options.apiKey) {
-      sendJson(res, 401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } });
+      sendJson(res, 401, {
+        error: {
+          message: "Incorrect API key provided.",
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      });
       return true;
     }
     if (match[1] === "openai" && !url.searchParams.get("api-version")) {
@@ -143,7 +163,12 @@ export function fineTuningRoute(state: FineTuningMockState) {
         status: "validating_files",
         validation_file: body.validation_file ?? null,
         training_file: body.training_file,
-        hyperparameters: { n_epochs: "auto", batch_size: "auto", learning_rate_multiplier: "auto", ...body.hyperparameters },
+        hyperparameters: {
+          n_epochs: "auto",
+          batch_size: "auto",
+          learning_rate_multiplier: "auto",
+          ...body.hyperparameters,
+        },
         trained_tokens: null,
         error: null,
         user_provided_suffix: body.suffix ?? null,
@@ -182,7 +207,13 @@ export function fineTuningRoute(state: FineTuningMockState) {
       sendJson(res, 200, { object: "list", ...page(entry.events, after, limit) });
     } else if (request.method === "GET" && action === "/checkpoints") {
       const { data, has_more } = page(entry.checkpoints, after, limit);
-      sendJson(res, 200, { object: "list", data, has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+      sendJson(res, 200, {
+        object: "list",
+        data,
+        has_more,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+      });
     } else {
       error(res, 405, "Method not allowed");
     }
