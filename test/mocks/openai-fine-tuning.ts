@@ -146,7 +146,7 @@ export function fineTuningRoute(state: FineTuningMockState) {
       for (const param of ["training_file", "validation_file"] as const) {
         if (param === "validation_file" && body[param] == null) continue;
         const file = mock.files.files.get(body[param]);
-        if (!file || file.purpose !== "fine-tune") {
+        if (file?.purpose !== "fine-tune") {
           error(res, 400, `invalid ${param}: ${body[param]}`, param, "invalid_file");
           return true;
         }
