@@ -1,4 +1,5 @@
 import { batchSweepTask } from "../batches/sweep-task.ts";
+import { fineTuningTask } from "../fine-tuning/scheduled-task.ts";
 import type { Services } from "../services.ts";
 
 /**
@@ -15,4 +16,4 @@ export interface ScheduledTask {
 }
 
 /** Tasks by name. Families register theirs here (import the task module; keep each module light to load). */
-export const SCHEDULED_TASKS: ScheduledTask[] = [batchSweepTask];
+export const SCHEDULED_TASKS: ScheduledTask[] = [batchSweepTask, fineTuningTask];

@@ -7,6 +7,7 @@ import { handlers as messages } from "./messages.ts";
 import { handlers as responses } from "./responses.ts";
 import { handlers as completions } from "./completions.ts";
 import { handlers as embeddings } from "./embeddings.ts";
+import { handlers as fineTuning } from "./fine-tuning.ts";
 import { handlers as health } from "./health.ts";
 import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
@@ -36,6 +37,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   embeddings,
   files,
   batches,
+  "fine-tuning": fineTuning,
   models,
   logs,
   feedback,
