@@ -1,3 +1,5 @@
+import { fileStoreOf } from "../files/file-store.ts";
+import { providerKeyOf } from "../files/provider-key.ts";
 import type { Services } from "../services.ts";
 import { MAX_RECEIVES } from "../store/ports.ts";
 import { type BatchRecord, batchStoreOf } from "./batch-store.ts";
@@ -119,6 +121,12 @@ async function submitNative(
     },
     ctx,
   );
+  // The adapter uploaded the input file itself: link that copy, so the next batch of the same file reuses it.
+  if (submitted.providerFileId) {
+    await fileStoreOf(services)
+      .linkProviderFile(record.owner, input.file.file.id, providerKeyOf(ctx.target), submitted.providerFileId)
+      .catch((error) => console.error(`batch ${record.batch.id}: linking the provider's input copy failed`, error));
+  }
   return {
     provider: ctx.target.provider,
     providerBatchId: submitted.providerBatchId,

@@ -1,15 +1,9 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatLine, fileText, jsonl, uploadJsonl } from "../helpers/batches.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
-
-vi.mock("../../core/routes/handlers/index.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../core/routes/handlers/index.ts")>();
-  const { withStubFamilies } = await import("../helpers/stub-families.ts");
-  return { ...original, ALL_HANDLERS: withStubFamilies(original.ALL_HANDLERS) };
-});
 
 /**
  * A 10,000-line gateway-run batch on the in-process gateway, run by its own worker loop (as `npm start` runs it):

@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { authenticate } from "../../core/auth/authenticate.ts";
 import { type ResourceOwner, resourceOwnerOf } from "../../core/auth/resource-owner.ts";
 import { consumeBatches } from "../../core/batches/worker.ts";
@@ -9,12 +9,6 @@ import { chatLine, fileText, jsonl, uploadJsonl } from "../helpers/batches.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
-
-vi.mock("../../core/routes/handlers/index.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../core/routes/handlers/index.ts")>();
-  const { withStubFamilies } = await import("../helpers/stub-families.ts");
-  return { ...original, ALL_HANDLERS: withStubFamilies(original.ALL_HANDLERS) };
-});
 
 /**
  * At-least-once delivery never duplicates or loses a line: every message of the `batches` queue (start, lines,

@@ -10,12 +10,6 @@ import { echoChat } from "../helpers/echo-upstream.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
 
-vi.mock("../../core/routes/handlers/index.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../core/routes/handlers/index.ts")>();
-  const { withStubFamilies } = await import("../helpers/stub-families.ts");
-  return { ...original, ALL_HANDLERS: withStubFamilies(original.ALL_HANDLERS) };
-});
-
 /** A stand-in provider batch API for `openai` (the real adapters are tested on their own). */
 const fake = vi.hoisted(() => ({
   polls: 0,

@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
 import { sweepBatches } from "../../core/batches/sweep.ts";
 import { fileStoreOf } from "../../core/files/file-store.ts";
@@ -8,12 +8,6 @@ import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
-
-vi.mock("../../core/routes/handlers/index.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../core/routes/handlers/index.ts")>();
-  const { withStubFamilies } = await import("../helpers/stub-families.ts");
-  return { ...original, ALL_HANDLERS: withStubFamilies(original.ALL_HANDLERS) };
-});
 
 /**
  * Gateway-run batches end to end with the openai SDK: upload, create, poll, download; validation errors with line

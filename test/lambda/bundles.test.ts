@@ -56,6 +56,7 @@ beforeAll(async () => {
     ...recording.of("Function").map((fn) => fn.args),
     ...recording.subscriptions.map((subscription) => subscription.subscriber),
     ...recording.streamSubscriptions.map((subscription) => subscription.subscriber),
+    ...recording.of("Cron").map((cron) => cron.args.function),
   ];
   deployed = handlers.map((args) => ({
     entry: `${String(args.handler).replace(/\.handler$/, "")}.ts`,

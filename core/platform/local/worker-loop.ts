@@ -125,10 +125,14 @@ export class WorkerLoop {
       failedIds = messages.map((message) => message.id);
     }
     const failed = new Set(failedIds);
-    for (const message of messages) {
-      if (failed.has(message.id)) await port.release(queue, message.receipt, Math.min(2 ** message.attempts, 60));
-      else await port.ack(queue, message.receipt);
-    }
+    // Together: the local queue commits writes in batches, so one round trip settles the whole receive.
+    await Promise.all(
+      messages.map((message) =>
+        failed.has(message.id)
+          ? port.release(queue, message.receipt, Math.min(2 ** message.attempts, 60))
+          : port.ack(queue, message.receipt),
+      ),
+    );
     return messages.length;
   }
 }
