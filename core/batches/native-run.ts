@@ -67,7 +67,11 @@ export async function pollNative(
         native: { ...current.native, state },
         batch: {
           ...current.batch,
-          ...(state.request_counts ? { request_counts: state.request_counts } : {}),
+          // The provider's progress; the total stays the validated line count (a provider may say 0 while it
+          // validates the input itself).
+          ...(state.request_counts
+            ? { request_counts: { ...state.request_counts, total: current.batch.request_counts.total } }
+            : {}),
           ...(finalizing ? { status: "finalizing", finalizing_at: seconds } : {}),
         },
       };

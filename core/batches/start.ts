@@ -77,7 +77,8 @@ async function validate(record: BatchRecord, attempts: number, services: Service
               ...current.batch,
               status: "in_progress",
               in_progress_at: seconds,
-              request_counts: submitted.state.request_counts ?? counts,
+              // The total is the validated line count, whatever the provider says while it validates.
+              request_counts: { ...(submitted.state.request_counts ?? counts), total: counts.total },
               model: check.model,
             },
             native: submitted,

@@ -1,11 +1,13 @@
 import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOrganisation } from "../../core/control/bootstrap.ts";
 import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
+import { startOpenAIBatchesMock } from "../mocks/openai-batches.ts";
+import { fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
 import type { MockServer } from "../helpers/mock-server.ts";
 import { seedPrompt } from "../helpers/prompts.ts";
@@ -265,6 +267,55 @@ describe("inbound formats through the bundle (loaded on first use)", () => {
       expect((await client.messages.countTokens({ model, messages })).input_tokens, model).toBeGreaterThan(0);
     }
   });
+});
+
+describe("files, batches and fine-tuning through the bundle (engine chunks loaded on first use)", () => {
+  it("files, a provider-native batch polled by the scheduled task, and a fine-tuning job", async () => {
+    const jobs = fineTuningState(1);
+    const provider = await startOpenAIBatchesMock({
+      apiKey: "provider-key",
+      pollsToComplete: 1,
+      extraRoutes: [fineTuningRoute(jobs)],
+    });
+    mocks.push(provider);
+    const client = clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${provider.url}/v1` });
+    const line = (id: string) =>
+      JSON.stringify({
+        custom_id: id,
+        method: "POST",
+        url: "/v1/chat/completions",
+        body: { model: "gpt-4o-mini", messages },
+      });
+    const input = await client.files.create({
+      file: await toFile(Buffer.from(`${line("a")}\n${line("b")}\n`), "input.jsonl"),
+      purpose: "batch",
+    });
+    expect(await (await client.files.content(input.id)).text()).toContain('"custom_id":"a"');
+    const batch = await client.batches.create({
+      input_file_id: input.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
+    // The queue worker submits it to the provider; the scheduled task (every 10 s) polls it to the end.
+    await expect
+      .poll(async () => (await client.batches.retrieve(batch.id)).status, { timeout: 40_000, interval: 500 })
+      .toBe("completed");
+    const done = await client.batches.retrieve(batch.id);
+    expect(done.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const output = (await (await client.files.content(done.output_file_id!)).text()).trim().split("\n");
+    expect(output.map((entry) => JSON.parse(entry).custom_id).sort()).toEqual(["a", "b"]);
+
+    const training = await client.files.create({
+      file: await toFile(Buffer.from('{"messages": []}\n'), "train.jsonl"),
+      purpose: "fine-tune",
+    });
+    const job = await client.fineTuning.jobs.create({ model: "gpt-4o-mini-2024-07-18", training_file: training.id });
+    expect(job).toMatchObject({ object: "fine_tuning.job", training_file: training.id });
+    await expect
+      .poll(async () => (await client.fineTuning.jobs.retrieve(job.id)).status, { timeout: 20_000, interval: 500 })
+      .toBe("succeeded");
+    expect((await client.fineTuning.jobs.listEvents(job.id)).data.length).toBeGreaterThan(0);
+  }, 90_000);
 });
 
 describe("routing through the bundle", () => {
