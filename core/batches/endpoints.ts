@@ -1,3 +1,4 @@
+import { forwardAnthropicBeta } from "../formats/messages/anthropic-beta.ts";
 import type { Handler } from "../http/context.ts";
 import { HttpError } from "../http/errors.ts";
 import { type Schema, validate } from "../http/json.ts";
@@ -68,13 +69,7 @@ const ENDPOINTS: Record<BatchEndpoint, EndpointSpec> = {
       ]);
       await loadFormat("messages");
       return (request, ctx) => {
-        // As the messages route does: `anthropic-beta` goes to the provider as a forwarded header.
-        if (
-          ctx.gateway &&
-          request.headers.has("anthropic-beta") &&
-          !ctx.gateway.forwardHeaders.includes("anthropic-beta")
-        )
-          ctx.gateway = { ...ctx.gateway, forwardHeaders: [...ctx.gateway.forwardHeaders, "anthropic-beta"] };
+        forwardAnthropicBeta(request, ctx);
         return handleInference("messages", request, ctx, messagesRequest);
       };
     },

@@ -1,4 +1,5 @@
 import { type ResourceOwner, resourceOwnerOf } from "../auth/resource-owner.ts";
+import { recordAudit } from "../control/audit.ts";
 import { fileStoreOf } from "../files/file-store.ts";
 import { deferRequest } from "../gateway/deferred-request.ts";
 import type { HandlerMap, RequestContext } from "../http/context.ts";
@@ -138,6 +139,17 @@ export const batchHandlers: HandlerMap = {
       }),
     );
     if (!changed) throw batchNotFound(current.batch.id);
+    // An administrator's change of what a batch answers with: kept in the organisation's audit log.
+    await recordAudit(ctx.services.stores.records, {
+      principal: ctx.principal!,
+      traceId: ctx.traceId,
+      action: "update",
+      resourceType: "batch",
+      resourceId: current.batch.id,
+      workspaceId: current.owner.workspaceId || undefined,
+      before: { output_file_id: current.batch.output_file_id },
+      after: { output_file_id: file.file.id },
+    });
     return json(await present(changed.record, ctx.services));
   },
 };

@@ -3,6 +3,7 @@ import { batchPriceFactor } from "../catalog/batch-discount.ts";
 import { costOf } from "../catalog/cost.ts";
 import { replayRequest, singleTargetOf } from "../gateway/deferred-request.ts";
 import type { RequestLog } from "../logs/log-record.ts";
+import { usageForLog } from "../logs/log-request.ts";
 import type { ChatUsage } from "../providers/types.ts";
 import type { Services } from "../services.ts";
 import { type BatchRecord, TERMINAL_STATUSES, batchStoreOf } from "./batch-store.ts";
@@ -220,16 +221,7 @@ async function logNativeLine(
     answeredModel,
     stream: false,
     latencyMs: 0,
-    usage: usage
-      ? {
-          promptTokens: usage.prompt_tokens,
-          completionTokens: usage.completion_tokens,
-          totalTokens: usage.total_tokens,
-          cachedTokens: usage.prompt_tokens_details?.cached_tokens,
-          reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
-          estimated: false,
-        }
-      : undefined,
+    usage: usage ? usageForLog(usage, false) : undefined,
     cost: cost?.priced ? cost.total * batchPriceFactor(provider) : undefined,
     error: result.error ? { message: result.error.message, code: result.error.code } : undefined,
     requestBody: services.settings.GATEWAY_LOG_BODIES ? requestBody : undefined,

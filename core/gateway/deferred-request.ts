@@ -107,7 +107,7 @@ export async function replayRequest(
 export async function singleTargetOf(request: Request, ctx: RequestContext): Promise<ProviderTarget | undefined> {
   const gateway = gatewayHeadersOf(request, ctx);
   const config = await resolveRouting(gateway, ctx);
-  if (!config || config.kind !== "leaf") return undefined;
+  if (config?.kind !== "leaf") return undefined;
   const resolved = await new LeafResolver(request, gateway, ctx).resolve(config);
   return resolved.target;
 }

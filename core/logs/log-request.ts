@@ -2,6 +2,7 @@ import type { AttemptRecord, InferenceOutcome } from "../gateway/outcome.ts";
 import type { RequestContext } from "../http/context.ts";
 import { headersForLog } from "../http/gateway-headers.ts";
 import type { RouteSpec } from "../http/route-types.ts";
+import type { ChatUsage } from "../providers/types.ts";
 import type { RequestLog } from "./log-record.ts";
 
 /**
@@ -58,16 +59,7 @@ export async function logRequest(
     latencyMs: Math.round((outcome?.totalMs ?? performance.now() - ctx.startedAt) * 10) / 10,
     upstreamLatencyMs: outcome?.upstreamFirstByteMs,
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,
-    usage: usage
-      ? {
-          promptTokens: usage.prompt_tokens,
-          completionTokens: usage.completion_tokens,
-          totalTokens: usage.total_tokens,
-          cachedTokens: usage.prompt_tokens_details?.cached_tokens,
-          reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
-          estimated: outcome?.usageEstimated === true,
-        }
-      : undefined,
+    usage: usage ? usageForLog(usage, outcome?.usageEstimated === true) : undefined,
     cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
     guardrails: outcome?.guardrails,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,
@@ -120,4 +112,16 @@ function attemptsForLog(attempts: AttemptRecord[] | undefined): RequestLog["atte
 
 function numberOrUndefined(value: string | null): number | undefined {
   return value === null ? undefined : Number(value);
+}
+
+/** A chat usage as a log records it. */
+export function usageForLog(usage: ChatUsage, estimated: boolean): NonNullable<RequestLog["usage"]> {
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
+    estimated,
+  };
 }

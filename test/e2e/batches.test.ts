@@ -324,6 +324,15 @@ describe("gateway-run batches", () => {
     });
     expect(updated.status).toBe(200);
     expect(updated.body.output_file_id).toBe(replacement.file.id);
+    // The change is in the organisation's audit log.
+    const audit = await call(gateway, gateway.adminKey, "GET", "/v1/audit-logs?limit=50");
+    expect(audit.body.data).toContainEqual(
+      expect.objectContaining({
+        action: "update",
+        resource_type: "batch",
+        resource_id: created.id,
+      }),
+    );
     const foreign = await fileStoreOf(services()).create(ownerB, {
       filename: "b.jsonl",
       purpose: "batch_output",
