@@ -88,7 +88,7 @@ const SETTINGS = {
   // Local queue worker (core/platform/local/worker-loop.ts): seconds a received message stays hidden before it is
   // delivered again (after a crash), and receives in flight on the batches queue (10 messages each).
   GATEWAY_QUEUE_VISIBILITY_SECONDS: positiveInt(300, 1, 43_200),
-  GATEWAY_BATCH_WORKERS: positiveInt(2, 1, 64),
+  GATEWAY_BATCH_WORKERS: positiveInt(4, 1, 64),
   // Batches (core/batches): most requests (lines) in one batch's input file.
   GATEWAY_BATCH_MAX_LINES: positiveInt(50_000, 1, 1_000_000),
   GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
