@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { replayRequest } from "../gateway/deferred-request.ts";
 import { toHttpError } from "../http/app.ts";
+import { METADATA_LIMITS } from "../http/gateway-headers.ts";
 import { errorResponse } from "../http/errors.ts";
 import { logRequest } from "../logs/log-request.ts";
 import type { Services } from "../services.ts";
@@ -70,6 +71,18 @@ async function runLine(record: BatchRecord, message: LineMessage, services: Serv
     traceId: randomUUID(),
   });
   const { request, ctx } = replay;
+  // The line's log names its batch and line (as a native batch's result logs do), so a batch's cost is the sum
+  // of the logs with its batch_id; the create call's own metadata comes first when it leaves no room.
+  if (ctx.gateway) {
+    const metadata = { ...ctx.gateway.metadata };
+    for (const [key, value] of [
+      ["batch_id", record.batch.id],
+      ["custom_id", message.customId.slice(0, METADATA_LIMITS.valueLength)],
+    ] as const) {
+      if (Object.keys(metadata).length < METADATA_LIMITS.pairs && !(key in metadata)) metadata[key] = value;
+    }
+    ctx.gateway = { ...ctx.gateway, metadata };
+  }
   let response: Response;
   try {
     response = await handler(request, ctx);

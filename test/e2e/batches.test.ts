@@ -146,6 +146,9 @@ describe("gateway-run batches", () => {
     expect(priced).toHaveLength(6);
     for (const log of priced) expect(log.cost).toBeGreaterThan(0);
     expect(logs.some((log: any) => log.status === 400)).toBe(true);
+    // Each line's log names its batch and line: the batch's cost is the sum of its logs.
+    for (const log of logs) expect(log.metadata).toMatchObject({ batch_id: done.id, custom_id: expect.any(String) });
+    expect(new Set(logs.map((log: any) => log.metadata.custom_id)).size).toBe(7);
   });
 
   it("fails a batch whose lines do not validate, naming each line", async () => {
