@@ -67,6 +67,8 @@ export function headerCredentials(
     secretAccessKey: gatewayHeader("aws-secret-access-key"),
     sessionToken: gatewayHeader("aws-session-token"),
     region: gatewayHeader("aws-region"),
+    s3Bucket: gatewayHeader("aws-s3-bucket"),
+    roleArn: gatewayHeader("aws-role-arn"),
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
   checkHostHeader("aws-region", "aws_region", aws.region);

@@ -26,7 +26,15 @@ export interface ProviderTarget {
   customHost?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
-  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
+  aws?: {
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    sessionToken?: string;
+    region?: string;
+    /** Bedrock batch inference: the bucket its jobs read and write, and the service role Bedrock assumes. */
+    s3Bucket?: string;
+    roleArn?: string;
+  };
   /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
   forwardHeaders?: Record<string, string>;
   /** Saved integrations: which models may be called and their custom headers (applied by core/gateway/call-target.ts). */

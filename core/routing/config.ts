@@ -89,6 +89,9 @@ export interface RawConfigNode {
   aws_secret_access_key?: string;
   aws_session_token?: string;
   aws_region?: string;
+  /** Bedrock batch inference: the S3 bucket its jobs use and the service role Bedrock assumes. */
+  aws_s3_bucket?: string;
+  aws_role_arn?: string;
   /** Root only: how batches created with this config run (core/batches): the provider's batch API or the gateway. */
   batch_mode?: "native" | "gateway";
   [extra: string]: unknown;
@@ -168,6 +171,8 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       aws_secret_access_key: z.optional(nonEmpty),
       aws_session_token: z.optional(nonEmpty),
       aws_region: z.optional(nonEmpty),
+      aws_s3_bucket: z.optional(nonEmpty),
+      aws_role_arn: z.optional(nonEmpty),
       batch_mode: z.optional(z.enum(["native", "gateway"])),
     }),
   );
@@ -226,7 +231,14 @@ export interface LeafNode extends NodeBase {
   apiKey?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
-  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
+  aws?: {
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    sessionToken?: string;
+    region?: string;
+    s3Bucket?: string;
+    roleArn?: string;
+  };
   /** Set for the single target built from request headers (no config). */
   fromHeaders?: boolean;
 }
@@ -353,6 +365,8 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     secretAccessKey: raw.aws_secret_access_key,
     sessionToken: raw.aws_session_token,
     region: raw.aws_region,
+    s3Bucket: raw.aws_s3_bucket,
+    roleArn: raw.aws_role_arn,
   };
   if (Object.values(aws).some(Boolean)) leaf.aws = aws;
   return leaf;
@@ -373,6 +387,8 @@ const LEAF_TARGET_FIELDS = [
   "aws_secret_access_key",
   "aws_session_token",
   "aws_region",
+  "aws_s3_bucket",
+  "aws_role_arn",
 ] as const;
 
 function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {

@@ -11,6 +11,7 @@ const LOADERS: Record<string, () => Promise<NativeBatchApi>> = {
   groq: openAI,
   "azure-openai": openAI,
   anthropic: () => import("./anthropic.ts").then((module) => module.anthropicBatches),
+  bedrock: () => import("./bedrock.ts").then((module) => module.bedrockBatches),
 };
 
 export async function nativeBatchApiFor(providerId: string): Promise<NativeBatchApi | undefined> {
