@@ -25,7 +25,7 @@ export interface ProviderTarget {
   /** Base URL that replaces the provider's default (already checked against SSRF rules). */
   customHost?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
+  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
   aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
   /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
   forwardHeaders?: Record<string, string>;

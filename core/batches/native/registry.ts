@@ -11,6 +11,7 @@ const LOADERS: Record<string, () => Promise<NativeBatchApi>> = {
   groq: openAI,
   "azure-openai": openAI,
   anthropic: () => import("./anthropic.ts").then((module) => module.anthropicBatches),
+  "vertex-ai": () => import("./vertex.ts").then((module) => module.vertexBatches),
 };
 
 export async function nativeBatchApiFor(providerId: string): Promise<NativeBatchApi | undefined> {
