@@ -147,8 +147,7 @@ function stateOf(job: any, details: VertexDetails): NativeBatchState {
 /** The GenerateContentRequest of one chat line, its custom_id in the labels. Throws UpstreamError when refused. */
 function requestOf(line: BatchInputLine, model: string, labelValue: string): Record<string, unknown> {
   const request = toGeminiRequest(line.body, model);
-  const labels = typeof line.body.labels === "object" && line.body.labels ? line.body.labels : {};
-  return { ...request, labels: { ...labels, [CUSTOM_ID_LABEL]: labelValue } };
+  return { ...request, labels: { [CUSTOM_ID_LABEL]: labelValue } };
 }
 
 /** The label value a line's custom_id travels as (the same on both passes over the lines). */
