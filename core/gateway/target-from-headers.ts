@@ -59,6 +59,7 @@ export function headerCredentials(
     projectId: gatewayHeader("vertex-project-id"),
     region: gatewayHeader("vertex-region"),
     serviceAccountJson: gatewayHeader("vertex-service-account-json"),
+    storageBucket: gatewayHeader("vertex-storage-bucket"),
   };
   if (Object.values(vertex).some(Boolean)) target.vertex = vertex;
 

@@ -25,7 +25,8 @@ export interface ProviderTarget {
   /** Base URL that replaces the provider's default (already checked against SSRF rules). */
   customHost?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
+  /** `storageBucket`: Vertex AI batch prediction reads its input from and writes its output to this GCS bucket. */
+  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
   aws?: {
     accessKeyId?: string;
     secretAccessKey?: string;

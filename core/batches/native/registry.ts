@@ -12,6 +12,7 @@ const LOADERS: Record<string, () => Promise<NativeBatchApi>> = {
   "azure-openai": openAI,
   anthropic: () => import("./anthropic.ts").then((module) => module.anthropicBatches),
   bedrock: () => import("./bedrock.ts").then((module) => module.bedrockBatches),
+  "vertex-ai": () => import("./vertex.ts").then((module) => module.vertexBatches),
 };
 
 export async function nativeBatchApiFor(providerId: string): Promise<NativeBatchApi | undefined> {
