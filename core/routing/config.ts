@@ -85,6 +85,8 @@ export interface RawConfigNode {
   vertex_project_id?: string;
   vertex_region?: string;
   vertex_service_account_json?: string | Record<string, unknown>;
+  /** Vertex AI batch prediction: the Cloud Storage bucket its input and results go through. */
+  vertex_storage_bucket?: string;
   aws_access_key_id?: string;
   aws_secret_access_key?: string;
   aws_session_token?: string;
@@ -167,6 +169,7 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       vertex_project_id: z.optional(nonEmpty),
       vertex_region: z.optional(nonEmpty),
       vertex_service_account_json: z.optional(z.union([z.string(), z.record(z.string(), z.unknown())])),
+      vertex_storage_bucket: z.optional(nonEmpty),
       aws_access_key_id: z.optional(nonEmpty),
       aws_secret_access_key: z.optional(nonEmpty),
       aws_session_token: z.optional(nonEmpty),
@@ -230,7 +233,7 @@ export interface LeafNode extends NodeBase {
   virtualKey?: string;
   apiKey?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string };
+  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
   aws?: {
     accessKeyId?: string;
     secretAccessKey?: string;
@@ -358,6 +361,7 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     projectId: raw.vertex_project_id,
     region: raw.vertex_region,
     serviceAccountJson: typeof serviceAccount === "object" ? JSON.stringify(serviceAccount) : serviceAccount,
+    storageBucket: raw.vertex_storage_bucket,
   };
   if (Object.values(vertex).some(Boolean)) leaf.vertex = vertex;
   const aws = {
@@ -383,6 +387,7 @@ const LEAF_TARGET_FIELDS = [
   "vertex_project_id",
   "vertex_region",
   "vertex_service_account_json",
+  "vertex_storage_bucket",
   "aws_access_key_id",
   "aws_secret_access_key",
   "aws_session_token",

@@ -285,3 +285,21 @@ describe("compiled configs", () => {
     );
   });
 });
+
+describe("native batch storage of a target", () => {
+  it("carries the Bedrock bucket and role and the Vertex AI bucket to the leaf (camelCase accepted too)", () => {
+    expect(
+      compile({
+        provider: "bedrock",
+        aws_region: "us-east-1",
+        aws_s3_bucket: "batches",
+        aws_role_arn: "arn:aws:iam::1:role/b",
+      }),
+    ).toMatchObject({ aws: { region: "us-east-1", s3Bucket: "batches", roleArn: "arn:aws:iam::1:role/b" } });
+    expect(compile({ provider: "vertex-ai", vertexProjectId: "p", vertexStorageBucket: "gcs-batches" })).toMatchObject({
+      vertex: { projectId: "p", storageBucket: "gcs-batches" },
+    });
+    // Without a provider these describe nothing: refused like the other target fields.
+    expect(() => compile({ vertex_storage_bucket: "b" })).toThrow();
+  });
+});
