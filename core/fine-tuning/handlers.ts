@@ -4,8 +4,8 @@ import type { HandlerMap, RequestContext } from "../http/context.ts";
 import { notFound, unauthorized } from "../http/errors.ts";
 import { json, readJson, validate } from "../http/json.ts";
 import { fineTuningJobStoreOf } from "./job-store.ts";
-import { cancelJob, createJob, providerCall, providerOptions, refreshJob, targetOfJob } from "./jobs.ts";
-import { listProviderJobItems } from "./provider-api.ts";
+import { callContext, cancelJob, createJob, providerCall, refreshJob, targetOfJob } from "./jobs.ts";
+import { fineTuningApiFor } from "./provider-api.ts";
 import {
   checkpointsQuerySchema,
   createJobSchema,
@@ -98,9 +98,9 @@ async function providerItems(
   query: { after?: string; limit: number },
 ): Promise<{ data: any[]; has_more: boolean }> {
   const target = await targetOfJob(stored.request, ctx.services, ctx.signal);
-  const page = await providerCall(() =>
-    listProviderJobItems(target, stored.providerJobId, kind, query, providerOptions(ctx.services, ctx.signal)),
-  );
+  const api = await fineTuningApiFor(target);
+  const call = callContext(ctx.services, target, ctx.signal);
+  const page = await providerCall(() => api[kind](stored.providerJobId, query, call));
   return { data: Array.isArray(page?.data) ? page.data : [], has_more: page?.has_more === true };
 }
 

@@ -1,7 +1,6 @@
 import type { ResourceOwner } from "../auth/resource-owner.ts";
 import type { ProviderCallOptions } from "../batches/native/provider-http.ts";
 import { fileStoreOf } from "../files/file-store.ts";
-import { ensureProviderFile } from "../files/provider-files.ts";
 import { providerKeyOf } from "../files/provider-key.ts";
 import type { StoredFile } from "../files/types.ts";
 import { type DeferredRequest, replayRequest, singleTargetOf } from "../gateway/deferred-request.ts";
@@ -12,13 +11,7 @@ import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
 import { fineTuningJobStoreOf, newJobId } from "./job-store.ts";
-import {
-  cancelProviderJob,
-  checkFineTuningProvider,
-  createProviderJob,
-  getProviderJob,
-  providerFile,
-} from "./provider-api.ts";
+import { type FineTuningCallContext, fineTuningApiFor } from "./provider-api.ts";
 import type { CreateJobInput } from "./schemas.ts";
 import {
   FINE_TUNING_STATUSES,
@@ -33,11 +26,17 @@ import {
  * caller's workspace, and refreshed from the provider (on read while running, and by the scheduled task). The
  * training and validation files are the caller's gateway files (made available at the provider with
  * ensureProviderFile); the provider's result files are copied into the workspace's files, so the job shows gateway
- * ids only. Later provider calls reach the provider with the create call's routing (deferRequest).
+ * ids only. Later provider calls reach the provider with the create call's routing (deferRequest). Each provider's
+ * API is behind provider-api.ts, which answers jobs in OpenAI's shape.
  */
 
 export function providerOptions(services: Services, signal: AbortSignal): ProviderCallOptions {
   return { trustedHosts: services.trustedHosts, signal, timeoutMs: services.settings.REQUEST_TIMEOUT };
+}
+
+/** What a provider call of the fine-tuning API needs. */
+export function callContext(services: Services, target: ProviderTarget, signal: AbortSignal): FineTuningCallContext {
+  return { ...providerOptions(services, signal), target, services };
 }
 
 /** Runs a provider call, its failures answered as the client's errors (the provider's status and message). */
@@ -159,21 +158,15 @@ export async function createJob(
       "missing_provider",
     );
   }
-  checkFineTuningProvider(target);
+  const api = await fineTuningApiFor(target);
   const training = await trainingFileOf(services, owner, input.training_file, "training_file");
   const validation = input.validation_file
     ? await trainingFileOf(services, owner, input.validation_file, "validation_file")
     : undefined;
-  const trainingId = await ensureProviderFile(services, training, target, ctx.signal);
-  const validationId = validation ? await ensureProviderFile(services, validation, target, ctx.signal) : undefined;
-
-  const body: Record<string, unknown> = { model: input.model, training_file: trainingId };
-  if (validationId) body.validation_file = validationId;
-  for (const name of ["suffix", "hyperparameters", "method", "seed", "integrations", "metadata"] as const) {
-    if (input[name] !== undefined && input[name] !== null) body[name] = input[name];
-  }
-  const options = providerOptions(services, ctx.signal);
-  const created = await providerCall(() => createProviderJob(target, body, options));
+  const jobId = newJobId();
+  const created = await providerCall(() =>
+    api.create({ jobId, input, training, validation }, callContext(services, target, ctx.signal)),
+  );
   if (typeof created?.id !== "string" || !created.id) {
     throw new HttpError(502, "The provider answered a fine-tuning job without an id.", {
       code: "upstream_invalid_response",
@@ -181,7 +174,7 @@ export async function createJob(
   }
 
   const base: FineTuningJob = {
-    id: newJobId(),
+    id: jobId,
     object: "fine_tuning.job",
     created_at: Math.floor(Date.now() / 1000),
     error: null,
@@ -228,11 +221,12 @@ async function copyResultFiles(
 ): Promise<Record<string, string>> {
   const ids: unknown[] = Array.isArray(provider?.result_files) ? provider.result_files : [];
   const copied = { ...stored.resultFiles };
+  if (!ids.some((id) => typeof id === "string" && !copied[id])) return copied;
   const files = fileStoreOf(services);
-  const options = providerOptions(services, signal);
+  const api = await fineTuningApiFor(target);
   for (const providerFileId of ids) {
     if (typeof providerFileId !== "string" || copied[providerFileId]) continue;
-    const { filename, body } = await providerFile(target, providerFileId, options);
+    const { filename, body } = await api.resultFile(providerFileId, callContext(services, target, signal));
     const id = `file-${stored.job.id}-result-${Object.keys(copied).length + 1}`;
     await files.create(stored.owner, { id, filename, purpose: "fine-tune-results", contentType: "text/csv", body });
     await files.linkProviderFile(stored.owner, id, providerKeyOf(target), providerFileId);
@@ -253,7 +247,8 @@ export async function refreshJob(
 ): Promise<StoredFineTuningJob> {
   if (TERMINAL_FINE_TUNING_STATUSES.has(stored.job.status)) return stored;
   const resolved = target ?? (await targetOfJob(stored.request, services, signal));
-  const provider = await getProviderJob(resolved, stored.providerJobId, providerOptions(services, signal));
+  const api = await fineTuningApiFor(resolved);
+  const provider = await api.get(stored.providerJobId, callContext(services, resolved, signal));
   return storeProviderJob(services, stored, resolved, provider, signal);
 }
 
@@ -285,9 +280,8 @@ export async function cancelJob(
     );
   }
   const target = await targetOfJob(stored.request, services, signal);
-  const provider = await providerCall(() =>
-    cancelProviderJob(target, stored.providerJobId, providerOptions(services, signal)),
-  );
+  const api = await fineTuningApiFor(target);
+  const provider = await providerCall(() => api.cancel(stored.providerJobId, callContext(services, target, signal)));
   // Some providers answer `cancelling`-like states first: the job shows cancelled once the provider says so.
   return storeProviderJob(services, stored, target, provider, signal);
 }

@@ -10,7 +10,7 @@ import { fileStoreOf } from "../../../core/files/file-store.ts";
 import { providerKeyOf } from "../../../core/files/provider-key.ts";
 import { fineTuningJobStoreOf, newJobId } from "../../../core/fine-tuning/job-store.ts";
 import { mergeProviderJob, refreshJob } from "../../../core/fine-tuning/jobs.ts";
-import { createProviderJob } from "../../../core/fine-tuning/provider-api.ts";
+import { createProviderJob } from "../../../core/fine-tuning/providers/openai.ts";
 import { fineTuningTask } from "../../../core/fine-tuning/scheduled-task.ts";
 import type { FineTuningJob, StoredFineTuningJob } from "../../../core/fine-tuning/types.ts";
 import { createLocalStores } from "../../../core/platform/local/local-stores.ts";
