@@ -62,6 +62,7 @@ const openAI = () => import("./providers/openai.ts").then((module) => module.ope
 const LOADERS: Record<string, () => Promise<FineTuningProviderApi>> = {
   openai: openAI,
   "azure-openai": openAI,
+  "vertex-ai": () => import("./providers/vertex.ts").then((module) => module.vertexFineTuning),
 };
 
 export const FINE_TUNING_PROVIDERS: ReadonlySet<string> = new Set(Object.keys(LOADERS));

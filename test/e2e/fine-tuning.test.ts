@@ -8,6 +8,7 @@ import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../mocks/openai-batches.ts";
 import { type FineTuningMockState, fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts";
+import { startVertexBatchesMock, type VertexBatchesMock } from "../mocks/vertex-batches.ts";
 
 /**
  * Fine-tuning end to end with the openai SDK (`fineTuning.jobs.*`) through the in-process gateway, against the mock
@@ -37,6 +38,7 @@ let openai: OpenAIBatchesMock;
 let openaiJobs: FineTuningMockState;
 let azure: OpenAIBatchesMock;
 let azureJobs: FineTuningMockState;
+let vertex: VertexBatchesMock;
 let keyA: string;
 let keyB: string;
 let ownerA: { organisationId: string; workspaceId: string };
@@ -75,6 +77,7 @@ beforeAll(async () => {
     azure: true,
     extraRoutes: [fineTuningRoute(azureJobs)],
   });
+  vertex = await startVertexBatchesMock({ pollsToEnd: 2 });
   gateway = await startTestGateway();
   const [wsA, wsB] = [await seedWorkspace(gateway, "ft-a"), await seedWorkspace(gateway, "ft-b")];
   keyA = (
@@ -98,6 +101,7 @@ afterAll(async () => {
   await gateway?.close();
   await openai?.close();
   await azure?.close();
+  await vertex?.close();
 });
 
 describe("fine-tuning jobs", () => {
@@ -326,5 +330,110 @@ describe("fine-tuning jobs", () => {
     expect(done.result_files).toHaveLength(1);
     const checkpoints = await clientWithKey.fineTuning.jobs.checkpoints.list(job.id);
     expect(checkpoints.data[0]!.fine_tuning_job_id).toBe(job.id);
+  });
+});
+
+describe("fine-tuning on Vertex AI", () => {
+  const vertexHeaders = () => ({
+    "x-gateway-provider": "vertex-ai",
+    "x-gateway-custom-host": vertex.url,
+    "x-gateway-vertex-project-id": "ft-project",
+    "x-gateway-vertex-region": "us-central1",
+    "x-gateway-vertex-storage-bucket": "ft-bucket",
+  });
+  const vertexClient = () =>
+    new OpenAI({
+      apiKey: vertex.accessToken,
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": keyA, ...vertexHeaders() },
+      maxRetries: 0,
+    });
+
+  it("uploads the chat lines as Gemini examples, creates a tuning job, and the scheduled refresh finishes it", async () => {
+    const client = vertexClient();
+    const job = await client.fineTuning.jobs.create({
+      model: "gemini-2.0-flash-001",
+      training_file: await seedFile(ownerA, "fine-tune"),
+      validation_file: await seedFile(ownerA, "fine-tune"),
+      suffix: "support",
+      hyperparameters: { n_epochs: 4, learning_rate_multiplier: 0.5 },
+    });
+    expect(job).toMatchObject({ status: "validating_files", model: "gemini-2.0-flash-001", fine_tuned_model: null });
+    const [providerJobId, tuning] = [...vertex.tuningJobs].at(-1)!;
+    expect(tuning.body).toEqual({
+      baseModel: "gemini-2.0-flash-001",
+      supervisedTuningSpec: {
+        trainingDatasetUri: `gs://ft-bucket/gateway-fine-tuning/${job.id}/train.jsonl`,
+        validationDatasetUri: `gs://ft-bucket/gateway-fine-tuning/${job.id}/validation.jsonl`,
+        hyperParameters: { epochCount: 4, learningRateMultiplier: 0.5 },
+      },
+      tunedModelDisplayName: "gemini-2.0-flash-001-support",
+    });
+    const uploaded = vertex.objects.get(`ft-bucket/gateway-fine-tuning/${job.id}/train.jsonl`)!.toString("utf8");
+    expect(
+      uploaded
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line))[0],
+    ).toEqual({
+      contents: [
+        { role: "user", parts: [{ text: "Hi" }] },
+        { role: "model", parts: [{ text: "Hello!" }] },
+      ],
+    });
+
+    await tick();
+    expect((await client.fineTuning.jobs.list()).data.find((item) => item.id === job.id)!.status).toBe("running");
+    await tick();
+    const done = await client.fineTuning.jobs.retrieve(job.id);
+    expect(done).toMatchObject({
+      status: "succeeded",
+      fine_tuned_model: `projects/ft-project/locations/us-central1/models/77${providerJobId}@1`,
+      trained_tokens: 1234,
+      result_files: [],
+    });
+    expect(done.finished_at).toEqual(expect.any(Number));
+    expect((await client.fineTuning.jobs.listEvents(job.id)).data).toEqual([]);
+    expect((await client.fineTuning.jobs.checkpoints.list(job.id)).data).toEqual([]);
+  });
+
+  it("cancels a tuning job, and refuses what Vertex cannot do before uploading anything", async () => {
+    const client = vertexClient();
+    const job = await client.fineTuning.jobs.create({
+      model: "gemini-2.0-flash-001",
+      training_file: await seedFile(ownerA, "fine-tune"),
+    });
+    const cancelling = await client.fineTuning.jobs.cancel(job.id);
+    expect(cancelling.status).not.toBe("succeeded");
+    const [, tuning] = [...vertex.tuningJobs].at(-1)!;
+    expect(tuning.state).toMatch(/JOB_STATE_CANCELL/);
+    await tick();
+    expect((await client.fineTuning.jobs.retrieve(job.id)).status).toBe("cancelled");
+
+    const objects = vertex.objects.size;
+    const notChat = await seedFile(ownerA, "fine-tune", JSON.stringify({ prompt: "x", completion: "y" }));
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: "gemini-2.0-flash-001", training_file: notChat }, "training_file"],
+      [
+        { model: "gemini-2.0-flash-001", training_file: notChat, hyperparameters: { batch_size: 8 } },
+        "hyperparameters.batch_size",
+      ],
+      [{ model: "claude-3-5-sonnet@20240620", training_file: notChat }, "model"],
+    ];
+    for (const [body, param] of cases) {
+      const error = await client.fineTuning.jobs.create(body as any).catch((e) => e);
+      expect(error?.status, param).toBe(400);
+      expect(error?.error?.param, JSON.stringify(error?.error)).toBe(param);
+    }
+    expect(vertex.objects.size).toBe(objects);
+    const noBucket = new OpenAI({
+      apiKey: vertex.accessToken,
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": keyA, ...vertexHeaders(), "x-gateway-vertex-storage-bucket": "" },
+      maxRetries: 0,
+    });
+    await expect(
+      noBucket.fineTuning.jobs.create({ model: "gemini-2.0-flash-001", training_file: notChat }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

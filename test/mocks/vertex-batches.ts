@@ -14,11 +14,25 @@ import { GEMINI_MOCK_USAGE } from "./google.ts";
  *        `{outputUriPrefix}/prediction-model-{ts}/predictions.jsonl` (lines in reverse order: Vertex does not promise
  *        the input's) and answers JOB_STATE_SUCCEEDED with completionStats and outputInfo.gcsOutputDirectory
  *   POST /v1/projects/{p}/locations/{r}/batchPredictionJobs/{id}:cancel    JOB_STATE_CANCELLING, then CANCELLED
+ *   POST /v1/projects/{p}/locations/{r}/tuningJobs                         a TuningJob, JOB_STATE_PENDING; its
+ *        trainingDatasetUri (and validationDatasetUri) must name uploaded objects whose lines are `{contents}`
+ *   GET  /v1/projects/{p}/locations/{r}/tuningJobs/{id}                    PENDING -> RUNNING -> after `pollsToEnd`
+ *        polls SUCCEEDED with tunedModel {model, endpoint} and endTime (or FAILED with an error when `failJob`)
+ *   POST /v1/projects/{p}/locations/{r}/tuningJobs/{id}:cancel             {} ; the job is CANCELLED on its next GET
  * Every call but /token needs `Authorization: Bearer <accessToken>`. Input lines must be `{"request": {contents}}`;
  * each output line echoes the request with `status: ""` and a GenerateContentResponse answering "You said: <text>",
  * or, for a request whose last user text contains "please fail", a `status` error message and no response.
  * Listing pages hold `pageSize` items (default 1000).
  */
+interface MockTuningJob {
+  name: string;
+  body: any;
+  polls: number;
+  state: string;
+  createTime: string;
+  endTime?: string;
+}
+
 export interface VertexBatchesMockOptions {
   accessToken?: string;
   pollsToEnd?: number;
@@ -37,10 +51,20 @@ interface MockJob {
   createTime: string;
 }
 
+interface MockTuningJob {
+  name: string;
+  body: any;
+  polls: number;
+  state: string;
+  createTime: string;
+  endTime?: string;
+}
+
 export interface VertexBatchesMock extends MockServer {
   accessToken: string;
   tokenUri: string;
   jobs: Map<string, MockJob>;
+  tuningJobs: Map<string, MockTuningJob>;
   /** Stored objects by `bucket/name`. */
   objects: Map<string, Buffer>;
   options: VertexBatchesMockOptions;
@@ -66,6 +90,7 @@ function splitGcsUri(uri: string): [string, string] {
 export async function startVertexBatchesMock(options: VertexBatchesMockOptions = {}): Promise<VertexBatchesMock> {
   const accessToken = options.accessToken ?? "ya29.mock-vertex-batches";
   const jobs = new Map<string, MockJob>();
+  const tuningJobs = new Map<string, MockTuningJob>();
   const objects = new Map<string, Buffer>();
   let nextJob = 1000;
 
@@ -188,6 +213,9 @@ export async function startVertexBatchesMock(options: VertexBatchesMockOptions =
       return void res.end(body);
     }
 
+    const tuningPath = /^\/v1\/(projects\/[^/]+\/locations\/[^/]+)\/tuningJobs(?:\/(\d+))?(:cancel)?$/.exec(path);
+    if (tuningPath) return tuningRoute(request, res, tuningPath[1]!, tuningPath[2], Boolean(tuningPath[3]));
+
     const jobsPath = /^\/v1\/(projects\/[^/]+\/locations\/[^/]+)\/batchPredictionJobs(?:\/(\d+))?(:cancel)?$/.exec(
       path,
     );
@@ -241,10 +269,99 @@ export async function startVertexBatchesMock(options: VertexBatchesMockOptions =
     return googleError(res, 405, "INVALID_ARGUMENT", "Method not allowed");
   });
 
+  /** Whether every line of the object is a Gemini tuning example (`contents` with a model turn). */
+  const isTuningDataset = (uri: unknown): boolean => {
+    if (typeof uri !== "string" || !uri.startsWith("gs://")) return false;
+    const [bucket, object] = splitGcsUri(uri);
+    const text = objects.get(`${bucket}/${object}`)?.toString("utf8");
+    if (!text) return false;
+    return text
+      .split("\n")
+      .filter(Boolean)
+      .every((line) => {
+        const example = JSON.parse(line);
+        return Array.isArray(example.contents) && example.contents.some((content: any) => content.role === "model");
+      });
+  };
+
+  const tuningView = (job: MockTuningJob) => ({
+    name: job.name,
+    tunedModelDisplayName: job.body.tunedModelDisplayName,
+    baseModel: job.body.baseModel,
+    supervisedTuningSpec: job.body.supervisedTuningSpec,
+    state: job.state,
+    createTime: job.createTime,
+    ...(job.endTime ? { endTime: job.endTime } : {}),
+    ...(job.state === "JOB_STATE_SUCCEEDED"
+      ? {
+          tunedModel: {
+            model: `${job.name.replace(/\/tuningJobs\/.*/, "")}/models/77${job.name.split("/").pop()}@1`,
+            endpoint: `${job.name.replace(/\/tuningJobs\/.*/, "")}/endpoints/88${job.name.split("/").pop()}`,
+          },
+          tuningDataStats: { supervisedTuningDataStats: { totalBillableTokenCount: "1234" } },
+        }
+      : {}),
+    ...(job.state === "JOB_STATE_FAILED"
+      ? { error: { code: 3, message: "Mock: the tuning dataset is invalid." } }
+      : {}),
+  });
+
+  const tuningRoute = (
+    request: RecordedRequest,
+    res: ServerResponse,
+    parent: string,
+    id: string | undefined,
+    cancel: boolean,
+  ) => {
+    if (!id && request.method === "POST") {
+      const body = request.json();
+      const spec = body?.supervisedTuningSpec;
+      if (!/^gemini-[\w.@-]+$/.test(body?.baseModel ?? "") || !isTuningDataset(spec?.trainingDatasetUri)) {
+        return googleError(res, 400, "INVALID_ARGUMENT", "Invalid TuningJob: baseModel or trainingDatasetUri");
+      }
+      if (spec.validationDatasetUri !== undefined && !isTuningDataset(spec.validationDatasetUri)) {
+        return googleError(res, 400, "INVALID_ARGUMENT", "Invalid validationDatasetUri");
+      }
+      const job: MockTuningJob = {
+        name: `${parent}/tuningJobs/${nextJob++}`,
+        body,
+        polls: 0,
+        state: "JOB_STATE_PENDING",
+        createTime: new Date().toISOString(),
+      };
+      tuningJobs.set(job.name.split("/").pop()!, job);
+      return sendJson(res, 200, tuningView(job));
+    }
+    const job = id ? tuningJobs.get(id) : undefined;
+    if (!job) return googleError(res, 404, "NOT_FOUND", "Tuning job not found");
+    if (cancel && request.method === "POST") {
+      if (!["JOB_STATE_PENDING", "JOB_STATE_RUNNING"].includes(job.state)) {
+        return googleError(res, 400, "FAILED_PRECONDITION", `Cannot cancel a job in ${job.state}`);
+      }
+      job.state = "JOB_STATE_CANCELLING";
+      return sendJson(res, 200, {});
+    }
+    if (!cancel && request.method === "GET") {
+      job.polls++;
+      if (job.state === "JOB_STATE_CANCELLING") {
+        job.state = "JOB_STATE_CANCELLED";
+        job.endTime = new Date().toISOString();
+      } else if (job.state === "JOB_STATE_PENDING" || job.state === "JOB_STATE_RUNNING") {
+        if (job.polls >= (mock.options.pollsToEnd ?? 1)) {
+          job.state = mock.options.failJob ? "JOB_STATE_FAILED" : "JOB_STATE_SUCCEEDED";
+          job.endTime = new Date().toISOString();
+        } else job.state = "JOB_STATE_RUNNING";
+      }
+      return sendJson(res, 200, tuningView(job));
+    }
+    return googleError(res, 405, "INVALID_ARGUMENT", "Method not allowed");
+  };
+
   const mock: VertexBatchesMock = Object.assign(server, {
     accessToken,
     tokenUri: `${server.url}/token`,
     jobs,
+    tuningJobs,
     objects,
     options,
   });

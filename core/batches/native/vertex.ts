@@ -71,13 +71,13 @@ const transformContext = (ctx: NativeBatchContext, model = ""): TransformContext
   signal: ctx.signal,
 });
 
-function bucketOf(target: ProviderTarget): string | undefined {
+export function bucketOf(target: ProviderTarget): string | undefined {
   const bucket = target.vertex?.storageBucket?.trim();
   return bucket && BUCKET_NAME.test(bucket) && !bucket.includes("..") ? bucket : undefined;
 }
 
 /** The custom host (already SSRF-checked) serves both APIs in tests and private proxies; else Google's hosts. */
-function customBase(target: ProviderTarget): string | undefined {
+export function customBase(target: ProviderTarget): string | undefined {
   return target.customHost?.replace(/\/+$/, "").replace(/\/v1(beta1)?$/, "");
 }
 
@@ -91,11 +91,11 @@ function jobsUrl(ctx: NativeBatchContext, suffix = ""): string {
   return `${base}/v1/projects/${encodeURIComponent(project)}/locations/${region}/batchPredictionJobs${suffix}`;
 }
 
-function storageBase(ctx: NativeBatchContext): string {
+export function storageBase(ctx: NativeBatchContext): string {
   return customBase(ctx.target) ?? GCS_HOST;
 }
 
-async function authHeaders(ctx: NativeBatchContext): Promise<Record<string, string>> {
+export async function authHeaders(ctx: NativeBatchContext): Promise<Record<string, string>> {
   return { authorization: `Bearer ${await vertexAccessToken(transformContext(ctx))}` };
 }
 
