@@ -63,6 +63,7 @@ const LOADERS: Record<string, () => Promise<FineTuningProviderApi>> = {
   openai: openAI,
   "azure-openai": openAI,
   "vertex-ai": () => import("./providers/vertex.ts").then((module) => module.vertexFineTuning),
+  bedrock: () => import("./providers/bedrock.ts").then((module) => module.bedrockFineTuning),
 };
 
 export const FINE_TUNING_PROVIDERS: ReadonlySet<string> = new Set(Object.keys(LOADERS));

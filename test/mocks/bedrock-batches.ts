@@ -14,6 +14,14 @@ import { type MockServer, type RecordedRequest, sendJson, startMockServer } from
  * Control-plane calls must be signed for service `bedrock`. Each record's modelInput must be a Claude Messages
  * body for InvokeModel (anthropic_version bedrock-2023-05-31, max_tokens, messages, no model or stream); it is
  * answered with a message echoing the last user text, or with a record error when that text is "fail".
+ * Model customisation (fine-tuning) jobs, on the same server:
+ *   POST /model-customization-jobs                CreateModelCustomizationJob: checks the documented body (name
+ *                                                 rules, FINE_TUNING, string hyperparameters), that the training
+ *                                                 object exists -> {jobArn}; a dataset not in the base model's
+ *                                                 format (Claude 3 Haiku or Nova) fails the job
+ *   GET  /model-customization-jobs/{jobArn}       GetModelCustomizationJob: InProgress, then Completed (with
+ *                                                 outputModelArn) after `pollsToEnd` polls
+ *   POST /model-customization-jobs/{jobArn}/stop  StopModelCustomizationJob: Stopping, the next poll Stopped
  */
 export interface BedrockBatchesMockOptions {
   pollsToEnd?: number;
@@ -31,9 +39,21 @@ interface MockJob {
   message?: string;
 }
 
+interface MockCustomizationJob {
+  jobArn: string;
+  body: any;
+  polls: number;
+  status: string;
+  failureMessage?: string;
+  creationTime: string;
+  endTime?: string;
+  outputModelArn?: string;
+}
+
 export interface BedrockBatchesMock extends MockServer {
   objects: Map<string, Buffer>;
   jobs: Map<string, MockJob>;
+  customizationJobs: Map<string, MockCustomizationJob>;
   options: BedrockBatchesMockOptions;
 }
 
@@ -68,9 +88,33 @@ function lastUserText(input: any): string {
 
 const fromS3Uri = (uri: string) => /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
 
+const CUSTOM_MODEL_NAME = /^([0-9a-zA-Z][_-]?){1,63}$/;
+
+/** Whether a dataset line is in the base model's fine-tuning format (Bedrock's "Prepare data for fine-tuning"). */
+function datasetLineProblem(line: any, base: string): string | undefined {
+  const alternates = (messages: any[]) =>
+    messages.length >= 2 &&
+    messages.every((message, index) => message?.role === (index % 2 === 0 ? "user" : "assistant"));
+  if (!Array.isArray(line?.messages) || !alternates(line.messages)) return "messages must alternate user, assistant";
+  if (base.startsWith("anthropic.claude-3-haiku")) {
+    if (line.system !== undefined && typeof line.system !== "string") return "system must be a string";
+    if (!line.messages.every((message: any) => typeof message.content === "string")) return "content must be a string";
+    return Object.keys(line).every((key) => key === "system" || key === "messages") ? undefined : "unknown field";
+  }
+  if (base.startsWith("amazon.nova-")) {
+    if (line.schemaVersion !== "bedrock-conversation-2024") return "schemaVersion must be bedrock-conversation-2024";
+    const texts = (value: any) =>
+      Array.isArray(value) && value.length > 0 && value.every((item) => typeof item?.text === "string");
+    if (line.system !== undefined && !texts(line.system)) return "system must be a list of {text}";
+    return line.messages.every((message: any) => texts(message.content)) ? undefined : "content must be [{text}]";
+  }
+  return "base model cannot be customised";
+}
+
 export async function startBedrockBatchesMock(options: BedrockBatchesMockOptions = {}): Promise<BedrockBatchesMock> {
   const objects = new Map<string, Buffer>();
   const jobs = new Map<string, MockJob>();
+  const customizationJobs = new Map<string, MockCustomizationJob>();
   let next = 0;
 
   const records = (job: MockJob) => {
@@ -193,8 +237,125 @@ export async function startBedrockBatchesMock(options: BedrockBatchesMockOptions
     return sendJson(res, 200, { jobArn: job.jobArn });
   };
 
+  const createCustomization = (request: RecordedRequest, res: ServerResponse) => {
+    let body: any;
+    try {
+      body = request.json();
+    } catch {
+      return awsError(res, 400, "ValidationException", "body is not JSON");
+    }
+    const training = fromS3Uri(String(body?.trainingDataConfig?.s3Uri ?? ""));
+    const validators = body?.validationDataConfig?.validators;
+    if (
+      typeof body?.jobName !== "string" ||
+      !JOB_NAME.test(body.jobName) ||
+      typeof body.customModelName !== "string" ||
+      !CUSTOM_MODEL_NAME.test(body.customModelName) ||
+      typeof body.roleArn !== "string" ||
+      !body.roleArn.startsWith("arn:aws:iam::") ||
+      typeof body.baseModelIdentifier !== "string" ||
+      body.customizationType !== "FINE_TUNING" ||
+      !training ||
+      !fromS3Uri(String(body.outputDataConfig?.s3Uri ?? "")) ||
+      (body.hyperParameters !== undefined &&
+        !Object.values(body.hyperParameters).every((value) => typeof value === "string")) ||
+      (body.validationDataConfig !== undefined &&
+        (!Array.isArray(validators) || !validators.every((item: any) => fromS3Uri(String(item?.s3Uri ?? ""))))) ||
+      (body.clientRequestToken !== undefined && !/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,255}$/.test(body.clientRequestToken))
+    ) {
+      return awsError(res, 400, "ValidationException", "invalid CreateModelCustomizationJob request");
+    }
+    if (body.clientRequestToken) {
+      const same = [...customizationJobs.values()].find(
+        (job) => job.body.clientRequestToken === body.clientRequestToken,
+      );
+      if (same) return sendJson(res, 201, { jobArn: same.jobArn });
+    }
+    const datasets = [training, ...(validators ?? []).map((item: any) => fromS3Uri(item.s3Uri))];
+    const missing = datasets.find((match) => !objects.has(`${match![1]}/${match![2]}`));
+    if (missing) return awsError(res, 400, "ValidationException", `object ${missing[0]} not found`);
+    const id = `mockft${String(++next).padStart(6, "0")}`;
+    const job: MockCustomizationJob = {
+      jobArn: `arn:aws:bedrock:us-east-1:123456789012:model-customization-job/${body.baseModelIdentifier}/${id}`,
+      body,
+      polls: 0,
+      status: "InProgress",
+      creationTime: new Date().toISOString(),
+    };
+    for (const match of datasets) {
+      const lines = objects
+        .get(`${match![1]}/${match![2]}`)!
+        .toString("utf8")
+        .split("\n")
+        .filter((line) => line.trim());
+      const problem = lines
+        .map((line, index) => {
+          const why = datasetLineProblem(JSON.parse(line), body.baseModelIdentifier);
+          return why ? `${match![0]} line ${index + 1}: ${why}` : undefined;
+        })
+        .find(Boolean);
+      if (problem && job.status !== "Failed") {
+        job.status = "Failed";
+        job.failureMessage = problem;
+        job.endTime = new Date().toISOString();
+      }
+    }
+    customizationJobs.set(job.jobArn, job);
+    return sendJson(res, 201, { jobArn: job.jobArn });
+  };
+
+  const customization = (request: RecordedRequest, res: ServerResponse, path: string) => {
+    if (request.method === "POST" && path === "/model-customization-jobs") return createCustomization(request, res);
+    const match = /^\/model-customization-jobs\/([^/]+)(\/stop)?$/.exec(path);
+    const job = match ? customizationJobs.get(decodeURIComponent(match[1]!)) : undefined;
+    if (!job) return awsError(res, 404, "ResourceNotFoundException", "job not found");
+    const finish = (status: string) => {
+      job.status = status;
+      job.endTime = new Date().toISOString();
+    };
+    if (request.method === "GET" && !match![2]) {
+      job.polls++;
+      if (job.status === "Stopping") finish("Stopped");
+      else if (job.status === "InProgress" && job.polls >= (mock.options.pollsToEnd ?? 2)) {
+        finish("Completed");
+        job.outputModelArn = `arn:aws:bedrock:us-east-1:123456789012:custom-model/${job.body.baseModelIdentifier}/${job.jobArn.split("/").pop()}`;
+      }
+      return sendJson(res, 200, {
+        jobArn: job.jobArn,
+        jobName: job.body.jobName,
+        outputModelName: job.body.customModelName,
+        ...(job.outputModelArn ? { outputModelArn: job.outputModelArn } : {}),
+        clientRequestToken: job.body.clientRequestToken,
+        roleArn: job.body.roleArn,
+        status: job.status,
+        ...(job.failureMessage ? { failureMessage: job.failureMessage } : {}),
+        creationTime: job.creationTime,
+        lastModifiedTime: new Date().toISOString(),
+        ...(job.endTime ? { endTime: job.endTime } : {}),
+        baseModelArn: `arn:aws:bedrock:us-east-1::foundation-model/${job.body.baseModelIdentifier}`,
+        hyperParameters: job.body.hyperParameters ?? {},
+        trainingDataConfig: job.body.trainingDataConfig,
+        ...(job.body.validationDataConfig ? { validationDataConfig: job.body.validationDataConfig } : {}),
+        outputDataConfig: job.body.outputDataConfig,
+        customizationType: "FINE_TUNING",
+      });
+    }
+    if (request.method === "POST" && match![2]) {
+      if (job.status !== "InProgress") {
+        return awsError(res, 400, "ValidationException", `job is ${job.status}, it cannot be stopped`);
+      }
+      job.status = "Stopping";
+      return sendJson(res, 200, {});
+    }
+    return awsError(res, 404, "UnknownOperationException", "unknown operation");
+  };
+
   const route = async (request: RecordedRequest, res: ServerResponse) => {
     const path = request.path.split("?")[0]!;
+    if (path.startsWith("/model-customization-jobs")) {
+      if (!signedFor(request, "bedrock")) return awsError(res, 403, "AccessDeniedException", "missing signature");
+      return customization(request, res, path);
+    }
     if (path.startsWith("/model-invocation-job")) {
       if (!signedFor(request, "bedrock")) return awsError(res, 403, "AccessDeniedException", "missing signature");
       if (request.method === "POST" && path === "/model-invocation-job") return createJob(request, res);
@@ -255,6 +416,6 @@ export async function startBedrockBatchesMock(options: BedrockBatchesMockOptions
   };
 
   const server = await startMockServer(route);
-  const mock: BedrockBatchesMock = Object.assign(server, { objects, jobs, options });
+  const mock: BedrockBatchesMock = Object.assign(server, { objects, jobs, customizationJobs, options });
   return mock;
 }
