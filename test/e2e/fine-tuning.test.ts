@@ -8,6 +8,7 @@ import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../mocks/openai-batches.ts";
 import { type FineTuningMockState, fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts";
+import { type BedrockBatchesMock, startBedrockBatchesMock } from "../mocks/bedrock-batches.ts";
 import { startVertexBatchesMock, type VertexBatchesMock } from "../mocks/vertex-batches.ts";
 
 /**
@@ -39,6 +40,7 @@ let openaiJobs: FineTuningMockState;
 let azure: OpenAIBatchesMock;
 let azureJobs: FineTuningMockState;
 let vertex: VertexBatchesMock;
+let bedrock: BedrockBatchesMock;
 let keyA: string;
 let keyB: string;
 let ownerA: { organisationId: string; workspaceId: string };
@@ -78,6 +80,7 @@ beforeAll(async () => {
     extraRoutes: [fineTuningRoute(azureJobs)],
   });
   vertex = await startVertexBatchesMock({ pollsToEnd: 2 });
+  bedrock = await startBedrockBatchesMock({ pollsToEnd: 2 });
   gateway = await startTestGateway();
   const [wsA, wsB] = [await seedWorkspace(gateway, "ft-a"), await seedWorkspace(gateway, "ft-b")];
   keyA = (
@@ -102,6 +105,7 @@ afterAll(async () => {
   await openai?.close();
   await azure?.close();
   await vertex?.close();
+  await bedrock?.close();
 });
 
 describe("fine-tuning jobs", () => {
@@ -435,5 +439,130 @@ describe("fine-tuning on Vertex AI", () => {
     await expect(
       noBucket.fineTuning.jobs.create({ model: "gemini-2.0-flash-001", training_file: notChat }),
     ).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe("fine-tuning on Bedrock", () => {
+  const bedrockHeaders = () => ({
+    "x-gateway-provider": "bedrock",
+    "x-gateway-custom-host": bedrock.url,
+    "x-gateway-aws-access-key-id": "AKIDEXAMPLE",
+    "x-gateway-aws-secret-access-key": "bedrock-ft-secret",
+    "x-gateway-aws-region": "us-east-1",
+    "x-gateway-aws-s3-bucket": "ft-bedrock-bucket",
+    "x-gateway-aws-role-arn": "arn:aws:iam::123456789012:role/BedrockFineTuning",
+  });
+  const bedrockClient = (headers: Record<string, string> = {}) =>
+    new OpenAI({
+      apiKey: "unused",
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": keyA, ...bedrockHeaders(), ...headers },
+      maxRetries: 0,
+    });
+  const CLAUDE = "anthropic.claude-3-haiku-20240307-v1:0:200k";
+
+  it("uploads the chat lines as Claude examples, creates a customisation job, and the scheduled refresh finishes it", async () => {
+    const client = bedrockClient();
+    const job = await client.fineTuning.jobs.create({
+      model: CLAUDE,
+      training_file: await seedFile(ownerA, "fine-tune"),
+      validation_file: await seedFile(ownerA, "fine-tune"),
+      suffix: "support",
+      hyperparameters: { n_epochs: 4, batch_size: 8, learning_rate_multiplier: 0.5 },
+    });
+    expect(job).toMatchObject({ status: "validating_files", model: CLAUDE, fine_tuned_model: null });
+    const [jobArn, created] = [...bedrock.customizationJobs].at(-1)!;
+    const folder = `s3://ft-bedrock-bucket/gateway-fine-tuning/${job.id}`;
+    expect(created.body).toEqual({
+      jobName: `gateway-${job.id}`,
+      customModelName: "anthropic-claude-3-haiku-20240307-v1-support",
+      roleArn: "arn:aws:iam::123456789012:role/BedrockFineTuning",
+      baseModelIdentifier: CLAUDE,
+      customizationType: "FINE_TUNING",
+      trainingDataConfig: { s3Uri: `${folder}/train.jsonl` },
+      validationDataConfig: { validators: [{ s3Uri: `${folder}/validation.jsonl` }] },
+      outputDataConfig: { s3Uri: `${folder}/output/` },
+      hyperParameters: { epochCount: "4", batchSize: "8", learningRateMultiplier: "0.5" },
+      clientRequestToken: job.id.replace(/[^a-zA-Z0-9]/g, ""),
+    });
+    const uploaded = bedrock.objects.get(`ft-bedrock-bucket/gateway-fine-tuning/${job.id}/train.jsonl`)!;
+    expect(JSON.parse(uploaded.toString("utf8").split("\n")[0]!)).toEqual({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello!" },
+      ],
+    });
+
+    await tick();
+    expect((await client.fineTuning.jobs.list()).data.find((item) => item.id === job.id)!.status).toBe("running");
+    await tick();
+    const done = await client.fineTuning.jobs.retrieve(job.id);
+    expect(done).toMatchObject({
+      status: "succeeded",
+      fine_tuned_model: `arn:aws:bedrock:us-east-1:123456789012:custom-model/${CLAUDE}/${jobArn.split("/").pop()}`,
+      result_files: [],
+      hyperparameters: { n_epochs: 4, batch_size: 8, learning_rate_multiplier: 0.5 },
+    });
+    expect(done.finished_at).toEqual(expect.any(Number));
+    expect((await client.fineTuning.jobs.listEvents(job.id)).data).toEqual([]);
+    expect((await client.fineTuning.jobs.checkpoints.list(job.id)).data).toEqual([]);
+    // Another workspace never sees it.
+    await expect(bedrockClient({ "x-gateway-api-key": keyB }).fineTuning.jobs.retrieve(job.id)).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+
+  it("writes Nova's conversation format, cancels a job, and refuses what Bedrock cannot do before uploading", async () => {
+    const client = bedrockClient();
+    const job = await client.fineTuning.jobs.create({
+      model: "amazon.nova-micro-v1:0:128k",
+      training_file: await seedFile(ownerA, "fine-tune"),
+      hyperparameters: { learning_rate_multiplier: 2 },
+    });
+    const [, created] = [...bedrock.customizationJobs].at(-1)!;
+    expect(created.status).toBe("InProgress");
+    expect(created.body.hyperParameters).toEqual({ learningRate: "0.00002" });
+    expect(created.body.customModelName).toBe(job.id.replace(/[^a-zA-Z0-9]+/g, "-"));
+    const uploaded = bedrock.objects.get(`ft-bedrock-bucket/gateway-fine-tuning/${job.id}/train.jsonl`)!;
+    expect(JSON.parse(uploaded.toString("utf8").split("\n")[1]!)).toEqual({
+      schemaVersion: "bedrock-conversation-2024",
+      messages: [
+        { role: "user", content: [{ text: "Bye" }] },
+        { role: "assistant", content: [{ text: "Goodbye!" }] },
+      ],
+    });
+    const cancelling = await client.fineTuning.jobs.cancel(job.id);
+    // The stop is followed by a read: the mock's job is Stopping, then Stopped on that read.
+    expect(cancelling.status).toBe("cancelled");
+    expect(created.status).toBe("Stopped");
+    await tick();
+    expect((await client.fineTuning.jobs.retrieve(job.id)).status).toBe("cancelled");
+
+    const objects = bedrock.objects.size;
+    const training = await seedFile(ownerA, "fine-tune");
+    const notChat = await seedFile(ownerA, "fine-tune", JSON.stringify({ prompt: "x", completion: "y" }));
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: "amazon.titan-text-express-v1:0:8k", training_file: training }, "model"],
+      [{ model: "meta.llama3-1-8b-instruct-v1:0:128k", training_file: training }, "model"],
+      [{ model: CLAUDE, training_file: notChat }, "training_file"],
+      [{ model: CLAUDE, training_file: training, validation_file: notChat }, "validation_file"],
+      [{ model: CLAUDE, training_file: training, seed: 1 }, "seed"],
+      [{ model: CLAUDE, training_file: training, hyperparameters: { n_epochs: 11 } }, "hyperparameters.n_epochs"],
+      [
+        { model: "amazon.nova-lite-v1:0:300k", training_file: training, hyperparameters: { batch_size: 8 } },
+        "hyperparameters.batch_size",
+      ],
+      [{ model: CLAUDE, training_file: training, method: { type: "dpo" } }, "method"],
+    ];
+    for (const [body, param] of cases) {
+      const error = await client.fineTuning.jobs.create(body as any).catch((e) => e);
+      expect(error?.status, param).toBe(400);
+      expect(error?.error?.param, JSON.stringify(error?.error)).toBe(param);
+    }
+    const noRole = await bedrockClient({ "x-gateway-aws-role-arn": "" })
+      .fineTuning.jobs.create({ model: CLAUDE, training_file: training })
+      .catch((e) => e);
+    expect(noRole?.status).toBe(400);
+    expect(bedrock.objects.size).toBe(objects);
   });
 });
