@@ -38,10 +38,8 @@ describe("a 10,000-line batch", () => {
         "x-gateway-custom-host": `${upstream.url}/v1`,
       },
     });
-    const owner = { organisationId: gateway.gateway.bootstrap.organisationId, workspaceId: "" };
-    const services = gateway.gateway.services;
     const input = Array.from({ length: LINES }, (_, i) => chatLine(`k-${String(i).padStart(5, "0")}`, `line ${i}`));
-    const fileId = await uploadJsonl(client, services, owner, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
 
     let peakRss = process.memoryUsage().rss;
     const sampler = setInterval(() => {
@@ -66,7 +64,7 @@ describe("a 10,000-line batch", () => {
 
     expect(batch.status).toBe("completed");
     expect(batch.request_counts).toEqual({ total: LINES, completed: LINES, failed: 0 });
-    const output = (await fileText(client, services, owner, batch.output_file_id!)).trim().split("\n");
+    const output = (await fileText(client, batch.output_file_id!)).trim().split("\n");
     expect(output).toHaveLength(LINES);
     const ids = output.map((line) => JSON.parse(line).custom_id);
     expect(ids).toEqual(input.map((line) => line.custom_id));

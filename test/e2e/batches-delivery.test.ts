@@ -1,7 +1,5 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { authenticate } from "../../core/auth/authenticate.ts";
-import { type ResourceOwner, resourceOwnerOf } from "../../core/auth/resource-owner.ts";
 import { consumeBatches } from "../../core/batches/worker.ts";
 import type { Services } from "../../core/services.ts";
 import { startAwsGateway, type AwsGateway } from "../helpers/aws-gateway.ts";
@@ -54,10 +52,8 @@ function deliveryTests(platform: () => Platform, upstream: () => OpenAIMock) {
         "x-gateway-custom-host": `${upstream().url}/v1`,
       },
     });
-    const principal = await authenticate(new Headers({ "x-gateway-api-key": adminKey }), services);
-    const owner: ResourceOwner = resourceOwnerOf(principal);
     const input = Array.from({ length: LINES }, (_, i) => chatLine(`d-${i}`, i === 5 ? "FAIL" : `text ${i}`));
-    const fileId = await uploadJsonl(client, services, owner, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const before = upstream().requests.length;
     const created = await client.batches.create({
       input_file_id: fileId,
@@ -69,14 +65,14 @@ function deliveryTests(platform: () => Platform, upstream: () => OpenAIMock) {
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: LINES, completed: LINES - 1, failed: 1 });
     expect(upstream().requests.length - before).toBe(LINES);
-    const output = (await fileText(client, services, owner, done.output_file_id!))
+    const output = (await fileText(client, done.output_file_id!))
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(output.map((line) => line.custom_id)).toEqual(
       input.map((line) => line.custom_id).filter((id) => id !== "d-5"),
     );
-    const errors = (await fileText(client, services, owner, done.error_file_id!)).trim().split("\n");
+    const errors = (await fileText(client, done.error_file_id!)).trim().split("\n");
     expect(errors).toHaveLength(1);
   });
 }
@@ -127,10 +123,8 @@ describe("AWS stores (dynalite + fauxqs)", () => {
         "x-gateway-custom-host": `${upstream.url}/v1`,
       },
     });
-    const principal = await authenticate(new Headers({ "x-gateway-api-key": gateway.adminKey }), gateway.services);
-    const owner = resourceOwnerOf(principal);
     const input = Array.from({ length: 30 }, (_, i) => chatLine(`s-${i}`, `sqs ${i}`));
-    const fileId = await uploadJsonl(client, gateway.services, owner, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -143,7 +137,7 @@ describe("AWS stores (dynalite + fauxqs)", () => {
     const done = await client.batches.retrieve(created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 30, completed: 30, failed: 0 });
-    const output = (await fileText(client, gateway.services, owner, done.output_file_id!)).trim().split("\n");
+    const output = (await fileText(client, done.output_file_id!)).trim().split("\n");
     expect(output.map((line) => JSON.parse(line).custom_id)).toEqual(input.map((line) => line.custom_id));
   });
 });

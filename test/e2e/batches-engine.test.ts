@@ -72,7 +72,6 @@ vi.mock("../../core/batches/native/registry.ts", () => {
 let gateway: TestGateway;
 let upstream: OpenAIMock;
 let client: OpenAI;
-const owner = () => ({ organisationId: gateway.gateway.bootstrap.organisationId, workspaceId: "" });
 const services = () => gateway.gateway.services;
 const signal = new AbortController().signal;
 
@@ -99,7 +98,7 @@ afterAll(async () => {
 describe("native batches (engine side, a stand-in provider API)", () => {
   it("submits, polls, writes the provider's results in line order and logs them at the batch price", async () => {
     const input = Array.from({ length: 5 }, (_, i) => chatLine(`n-${i}`, `native ${i}`));
-    const fileId = await uploadJsonl(client, services(), owner(), jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -118,12 +117,12 @@ describe("native batches (engine side, a stand-in provider API)", () => {
     const done = await client.batches.retrieve(created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 5, completed: 3, failed: 2 });
-    const output = (await fileText(client, services(), owner(), done.output_file_id!))
+    const output = (await fileText(client, done.output_file_id!))
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(output.map((line) => line.custom_id)).toEqual(["n-0", "n-3", "n-4"]);
-    const errors = (await fileText(client, services(), owner(), done.error_file_id!))
+    const errors = (await fileText(client, done.error_file_id!))
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
@@ -155,7 +154,7 @@ describe("native batches (engine side, a stand-in provider API)", () => {
 
   it("cancels through the provider's API", async () => {
     fake.polls = 0;
-    const fileId = await uploadJsonl(client, services(), owner(), jsonl([chatLine("c-0", "x")]));
+    const fileId = await uploadJsonl(client, jsonl([chatLine("c-0", "x")]));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -178,7 +177,7 @@ describe("the sweep", () => {
       },
     });
     const input = Array.from({ length: 12 }, (_, i) => chatLine(`s-${i}`, `sweep ${i}`));
-    const fileId = await uploadJsonl(gatewayClient, services(), owner(), jsonl(input));
+    const fileId = await uploadJsonl(gatewayClient, jsonl(input));
     const created = await gatewayClient.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -198,9 +197,7 @@ describe("the sweep", () => {
     await sweepBatches(services(), signal);
     const done = await gatewayClient.batches.retrieve(created.id);
     expect(done.status).toBe("completed");
-    expect((await fileText(gatewayClient, services(), owner(), done.output_file_id!)).trim().split("\n")).toHaveLength(
-      12,
-    );
+    expect((await fileText(gatewayClient, done.output_file_id!)).trim().split("\n")).toHaveLength(12);
   });
 
   it("sends a lost start again for a batch left validating", async () => {
@@ -212,7 +209,7 @@ describe("the sweep", () => {
         "x-gateway-batch-mode": "gateway",
       },
     });
-    const fileId = await uploadJsonl(gatewayClient, services(), owner(), jsonl([chatLine("v-0", "x")]));
+    const fileId = await uploadJsonl(gatewayClient, jsonl([chatLine("v-0", "x")]));
     const created = await gatewayClient.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",

@@ -1,6 +1,5 @@
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sweepBatches } from "../../core/batches/sweep.ts";
+import { gatewayClient, jsonl, parseLines, runBatchToEnd, uploadJsonl } from "../helpers/batches.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type BedrockBatchesMock, startBedrockBatchesMock } from "../mocks/bedrock-batches.ts";
@@ -22,12 +21,6 @@ const chatLine = (customId: string, content: string) => ({
   url: "/v1/chat/completions",
   body: { model: MODEL, messages: [{ role: "user", content }] },
 });
-const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
-const parseLines = (text: string) =>
-  text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 
 beforeAll(async () => {
   bedrock = await startBedrockBatchesMock({ pollsToEnd: 2 });
@@ -49,47 +42,27 @@ afterAll(async () => {
 
 describe("bedrock native batches", () => {
   it("runs a batch as a Bedrock model invocation job and answers chat completions", async () => {
-    const client = new OpenAI({
-      apiKey: "unused",
-      baseURL: `${gateway.url}/v1`,
-      maxRetries: 0,
-      defaultHeaders: {
-        "x-gateway-api-key": workspaceKey,
-        "x-gateway-provider": "bedrock",
-        "x-gateway-custom-host": bedrock.url,
-        "x-gateway-aws-access-key-id": "AKIDEXAMPLE",
-        "x-gateway-aws-secret-access-key": "bedrock-e2e-secret",
-        "x-gateway-aws-region": "us-east-1",
-        "x-gateway-aws-s3-bucket": "gateway-e2e-batches",
-        "x-gateway-aws-role-arn": "arn:aws:iam::123456789012:role/BedrockBatch",
-      },
+    const client = gatewayClient(gateway, workspaceKey, {
+      "x-gateway-provider": "bedrock",
+      "x-gateway-custom-host": bedrock.url,
+      "x-gateway-aws-access-key-id": "AKIDEXAMPLE",
+      "x-gateway-aws-secret-access-key": "bedrock-e2e-secret",
+      "x-gateway-aws-region": "us-east-1",
+      "x-gateway-aws-s3-bucket": "gateway-e2e-batches",
+      "x-gateway-aws-role-arn": "arn:aws:iam::123456789012:role/BedrockBatch",
     });
-    const upload = new OpenAI({
-      apiKey: "unused",
-      baseURL: `${gateway.url}/v1`,
-      maxRetries: 0,
-      defaultHeaders: { "x-gateway-api-key": workspaceKey },
-    });
-    const file = await upload.files.create({
-      file: await OpenAI.toFile(
-        Buffer.from(jsonl([chatLine("q-1", "first"), chatLine("q-2", "second"), chatLine("q-3", "fail")])),
-        "input.jsonl",
-      ),
-      purpose: "batch",
-    });
+    const fileId = await uploadJsonl(
+      client,
+      jsonl([chatLine("q-1", "first"), chatLine("q-2", "second"), chatLine("q-3", "fail")]),
+    );
     const created = await client.batches.create({
-      input_file_id: file.id,
+      input_file_id: fileId,
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
     });
     expect(created.status).toBe("validating");
 
-    let done = created;
-    for (let round = 0; round < 50 && !["completed", "failed", "expired", "cancelled"].includes(done.status); round++) {
-      await gateway.gateway.worker.drain();
-      done = await client.batches.retrieve(created.id);
-      if (done.status === "in_progress") await sweepBatches(gateway.gateway.services, new AbortController().signal);
-    }
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
     // Bedrock ran it: one job, over the records the gateway put in the bucket.

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sweepBatches } from "../../core/batches/sweep.ts";
 import { costOf } from "../../core/catalog/cost.ts";
+import { gatewayClient, jsonl, parseLines, runBatchToEnd, uploadJsonl } from "../helpers/batches.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { startVertexBatchesMock, type VertexBatchesMock } from "../mocks/vertex-batches.ts";
@@ -23,12 +23,6 @@ const chatLine = (customId: string, content: string, model = "gemini-2.0-flash")
   url: "/v1/chat/completions",
   body: { model, messages: [{ role: "user", content }] },
 });
-const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
-const parseLines = (text: string) =>
-  text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 
 const vertexHeaders = () => ({
   "x-gateway-provider": "vertex-ai",
@@ -38,38 +32,8 @@ const vertexHeaders = () => ({
   "x-gateway-vertex-storage-bucket": "e2e-batches",
 });
 
-function sdk(headers: Record<string, string>): OpenAI {
-  return new OpenAI({
-    apiKey: vertex.accessToken,
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { "x-gateway-api-key": workspaceKey, ...headers },
-  });
-}
-
-async function runToEnd(client: OpenAI, id: string) {
-  for (let round = 0; round < 50; round++) {
-    await gateway.gateway.worker.drain();
-    const batch = await client.batches.retrieve(id);
-    if (["completed", "failed", "expired", "cancelled"].includes(batch.status)) return batch;
-    await sweepBatches(gateway.gateway.services, new AbortController().signal);
-  }
-  throw new Error(`batch ${id} did not finish`);
-}
-
-async function upload(lines: unknown[]): Promise<string> {
-  const client = new OpenAI({
-    apiKey: "unused",
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { "x-gateway-api-key": workspaceKey },
-  });
-  const file = await client.files.create({
-    file: await OpenAI.toFile(Buffer.from(jsonl(lines)), "input.jsonl"),
-    purpose: "batch",
-  });
-  return file.id;
-}
+const sdk = (headers: Record<string, string>) => gatewayClient(gateway, workspaceKey, headers, vertex.accessToken);
+const upload = (lines: unknown[]) => uploadJsonl(gatewayClient(gateway, workspaceKey), jsonl(lines));
 
 beforeAll(async () => {
   vertex = await startVertexBatchesMock({ pollsToEnd: 2 });
@@ -102,7 +66,7 @@ describe("vertex-ai native batches", () => {
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
     });
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
 
@@ -174,7 +138,7 @@ describe("vertex-ai native batches", () => {
     expect(job.body.displayName).toBe(created.id);
     await client.batches.cancel(created.id);
     expect(job.state).toBe("JOB_STATE_CANCELLING");
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("cancelled");
   });
 });

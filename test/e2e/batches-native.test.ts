@@ -1,7 +1,6 @@
-import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sweepBatches } from "../../core/batches/sweep.ts";
 import { costOf } from "../../core/catalog/cost.ts";
+import { gatewayClient, jsonl, parseLines, runBatchToEnd, uploadJsonl } from "../helpers/batches.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type AnthropicBatchesMock, startAnthropicBatchesMock } from "../mocks/anthropic-batches.ts";
@@ -27,47 +26,10 @@ const chatLine = (customId: string, content: string, model: string) => ({
   url: "/v1/chat/completions",
   body: { model, messages: [{ role: "user", content }] },
 });
-const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
-const parseLines = (text: string) =>
-  text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 
-function sdk(apiKey: string, headers: Record<string, string>): OpenAI {
-  return new OpenAI({
-    apiKey,
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { "x-gateway-api-key": workspaceKey, ...headers },
-  });
-}
-
-/** Drives the queue worker and the sweep (the scheduled task) until the batch is finished. */
-async function runToEnd(client: OpenAI, id: string) {
-  for (let round = 0; round < 50; round++) {
-    await gateway.gateway.worker.drain();
-    const batch = await client.batches.retrieve(id);
-    if (["completed", "failed", "expired", "cancelled"].includes(batch.status)) return batch;
-    await sweepBatches(gateway.gateway.services, new AbortController().signal);
-  }
-  throw new Error(`batch ${id} did not finish`);
-}
-
+const sdk = (apiKey: string, headers: Record<string, string>) => gatewayClient(gateway, workspaceKey, headers, apiKey);
 /** Uploads the input with the workspace key only (a provider named on the upload would get a copy right away). */
-async function upload(lines: unknown[]): Promise<string> {
-  const client = new OpenAI({
-    apiKey: "unused",
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { "x-gateway-api-key": workspaceKey },
-  });
-  const file = await client.files.create({
-    file: await OpenAI.toFile(Buffer.from(jsonl(lines)), "input.jsonl"),
-    purpose: "batch",
-  });
-  return file.id;
-}
+const upload = (lines: unknown[]) => uploadJsonl(gatewayClient(gateway, workspaceKey), jsonl(lines));
 
 async function batchLogs(batchId: string): Promise<any[]> {
   const logs = (await call(gateway, workspaceKey, "GET", "/v1/logs?limit=100")).body.data as any[];
@@ -129,7 +91,7 @@ describe("native batches", () => {
       completion_window: "24h",
     });
     expect(created.status).toBe("validating");
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
     // The provider ran it: one batch at the mock, over the gateway file's copy.
@@ -160,7 +122,7 @@ describe("native batches", () => {
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
     });
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
     const [providerBatch] = anthropic.batches.values();
@@ -189,7 +151,7 @@ describe("native batches", () => {
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
     });
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("completed");
     const [providerBatch] = azure.batches.values();
     const sent = parseLines(azure.fileText(providerBatch!.input_file_id));
@@ -221,7 +183,7 @@ describe("native batches", () => {
     expect(providerBatch.metadata?.gateway_batch_id).toBe(created.id);
     await client.batches.cancel(created.id);
     expect(providerBatch.status).toBe("cancelling");
-    const done = await runToEnd(client, created.id);
+    const done = await runBatchToEnd(gateway, client, created.id);
     expect(done.status).toBe("cancelled");
   });
 });

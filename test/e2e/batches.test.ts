@@ -96,7 +96,7 @@ describe("gateway-run batches", () => {
     const input = ["one", "two", "FAIL", "four", "five", "six", "seven"].map((text, i) =>
       chatLine(`req-${i + 1}`, text),
     );
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -114,7 +114,7 @@ describe("gateway-run batches", () => {
       expect(done[field]).toBeGreaterThan(0);
     expect(done.model).toBe("gpt-4o-mini");
 
-    const output = lines(await fileText(client, services(), ownerA, done.output_file_id!));
+    const output = lines(await fileText(client, done.output_file_id!));
     expect(output.map((line) => line.custom_id)).toEqual(["req-1", "req-2", "req-4", "req-5", "req-6", "req-7"]);
     expect(output.map((line) => line.response.body.choices[0].message.content)).toEqual(
       ["one", "two", "four", "five", "six", "seven"].map((text) => `echo: ${text}`),
@@ -123,7 +123,7 @@ describe("gateway-run batches", () => {
       expect(line).toMatchObject({ error: null, response: { status_code: 200 } });
       expect(line.id).toMatch(/^batch_req_/);
     }
-    const errors = lines(await fileText(client, services(), ownerA, done.error_file_id!));
+    const errors = lines(await fileText(client, done.error_file_id!));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ custom_id: "req-3", response: { status_code: 400 } });
     expect(errors[0].response.body.error.message).toContain("FAIL");
@@ -160,7 +160,7 @@ describe("gateway-run batches", () => {
       { custom_id: "bad-body", method: "POST", url: "/v1/chat/completions", body: { model: "m", messages: "nope" } },
       { ...chatLine("get", "x"), method: "GET" },
     ]);
-    const fileId = await uploadJsonl(client, services(), ownerA, text);
+    const fileId = await uploadJsonl(client, text);
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -181,7 +181,7 @@ describe("gateway-run batches", () => {
   });
 
   it("fails an empty input file", async () => {
-    const fileId = await uploadJsonl(client, services(), ownerA, "\n\n");
+    const fileId = await uploadJsonl(client, "\n\n");
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -194,7 +194,7 @@ describe("gateway-run batches", () => {
 
   it("cancels: lines not yet run settle as cancelled, the batch ends cancelled with partial results", async () => {
     const input = Array.from({ length: 25 }, (_, i) => chatLine(`c-${i}`, `line ${i}`));
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -211,7 +211,7 @@ describe("gateway-run batches", () => {
     expect(done.request_counts!.total).toBe(25);
     expect(done.request_counts!.completed + done.request_counts!.failed).toBe(25);
     expect(done.request_counts!.completed).toBeGreaterThanOrEqual(1);
-    const errors = lines(await fileText(client, services(), ownerA, done.error_file_id!));
+    const errors = lines(await fileText(client, done.error_file_id!));
     expect(errors.length).toBe(done.request_counts!.failed);
     for (const line of errors) expect(line.error.code).toBe("batch_cancelled");
     // A cancelled batch cannot be cancelled into anything else; a finished one answers 409.
@@ -220,7 +220,7 @@ describe("gateway-run batches", () => {
 
   it("expires after its completion window, keeping the results it has", async () => {
     const input = Array.from({ length: 15 }, (_, i) => chatLine(`e-${i}`, `line ${i}`));
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -235,8 +235,8 @@ describe("gateway-run batches", () => {
     expect(done.expired_at).toBeGreaterThan(0);
     expect(done.request_counts!.total).toBe(15);
     expect(done.request_counts!.completed + done.request_counts!.failed).toBe(15);
-    const output = done.output_file_id ? lines(await fileText(client, services(), ownerA, done.output_file_id)) : [];
-    const errors = lines(await fileText(client, services(), ownerA, done.error_file_id!));
+    const output = done.output_file_id ? lines(await fileText(client, done.output_file_id)) : [];
+    const errors = lines(await fileText(client, done.error_file_id!));
     expect(output.length).toBe(done.request_counts!.completed);
     expect(errors.every((line) => line.error.code === "batch_expired")).toBe(true);
     expect([...output, ...errors].map((line) => line.custom_id).sort()).toEqual(
@@ -262,7 +262,7 @@ describe("gateway-run batches", () => {
       defaultHeaders: { "x-gateway-api-key": workspaceKey, "x-gateway-config": JSON.stringify(config) },
     });
     const input = Array.from({ length: 4 }, (_, i) => chatLine(`f-${i}`, `fallback ${i}`));
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl(input));
+    const fileId = await uploadJsonl(client, jsonl(input));
     const created = await viaConfig.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -271,7 +271,7 @@ describe("gateway-run batches", () => {
     const done = await waitFor(created.id, viaConfig);
     expect(done.status).toBe("completed");
     expect(done.request_counts).toEqual({ total: 4, completed: 4, failed: 0 });
-    const output = lines(await fileText(client, services(), ownerA, done.output_file_id!));
+    const output = lines(await fileText(client, done.output_file_id!));
     expect(output.map((line) => line.response.body.choices[0].message.content)).toEqual(
       input.map((_, i) => `echo: fallback ${i}`),
     );
@@ -279,7 +279,7 @@ describe("gateway-run batches", () => {
   });
 
   it("lists newest first with after and limit", async () => {
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("l", "x")]));
+    const fileId = await uploadJsonl(client, jsonl([chatLine("l", "x")]));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push(
@@ -311,7 +311,7 @@ describe("gateway-run batches", () => {
   });
 
   it("PUT /v2/batches/:id points the batch at another output file of its workspace", async () => {
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("p", "x")]));
+    const fileId = await uploadJsonl(client, jsonl([chatLine("p", "x")]));
     const created = await client.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -350,7 +350,7 @@ describe("gateway-run batches", () => {
   });
 
   it("keeps batches and input files to their workspace", async () => {
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("i", "x")]));
+    const fileId = await uploadJsonl(client, jsonl([chatLine("i", "x")]));
     const created = await clientA.batches.create({
       input_file_id: fileId,
       endpoint: "/v1/chat/completions",
@@ -370,8 +370,8 @@ describe("gateway-run batches", () => {
   });
 
   it("checks the create body, the input file and the routing", async () => {
-    const fileId = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("v", "x")]));
-    const tuning = await uploadJsonl(client, services(), ownerA, jsonl([chatLine("v", "x")]), "fine-tune");
+    const fileId = await uploadJsonl(client, jsonl([chatLine("v", "x")]));
+    const tuning = await uploadJsonl(client, jsonl([chatLine("v", "x")]), "fine-tune");
     const post = (body: unknown, key = workspaceKey, headers: Record<string, string> = {}) =>
       call(gateway, key, "POST", "/v1/batches", body, {
         "x-gateway-provider": "openai",

@@ -1,17 +1,9 @@
-import { existsSync } from "node:fs";
-import type OpenAI from "openai";
-import { toFile } from "openai";
-import type { ResourceOwner } from "../../core/auth/resource-owner.ts";
-import { fileStoreOf } from "../../core/files/file-store.ts";
-import type { Services } from "../../core/services.ts";
+import OpenAI, { toFile } from "openai";
 
-/**
- * Helpers of the batch tests. Files go through the openai SDK when the files family's routes are built, else
- * straight into the file store (the same store the routes use).
- */
+import { sweepBatches } from "../../core/batches/sweep.ts";
+import type { TestGateway } from "./gateway.ts";
 
-/** Whether the real files routes are mounted (the files branch has landed). */
-export const filesRoutesMounted = () => existsSync(new URL("../../core/routes/handlers/files.ts", import.meta.url));
+/** Helpers of the batch tests: files go through the openai SDK, as a client's would. */
 
 /** The client without its routing headers: a file named with a provider would be copied to that provider too. */
 const gatewayOnly = (client: OpenAI) =>
@@ -25,37 +17,52 @@ const gatewayOnly = (client: OpenAI) =>
     },
   });
 
-export async function uploadJsonl(
-  client: OpenAI,
-  services: Services,
-  owner: ResourceOwner,
-  text: string,
-  purpose: "batch" | "fine-tune" = "batch",
-  viaApi = filesRoutesMounted(),
-): Promise<string> {
-  if (viaApi) {
-    const file = await gatewayOnly(client).files.create({
-      file: await toFile(Buffer.from(text), "input.jsonl"),
-      purpose,
-    });
-    return file.id;
-  }
-  const stored = await fileStoreOf(services).create(owner, { filename: "input.jsonl", purpose, body: text });
-  return stored.file.id;
+/** Uploads `text` as a file of the client's workspace (kept in the gateway only); its id. */
+export async function uploadJsonl(client: OpenAI, text: string, purpose: "batch" | "fine-tune" = "batch") {
+  const file = await gatewayOnly(client).files.create({
+    file: await toFile(Buffer.from(text), "input.jsonl"),
+    purpose,
+  });
+  return file.id;
 }
 
-export async function fileText(
-  client: OpenAI,
-  services: Services,
-  owner: ResourceOwner,
-  id: string,
-  viaApi = filesRoutesMounted(),
-): Promise<string> {
-  if (viaApi) return (await gatewayOnly(client).files.content(id)).text();
-  const opened = await fileStoreOf(services).content(owner, id);
-  if (!opened) throw new Error(`no file ${id}`);
-  return new Response(opened.body).text();
+/** A file's content as text, read through the files API. */
+export async function fileText(client: OpenAI, id: string): Promise<string> {
+  return (await gatewayOnly(client).files.content(id)).text();
 }
+
+/** An openai client of the gateway with a workspace key and routing headers. */
+export function gatewayClient(
+  gateway: TestGateway,
+  gatewayKey: string,
+  headers: Record<string, string> = {},
+  apiKey = "unused",
+): OpenAI {
+  return new OpenAI({
+    apiKey,
+    baseURL: `${gateway.url}/v1`,
+    maxRetries: 0,
+    defaultHeaders: { "x-gateway-api-key": gatewayKey, ...headers },
+  });
+}
+
+/** Drives the queue worker and the sweep (the scheduled task) until the batch is finished; the finished batch. */
+export async function runBatchToEnd(gateway: TestGateway, client: OpenAI, id: string) {
+  for (let round = 0; round < 50; round++) {
+    await gateway.gateway.worker.drain();
+    const batch = await client.batches.retrieve(id);
+    if (TERMINAL.has(batch.status)) return batch;
+    await sweepBatches(gateway.gateway.services, new AbortController().signal);
+  }
+  throw new Error(`batch ${id} did not finish`);
+}
+
+/** Its lines parsed. */
+export const parseLines = (text: string) =>
+  text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 export const jsonl = (lines: unknown[]) =>
   `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`;

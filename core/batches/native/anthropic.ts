@@ -13,7 +13,7 @@ import type {
   NativeBatchState,
 } from "../types.ts";
 import { callProviderJson, providerJsonLines } from "./provider-http.ts";
-import { count, errorLine, resultLineId } from "./result-lines.ts";
+import { count, errorLine, resultLineId, noteRefused, refusedResults, type RefusedLine } from "./result-lines.ts";
 
 /**
  * Anthropic Message Batches (https://docs.anthropic.com/en/api/creating-message-batches):
@@ -32,15 +32,13 @@ const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 const RENAMED_PREFIX = "gw-line-";
 /** Renamed custom_ids are remembered in the batch state (a small record): at most this many characters of them. */
 const MAX_RENAMED_CHARS = 64 * 1024;
-/** Lines the transform refused (e.g. `n` > 1), kept in the state to answer as errors: at most this many. */
-const MAX_REFUSED = 1000;
 
 interface AnthropicDetails {
   endpoint: BatchEndpoint;
   /** Sent custom_id -> the line's own, for lines whose custom_id Anthropic would refuse. */
   renamed?: Record<string, string>;
   /** Lines never sent: the transform refused them. */
-  refused?: Array<{ custom_id: string; code: string; message: string }>;
+  refused?: RefusedLine[];
   processing_status?: string;
   cancel_initiated?: boolean;
 }
@@ -108,16 +106,11 @@ function requestsBody(
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         details.refused ??= [];
-        if (details.refused.length >= MAX_REFUSED) {
-          throw new UpstreamError(400, `More than ${MAX_REFUSED} lines cannot be sent to Anthropic: ${error.message}`, {
-            code: "unsupported_lines",
-          });
-        }
-        details.refused.push({
-          custom_id: line.custom_id,
-          code: error.code ?? "invalid_request",
-          message: error.message,
-        });
+        noteRefused(
+          details.refused,
+          { custom_id: line.custom_id, code: error.code ?? "invalid_request", message: error.message },
+          "Anthropic",
+        );
         continue;
       }
       let customId = line.custom_id;
@@ -231,18 +224,7 @@ export const anthropicBatches: NativeBatchApi = {
 
   async *results(providerBatchId, state, ctx) {
     const details = detailsOf(state);
-    for (const refused of details.refused ?? []) {
-      yield {
-        id: resultLineId(providerBatchId, refused.custom_id),
-        custom_id: refused.custom_id,
-        response: {
-          status_code: 400,
-          request_id: resultLineId(providerBatchId, refused.custom_id),
-          body: { error: { message: refused.message, type: "invalid_request_error", param: null, code: refused.code } },
-        },
-        error: null,
-      };
-    }
+    yield* refusedResults(providerBatchId, details.refused);
     const now = Math.floor(Date.now() / 1000);
     const url = batchUrl(ctx, `/${encodeURIComponent(providerBatchId)}/results`);
     for await (const item of providerJsonLines({ url, method: "GET", headers: headersOf(ctx) }, ctx)) {

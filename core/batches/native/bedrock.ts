@@ -13,7 +13,7 @@ import type {
 } from "../types.ts";
 import { bedrockControlRequest, bucketOf, hasBatchSetup, jobIdOf, roleArnOf, s3Request, s3Uri } from "./bedrock-aws.ts";
 import { callProviderJson, providerJsonLines } from "./provider-http.ts";
-import { errorLine, resultLineId } from "./result-lines.ts";
+import { errorLine, resultLineId, noteRefused, refusedResults, type RefusedLine } from "./result-lines.ts";
 
 /**
  * Bedrock batch inference (model invocation jobs) for Anthropic Claude models on Bedrock:
@@ -30,8 +30,6 @@ import { errorLine, resultLineId } from "./result-lines.ts";
  */
 
 const SUPPORTED: ReadonlySet<BatchEndpoint> = new Set(["/v1/chat/completions", "/v1/messages"]);
-/** Lines the transform refused (e.g. `n` > 1), kept in the state to answer as errors: at most this many. */
-const MAX_REFUSED = 1000;
 const PREFIX = "gateway-batches";
 const INPUT_NAME = "input.jsonl";
 
@@ -43,7 +41,7 @@ interface BedrockDetails {
   inputKey: string;
   recordsKey: string;
   outputPrefix: string;
-  refused?: Array<{ custom_id: string; code: string; message: string }>;
+  refused?: RefusedLine[];
   job_status?: string;
   message?: string;
 }
@@ -78,7 +76,7 @@ async function* encodedLines(
   lines: AsyncIterable<BatchInputLine>,
   details: BedrockDetails,
   target: ProviderTarget,
-  noteRefused: boolean,
+  recordRefused: boolean,
 ): AsyncGenerator<EncodedLine> {
   for await (const line of lines) {
     if (line.body.model !== details.model) {
@@ -93,18 +91,13 @@ async function* encodedLines(
       modelInput = modelInputOf(line, details.endpoint, target);
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
-      if (noteRefused) {
+      if (recordRefused) {
         details.refused ??= [];
-        if (details.refused.length >= MAX_REFUSED) {
-          throw new UpstreamError(400, `More than ${MAX_REFUSED} lines cannot be sent to Bedrock: ${error.message}`, {
-            code: "unsupported_lines",
-          });
-        }
-        details.refused.push({
-          custom_id: line.custom_id,
-          code: error.code ?? "invalid_request",
-          message: error.message,
-        });
+        noteRefused(
+          details.refused,
+          { custom_id: line.custom_id, code: error.code ?? "invalid_request", message: error.message },
+          "Bedrock",
+        );
       }
       continue;
     }
@@ -286,19 +279,7 @@ export const bedrockBatches: NativeBatchApi = {
   async *results(providerBatchId, state, ctx) {
     const details = detailsOf(state);
     const jobId = jobIdOf(providerBatchId);
-    for (const refused of details.refused ?? []) {
-      const id = resultLineId(jobId, refused.custom_id);
-      yield {
-        id,
-        custom_id: refused.custom_id,
-        response: {
-          status_code: 400,
-          request_id: id,
-          body: { error: { message: refused.message, type: "invalid_request_error", param: null, code: refused.code } },
-        },
-        error: null,
-      };
-    }
+    yield* refusedResults(jobId, details.refused);
     const customIds = new Map<string, string>();
     for await (const item of providerJsonLines(await s3Request(ctx, "GET", details.recordsKey), ctx)) {
       if (typeof item?.recordId === "string" && typeof item.custom_id === "string") {

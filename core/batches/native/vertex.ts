@@ -13,7 +13,7 @@ import type {
   NativeBatchState,
 } from "../types.ts";
 import { callProviderJson, jsonBody, providerJsonLines } from "./provider-http.ts";
-import { count, errorLine, resultLineId } from "./result-lines.ts";
+import { count, errorLine, resultLineId, noteRefused, refusedResults, type RefusedLine } from "./result-lines.ts";
 
 /**
  * Vertex AI batch prediction for Gemini models
@@ -38,8 +38,6 @@ const LABEL_VALUE = /^[a-z0-9_-]{1,63}$/;
 const RENAMED_PREFIX = "gw-line-";
 /** Renamed custom_ids are kept in the batch state (a small record): at most this many characters of them. */
 const MAX_RENAMED_CHARS = 64 * 1024;
-/** Lines the transform refused, kept in the state to answer as errors: at most this many. */
-const MAX_REFUSED = 1000;
 /** GCS bucket names (https://cloud.google.com/storage/docs/buckets#naming), the dotted form included. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
 /** A Vertex job id (the last segment of its resource name). */
@@ -55,7 +53,7 @@ interface VertexDetails {
   /** Lines sent. */
   total: number;
   renamed?: Record<string, string>;
-  refused?: Array<{ custom_id: string; code: string; message: string }>;
+  refused?: RefusedLine[];
   job_state?: string;
 }
 
@@ -197,16 +195,11 @@ async function planLines(lines: AsyncIterable<BatchInputLine>, details: VertexDe
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       details.refused ??= [];
-      if (details.refused.length >= MAX_REFUSED) {
-        throw new UpstreamError(400, `More than ${MAX_REFUSED} lines cannot be sent to Vertex AI: ${error.message}`, {
-          code: "unsupported_lines",
-        });
-      }
-      details.refused.push({
-        custom_id: line.custom_id,
-        code: error.code ?? "invalid_request",
-        message: error.message,
-      });
+      noteRefused(
+        details.refused,
+        { custom_id: line.custom_id, code: error.code ?? "invalid_request", message: error.message },
+        "Vertex AI",
+      );
       refusedLines.add(line.line);
       continue;
     }
@@ -347,19 +340,7 @@ export const vertexBatches: NativeBatchApi = {
 
   async *results(providerBatchId, state, ctx) {
     const details = detailsOf(state);
-    for (const refused of details.refused ?? []) {
-      const id = resultLineId(providerBatchId, refused.custom_id);
-      yield {
-        id,
-        custom_id: refused.custom_id,
-        response: {
-          status_code: 400,
-          request_id: id,
-          body: { error: { message: refused.message, type: "invalid_request_error", param: null, code: refused.code } },
-        },
-        error: null,
-      };
-    }
+    yield* refusedResults(providerBatchId, details.refused);
     const bucket = encodeURIComponent(details.bucket);
     for await (const name of listObjects(ctx, details.bucket, `${details.outputPrefix}/`)) {
       if (!name.endsWith(".jsonl")) continue;
