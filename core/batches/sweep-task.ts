@@ -1,4 +1,4 @@
-import type { ScheduledTask } from "../workers/scheduled.ts";
+import type { ScheduledTask } from "../workers/scheduled-task.ts";
 
 /** The batches sweep (core/batches/sweep.ts) as a scheduled task; the engine loads on its first run. */
 export const batchSweepTask: ScheduledTask = {

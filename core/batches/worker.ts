@@ -1,6 +1,6 @@
 import type { Services } from "../services.ts";
 import type { QueueMessage } from "../store/ports.ts";
-import type { QueueConsumer } from "../workers/consumer.ts";
+import type { QueueConsumer } from "../workers/queue-consumer.ts";
 import { finaliseBatch } from "./finalise.ts";
 import { isBatchMessage } from "./messages.ts";
 import { runLineMessage } from "./run-line.ts";

@@ -1,6 +1,6 @@
 import { ConditionFailedError, MAX_RECEIVES, type QueueMessage } from "../store/ports.ts";
 import type { Services } from "../services.ts";
-import type { QueueConsumer } from "../workers/consumer.ts";
+import type { QueueConsumer } from "../workers/queue-consumer.ts";
 import { type LogExport, deniedFields, exportLine, logExportStore, needsBodies, toLogFilter } from "./log-exports.ts";
 
 const PAGE = 100;

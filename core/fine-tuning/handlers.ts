@@ -5,7 +5,7 @@ import { notFound, unauthorized } from "../http/errors.ts";
 import { json, readJson, validate } from "../http/json.ts";
 import { fineTuningJobStoreOf } from "./job-store.ts";
 import { callContext, cancelJob, createJob, providerCall, refreshJob, targetOfJob } from "./jobs.ts";
-import { fineTuningApiFor } from "./provider-api.ts";
+import { fineTuningApiFor } from "./provider-registry.ts";
 import {
   checkpointsQuerySchema,
   createJobSchema,

@@ -11,7 +11,8 @@ import type { ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
 import { fineTuningJobStoreOf, newJobId } from "./job-store.ts";
-import { type FineTuningCallContext, fineTuningApiFor } from "./provider-api.ts";
+import type { FineTuningCallContext } from "./provider-api.ts";
+import { fineTuningApiFor } from "./provider-registry.ts";
 import type { CreateJobInput } from "./schemas.ts";
 import {
   FINE_TUNING_STATUSES,

@@ -1,4 +1,4 @@
-import type { ScheduledTask } from "../workers/scheduled.ts";
+import type { ScheduledTask } from "../workers/scheduled-task.ts";
 
 /**
  * Refreshes every unfinished fine-tuning job from its provider (the active index of job-store.ts), so a job moves

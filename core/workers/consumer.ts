@@ -1,14 +1,8 @@
 import { consumeBatches } from "../batches/worker.ts";
 import { consumeExports } from "../exports/worker.ts";
-import type { Services } from "../services.ts";
-import type { QueueMessage } from "../store/ports.ts";
+import type { QueueConsumer } from "./queue-consumer.ts";
 
-/**
- * A queue consumer: handles a batch and names the messages that failed, so only those are delivered again
- * (SQS partial batch responses on AWS, release in the local worker loop). Must be idempotent: delivery is
- * at-least-once.
- */
-export type QueueConsumer = (messages: QueueMessage[], services: Services) => Promise<{ failedIds: string[] }>;
+export type { QueueConsumer } from "./queue-consumer.ts";
 
 /** Consumers by logical queue name. Later families register theirs here. */
 export const QUEUE_CONSUMERS: Partial<Record<string, QueueConsumer>> = {

@@ -1,6 +1,6 @@
 import type { Services } from "../../services.ts";
-import type { QueueConsumer } from "../../workers/consumer.ts";
-import type { ScheduledTask } from "../../workers/scheduled.ts";
+import type { QueueConsumer } from "../../workers/queue-consumer.ts";
+import type { ScheduledTask } from "../../workers/scheduled-task.ts";
 
 const BATCH_SIZE = 10;
 
