@@ -99,7 +99,7 @@ export async function uploadFile(request: Request, ctx: RequestContext): Promise
  * is one target; undefined when it names none (a default config is not a choice made for this file) or several
  * (the file is copied later to whichever target a batch or fine-tune uses).
  */
-async function namedProviderOf(request: Request, ctx: RequestContext): Promise<ProviderTarget | undefined> {
+export async function namedProviderOf(request: Request, ctx: RequestContext): Promise<ProviderTarget | undefined> {
   const gateway = gatewayHeadersOf(request, ctx);
   if (gateway.provider === undefined && gateway.virtualKey === undefined && gateway.config === undefined) {
     return undefined;

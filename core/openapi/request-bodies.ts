@@ -8,6 +8,7 @@ import { completionRequest } from "../gateway/schemas/completions.ts";
 import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
 import { createJobSchema } from "../fine-tuning/schemas.ts";
 import { createBatchSchema, updateBatchSchema } from "../batches/schemas.ts";
+import { completeUploadSchema, createUploadSchema } from "../files/upload-requests.ts";
 import { createKeySchema, keyFieldsSchema } from "../control/api-keys-schemas.ts";
 import { configCreateSchema, configUpdateSchema } from "../control/configs-schemas.ts";
 import { guardrailCreateSchema, guardrailUpdateSchema } from "../control/guardrails-schemas.ts";
@@ -52,6 +53,8 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/fine_tuning/jobs": createJobSchema,
   "POST /v1/batches": createBatchSchema,
   "PUT /v2/batches/:id": updateBatchSchema,
+  "POST /v1/uploads": createUploadSchema,
+  "POST /v1/uploads/:id/complete": completeUploadSchema,
   "POST /v1/logs": customLogRequest,
   "POST /v1/logs/exports": createExportSchema,
   "PUT /v1/logs/exports/:id": updateExportSchema,
