@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RouteFamily, RouteSpec } from "../../core/routes/table.ts";
+import { ROUTE_FAMILIES, type RouteFamily, type RouteSpec } from "../../core/routes/table.ts";
 import { matchPrefix, routePrefix, routerPrefixes } from "../../infra/router-prefixes.ts";
 
 const family = (name: string, ...paths: string[]): RouteFamily => ({
@@ -67,5 +67,14 @@ describe("routerPrefixes", () => {
     expect(() => routerPrefixes([family("a", "/v1/files/:id/content"), family("b", "/v1/files/batch")])).toThrow(
       /\/v1\/files\/batch of family 'b' would capture requests for GET \/v1\/files\/:id\/content/,
     );
+  });
+});
+
+describe("the route table's prefixes", () => {
+  it("send the Uploads API to the files function, not the pass-through catch-all", () => {
+    const prefixes = routerPrefixes(ROUTE_FAMILIES);
+    for (const path of ["/v1/uploads", "/v1/uploads/upload_x/parts", "/v1/uploads/upload_x/complete"]) {
+      expect(matchPrefix(prefixes, path)?.family).toBe("files");
+    }
   });
 });

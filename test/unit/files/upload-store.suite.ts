@@ -25,7 +25,7 @@ export function uploadStoreSuite(stores: () => Stores): void {
     organisationId: `org_${randomUUID().slice(0, 8)}`,
     workspaceId: `ws_${randomUUID().slice(0, 8)}`,
   });
-  const streamOf = (bytes: Uint8Array) => new Response(bytes).body!;
+  const streamOf = (bytes: Uint8Array) => new Response(new Uint8Array(bytes)).body!;
   const md5 = (bytes: Uint8Array) => createHash("md5").update(bytes).digest("hex");
   const partBlobs = async (owner: ResourceOwner) =>
     (await stores().blobs.list(`uploads/${owner.organisationId}/`)).items.map((blob) => blob.key);
