@@ -1,3 +1,4 @@
+import { putWithinLimit } from "./limited-write.ts";
 import { type ResourceOwner, ownerKey } from "../auth/resource-owner.ts";
 import { HttpError, notFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
@@ -240,34 +241,12 @@ export class RecordFileStore implements FileStore {
       if (size > limit) throw fileTooLarge(limit);
       return (await this.#blobs.put(key, body, { contentType })).size;
     }
-    let refused: HttpError | undefined;
-    let size = 0;
-    const counted = body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          size += chunk.byteLength;
-          if (size > limit) {
-            refused = fileTooLarge(limit);
-            controller.error(refused);
-            return;
-          }
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    try {
-      await this.#blobs.put(key, counted, { contentType });
-    } catch (error) {
-      // The adapters write atomically (a temporary file renamed, an S3 upload completed): a failed write leaves
-      // nothing under the key. A new file's key is deleted anyway, in case an adapter ever does.
-      if (cleanUp) await this.#blobs.delete(key).catch(() => {});
-      throw refused ?? error;
-    }
-    if (refused) {
-      if (cleanUp) await this.#blobs.delete(key).catch(() => {});
-      throw refused;
-    }
-    return size;
+    return putWithinLimit(this.#blobs, key, body, {
+      limit,
+      tooLarge: () => fileTooLarge(limit),
+      contentType,
+      keepOnFailure: !cleanUp,
+    });
   }
 
   #blobKey(owner: ResourceOwner, id: string): string {

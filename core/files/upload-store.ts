@@ -1,3 +1,4 @@
+import { putWithinLimit } from "./limited-write.ts";
 import { createHash } from "node:crypto";
 import { type ResourceOwner, ownerKey } from "../auth/resource-owner.ts";
 import type { DeferredRequest } from "../gateway/deferred-request.ts";
@@ -409,35 +410,14 @@ async function writeCounted(
   limit: number,
   remaining: number,
 ): Promise<number> {
-  let refused: HttpError | undefined;
-  let size = 0;
-  const counted = body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > limit) {
-          refused =
-            limit < MAX_PART_BYTES && size > remaining
-              ? badRequest(`This part would take the upload past its declared bytes.`, "data", "upload_too_large")
-              : new HttpError(413, `A part is at most ${MAX_PART_BYTES} bytes.`, { code: "part_too_large" });
-          controller.error(refused);
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  try {
-    await blobs.put(key, counted, { contentType: "application/octet-stream" });
-  } catch (error) {
-    await blobs.delete(key).catch(() => {});
-    throw refused ?? error;
-  }
-  if (refused) {
-    await blobs.delete(key).catch(() => {});
-    throw refused;
-  }
-  return size;
+  return putWithinLimit(blobs, key, body, {
+    limit,
+    tooLarge: (size) =>
+      limit < MAX_PART_BYTES && size > remaining
+        ? badRequest("This part would take the upload past its declared bytes.", "data", "upload_too_large")
+        : new HttpError(413, `A part is at most ${MAX_PART_BYTES} bytes.`, { code: "part_too_large" }),
+    contentType: "application/octet-stream",
+  });
 }
 
 /** The parts' blobs one after another as one stream (each opened when the previous ends), hashed as they pass. */
