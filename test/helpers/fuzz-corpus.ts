@@ -259,7 +259,12 @@ function inferenceHeaders(random: Random, gateway: { adminKey: string; mockUrl: 
   return headers;
 }
 
-const CONTROL_ROUTES: RouteSpec[] = ROUTE_FAMILIES.filter((family) => !family.dataPlane)
+/** Data-plane families of stored resources (not inference): fuzzed like the control plane. */
+const RESOURCE_FAMILIES = new Set(["files", "batches", "fine-tuning"]);
+
+const CONTROL_ROUTES: RouteSpec[] = ROUTE_FAMILIES.filter(
+  (family) => !family.dataPlane || RESOURCE_FAMILIES.has(family.name),
+)
   .flatMap((family) => family.routes)
   .filter((route) => !route.path.includes("*"));
 
