@@ -291,6 +291,18 @@ describe("files, batches and fine-tuning through the bundle (engine chunks loade
       purpose: "batch",
     });
     expect(await (await client.files.content(input.id)).text()).toContain('"custom_id":"a"');
+    // A large file in parts (the Uploads API): joined in part_ids order.
+    const upload = await client.uploads.create({
+      filename: "parts.jsonl",
+      purpose: "batch",
+      bytes: 10,
+      mime_type: "application/jsonl",
+    });
+    const second = await client.uploads.parts.create(upload.id, { data: await toFile(Buffer.from("world"), "b") });
+    const first = await client.uploads.parts.create(upload.id, { data: await toFile(Buffer.from("hello"), "a") });
+    const completed = await client.uploads.complete(upload.id, { part_ids: [first.id, second.id] });
+    expect(completed.status).toBe("completed");
+    expect(await (await client.files.content(completed.file!.id)).text()).toBe("helloworld");
     const batch = await client.batches.create({
       input_file_id: input.id,
       endpoint: "/v1/chat/completions",
