@@ -1,4 +1,4 @@
-import type { ChatUsage } from "../providers/types.ts";
+import type { ChatUsage, MeteredUsage } from "../providers/types.ts";
 import type { CatalogModel } from "./catalog.ts";
 import type { Cost } from "./cost.ts";
 
@@ -15,6 +15,20 @@ let catalogModule: Promise<typeof import("./catalog.ts")> | undefined;
 export async function priceUsage(provider: string, model: string, usage: ChatUsage): Promise<Cost> {
   costModule ??= import("./cost.ts");
   return (await costModule).costOf(provider, model, usage);
+}
+
+let unitCostModule: Promise<typeof import("./unit-cost.ts")> | undefined;
+
+/**
+ * Cost of a family billed by the unit or by the token (images, audio, rerank, OCR, moderations): the unit price
+ * table when it has the model, else the catalog's token prices on the reported usage, else unpriced.
+ */
+export async function priceMetered(provider: string, model: string, metered: MeteredUsage): Promise<Cost> {
+  unitCostModule ??= import("./unit-cost.ts");
+  const byUnit = (await unitCostModule).unitCostOf(provider, model, metered);
+  if (byUnit) return byUnit;
+  if (metered.usage) return priceUsage(provider, model, metered.usage);
+  return { total: 0, input: 0, output: 0, priced: false };
 }
 
 /** The catalog's entry for a provider's model (findCatalogModel), or undefined. */

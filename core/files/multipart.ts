@@ -111,7 +111,7 @@ export async function readMultipartUpload<T>(
 
   const reader = request.body.getReader();
   try {
-    const fed = feed(reader, parser, options.maxBytes);
+    const fed = feedMultipart(reader, parser, options.maxBytes);
     fed.catch(fail);
     await Promise.race([fed, failedPromise]);
     await Promise.race([closed, failedPromise]);
@@ -137,7 +137,11 @@ export async function readMultipartUpload<T>(
 }
 
 /** Writes the request body into the parser, counting bytes, waiting whenever the parser asks to. */
-async function feed(reader: ReadableStreamDefaultReader<Uint8Array>, parser: busboy.Busboy, limit: number) {
+export async function feedMultipart(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  parser: busboy.Busboy,
+  limit: number,
+) {
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();

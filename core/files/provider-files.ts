@@ -76,7 +76,7 @@ export async function filesEndpointOf(
       param: "x-gateway-provider",
     });
   }
-  const endpoint = adapter.passthrough(target);
+  const endpoint = await adapter.passthrough(target, {});
   return { url: joinUrl(endpoint.baseUrl, "/files"), headers: endpoint.headers };
 }
 

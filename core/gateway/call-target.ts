@@ -1,9 +1,12 @@
-import { priceUsage } from "../catalog/load.ts";
+import { priceMetered, priceUsage } from "../catalog/load.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
-import type { ChatUsage, ProviderTarget, RouteKind, TransformContext } from "../providers/types.ts";
-import { UpstreamError } from "../providers/types.ts";
+import type { ChatUsage, ProviderTarget, RouteAdapter, RouteKind, TransformContext } from "../providers/types.ts";
+import { MEDIA_ROUTES, TextAnswer, UpstreamError } from "../providers/types.ts";
+import { familyUsageOf } from "./family-usage.ts";
+import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
+import type { UpstreamReply } from "./upstream/client.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import { redirectError } from "./upstream/failures.ts";
@@ -82,6 +85,8 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     });
   }
 
+  if (routeAdapter.rawAnswer?.(call.body, ctx)) return relayMediaAnswer(call, adapter.id, routeAdapter, ctx, upstream);
+
   if (!stream || !routeAdapter.stream) {
     const text = await upstream.text();
     outcome.responseChars = text.length;
@@ -93,9 +98,21 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     }
     const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
     const format = loadedFormat(call.route);
-    if (call.route !== "models") await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
+    if (MEDIA_ROUTES.has(call.route)) await recordMetered(outcome, call, routeAdapter, ctx, upstreamJson, body);
+    else if (call.route !== "models")
+      await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
     outcome.status = 200;
-    outcome.answeredModel = body.model;
+    if (body instanceof TextAnswer) {
+      outcome.responseBody = body.text;
+      outcome.responseChars = body.text.length;
+      outcome.totalMs = performance.now() - call.startedAt;
+      outcome.finish();
+      return new Response(body.text, {
+        status: 200,
+        headers: { "content-type": body.contentType, "x-gateway-provider": adapter.id },
+      });
+    }
+    outcome.answeredModel = typeof body.model === "string" ? body.model : undefined;
     // Passed through unchanged, the answer is logged as its text (late-json.ts): not serialised again here.
     outcome.responseBody = body === upstreamJson ? new JsonText(text, body) : body;
     outcome.totalMs = performance.now() - call.startedAt;
@@ -154,6 +171,64 @@ export function applyModelRules(target: ProviderTarget, model: unknown): Provide
   }
   if (!entry?.headers || Object.keys(entry.headers).length === 0) return target;
   return { ...target, forwardHeaders: { ...entry.headers, ...target.forwardHeaders } };
+}
+
+/** The most of a text answer the request log keeps (a transcript); audio is never kept. */
+const MAX_LOGGED_TEXT_CHARS = 1_000_000;
+
+/**
+ * A 2xx answer that is not JSON (speech audio, text transcripts, streamed transcript events): relayed to the
+ * client as it arrives; metered from the request (characters, the audio's duration) once it is over.
+ */
+async function relayMediaAnswer(
+  call: TargetCall,
+  provider: string,
+  routeAdapter: RouteAdapter,
+  ctx: TransformContext,
+  upstream: UpstreamReply,
+): Promise<Response> {
+  const { outcome } = call;
+  const headers = relayedHeaders(upstream.headers);
+  headers.set("x-gateway-provider", provider);
+  const textual = /^(text\/|application\/json)/i.test(headers.get("content-type") ?? "");
+  const decoder = textual ? new TextDecoder() : undefined;
+  let text = "";
+  let bytes = 0;
+  const response = await relayRawAnswer(upstream, {
+    timeoutMs: call.timeoutMs,
+    headers,
+    onChunk(chunk) {
+      bytes += chunk.byteLength;
+      if (decoder && text.length < MAX_LOGGED_TEXT_CHARS) text += decoder.decode(chunk, { stream: true });
+    },
+    onEnd() {
+      outcome.responseChars = bytes;
+      outcome.totalMs = performance.now() - call.startedAt;
+      if (decoder) outcome.responseBody = text + decoder.decode();
+      recordMetered(outcome, call, routeAdapter, ctx, undefined, undefined)
+        .catch((error) => console.error(`[${call.requestId}] metering failed`, (error as Error).message))
+        .finally(() => outcome.finish());
+    },
+  });
+  outcome.status = 200;
+  return response;
+}
+
+/** Usage and cost of a family billed by the unit or the token (core/gateway/family-usage.ts, core/catalog/unit-cost.ts). */
+async function recordMetered(
+  outcome: InferenceOutcome,
+  call: TargetCall,
+  routeAdapter: RouteAdapter,
+  ctx: TransformContext,
+  upstreamAnswer: unknown,
+  answer: unknown,
+): Promise<void> {
+  const metered =
+    routeAdapter.usageOf?.(upstreamAnswer, call.body, ctx) ?? (await familyUsageOf(call.route, call.body, answer));
+  if (!metered) return;
+  outcome.usage = metered.usage;
+  outcome.units = metered.units;
+  outcome.cost = await priceMetered(call.target.provider, String(call.body.model ?? ""), metered);
 }
 
 /** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */

@@ -14,6 +14,7 @@ import { logRequest } from "../logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
+import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
@@ -44,6 +45,22 @@ export async function handleInference<T extends Schema>(
   const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = normalise(accept?.(json) ?? validate(schema, json));
   return runInference(route, body, request, ctx);
+}
+
+/**
+ * The pipeline for a multipart inference route (image edits and variations, audio transcriptions and
+ * translations): the form read into an object (files held in memory, bounded by GATEWAY_MAX_UPLOAD_BYTES), then
+ * validated by the family's schema and run like a JSON body.
+ */
+export async function handleMultipartInference<T extends Schema>(
+  route: RouteKind,
+  request: Request,
+  ctx: RequestContext,
+  schema: T,
+): Promise<Response> {
+  const form = await readMultipartBody(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES);
+  const body = validate(schema, form) as Record<string, any>;
+  return runInference(route, body, request, ctx, `req-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);
 }
 
 /**

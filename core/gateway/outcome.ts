@@ -1,4 +1,4 @@
-import type { ChatUsage, RouteKind } from "../providers/types.ts";
+import type { BilledUnits, ChatUsage, RouteKind } from "../providers/types.ts";
 import type { Cost } from "../catalog/cost.ts";
 import type { GuardrailVerdict } from "../guardrails/types.ts";
 
@@ -45,6 +45,8 @@ export interface InferenceOutcome {
   answeredModel?: string;
   status?: number;
   usage?: ChatUsage;
+  /** What a family billed by the unit used (images, seconds, characters, searches, pages). */
+  units?: BilledUnits;
   /** True when usage was counted by the gateway because the provider did not report it. */
   usageEstimated?: boolean;
   cost?: Cost;

@@ -26,9 +26,9 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
-import { type BatchDecoder, readUpstreamBatches } from "./stream/upstream-events.ts";
 import { requestUpstream } from "./upstream/client.ts";
 import { redirectError } from "./upstream/failures.ts";
+import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
 
 /**
  * Generic pass-through (spec 4.7): `METHOD /v1/{provider-endpoint}` (what no dedicated route handles) and
@@ -118,9 +118,12 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               param: "x-gateway-provider",
             });
           }
-          const endpoint = adapter.passthrough(resolved.target);
+          const endpoint = await adapter.passthrough(resolved.target, {
+            trustedHosts: ctx.services.trustedHosts,
+            signal: ctx.signal,
+          });
           const object = hasParamRules(leaf.settings) ? jsonBody() : null;
-          const upstreamRequest: UpstreamRequest = {
+          const unsigned: UpstreamRequest = {
             url: joinUrl(endpoint.baseUrl, providerPath) + url.search,
             method,
             headers: { ...forwarded, ...lowerCased(endpoint.headers) },
@@ -130,6 +133,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
                 ? JSON.stringify(applyParams(object, leaf.settings))
                 : bytes,
           };
+          const upstreamRequest = endpoint.sign ? await endpoint.sign(unsigned) : unsigned;
           const response = await relay(
             upstreamRequest,
             resolved.timeoutMs,
@@ -175,7 +179,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     const headers = failureHeaders(error, provider);
     if (error.error instanceof PassthroughUpstreamError) {
       const raw = error.error.raw;
-      const rawHeaders = responseHeaders(raw.headers);
+      const rawHeaders = relayedHeaders(raw.headers);
       for (const [name, value] of Object.entries(headers)) rawHeaders.set(name, value);
       return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, {
         status: raw.status,
@@ -196,9 +200,6 @@ export class PassthroughUpstreamError extends UpstreamError {
   }
 }
 
-/** The raw bytes of a pass-through body, one batch per network chunk (no framing to decode). */
-const RAW_CHUNKS: BatchDecoder<Uint8Array> = { push: (chunk) => chunk, end: () => undefined };
-
 /** One upstream call; resolves with the client's response once the first body chunk (or the end) arrived. */
 async function relay(
   request: UpstreamRequest,
@@ -214,67 +215,7 @@ async function relay(
     throw redirectError(upstream);
   }
   if (status >= 400) throw new PassthroughUpstreamError(status, upstream.headers, await upstream.bytes());
-
-  const headers = responseHeaders(upstream.headers);
-  // Until the first chunk the attempt's timer runs; from there the timeout bounds the silence between chunks,
-  // not the whole (possibly long) answer.
-  const chunks = readUpstreamBatches(upstream.body, RAW_CHUNKS, {
-    idleMs: timeoutMs,
-    onTimeout: () => upstream.abort(),
-  });
-  let first: IteratorResult<Uint8Array>;
-  try {
-    first = await chunks.next();
-  } catch (error) {
-    upstream.abort();
-    upstream.release();
-    const failure = upstream.failure(error);
-    throw failure.transport || failure.status === 499
-      ? failure
-      : new UpstreamError(502, `The provider's answer failed before its first byte: ${failure.message}`, {
-          code: "upstream_stream_failed",
-          transport: true,
-        });
-  } finally {
-    upstream.clearTimer();
-  }
-  let finished = false;
-  const end = () => {
-    if (finished) return;
-    finished = true;
-    upstream.release();
-    onEnd();
-  };
-  if (first.done || status === 204 || status === 304) {
-    await chunks.return?.();
-    end();
-    return new Response(null, { status, headers });
-  }
-  const firstChunk = first.value;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(firstChunk);
-    },
-    async pull(controller) {
-      try {
-        const next = await chunks.next();
-        if (next.done) {
-          controller.close();
-          end();
-        } else controller.enqueue(next.value);
-      } catch (error) {
-        upstream.abort();
-        controller.error(upstream.failure(error));
-        end();
-      }
-    },
-    async cancel() {
-      upstream.abort();
-      await chunks.return?.();
-      end();
-    },
-  });
-  return new Response(body, { status, headers });
+  return relayRawAnswer(upstream, { timeoutMs, headers: relayedHeaders(upstream.headers), onEnd });
 }
 
 /** Request headers that are not the client's to forward: hop-by-hop, framing, the gateway's own, credentials. */
@@ -308,28 +249,6 @@ export function forwardableHeaders(headers: Headers, sensitive: readonly string[
     )
       continue;
     out[name] = value;
-  }
-  return out;
-}
-
-const DROPPED_RESPONSE_HEADERS = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-]);
-
-/**
- * The provider's response headers for the client, hop-by-hop ones dropped. The body is relayed as it came
- * (never decoded), so content-encoding and content-length still describe it.
- */
-function responseHeaders(headers: Headers): Headers {
-  const out = new Headers();
-  for (const [name, value] of headers) {
-    if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
-    out.append(name, value);
   }
   return out;
 }

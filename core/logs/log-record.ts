@@ -1,3 +1,4 @@
+import type { BilledUnits } from "../providers/types.ts";
 import type { GuardrailVerdict } from "../guardrails/types.ts";
 
 /** One request log: the index fields live in Records, large bodies in Blobs. */
@@ -52,6 +53,8 @@ export interface RequestLog {
     reasoningTokens?: number;
     estimated: boolean;
   };
+  /** What a family billed by the unit used: images, seconds of audio, characters, rerank searches, OCR pages. */
+  units?: BilledUnits;
   /** USD. */
   cost?: number;
   /** Every guardrail that ran on the request, input and output, async ones included (core/guardrails). */

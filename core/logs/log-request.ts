@@ -60,6 +60,7 @@ export async function logRequest(
     upstreamLatencyMs: outcome?.upstreamFirstByteMs,
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,
     usage: usage ? usageForLog(usage, outcome?.usageEstimated === true) : undefined,
+    units: outcome?.units && Object.keys(outcome.units).length > 0 ? outcome.units : undefined,
     cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
     guardrails: outcome?.guardrails,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,

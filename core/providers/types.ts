@@ -11,7 +11,83 @@ import type { TrustedHosts } from "../security/custom-host.ts";
  * API) and `messages` (Anthropic's Messages API) are inbound formats: a provider that lacks them natively is
  * reached through its chat adapter (core/formats/via-chat.ts).
  */
-export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "responses" | "messages";
+export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "responses" | "messages" | MediaRouteKind;
+
+/**
+ * The other inference families (spec 1, 4.1): images, audio, moderations, rerank and OCR. Their bodies are
+ * validated by the family's schema (core/gateway/schemas); multipart ones (MULTIPART_ROUTES) arrive as an object
+ * whose file fields are UploadedFile values (core/gateway/uploaded-file.ts).
+ */
+export type MediaRouteKind =
+  | "image_generations"
+  | "image_edits"
+  | "image_variations"
+  | "speech"
+  | "transcriptions"
+  | "translations"
+  | "moderations"
+  | "rerank"
+  | "ocr";
+
+export const MEDIA_ROUTES: ReadonlySet<RouteKind> = new Set<MediaRouteKind>([
+  "image_generations",
+  "image_edits",
+  "image_variations",
+  "speech",
+  "transcriptions",
+  "translations",
+  "moderations",
+  "rerank",
+  "ocr",
+]);
+
+/** Routes whose client bodies are multipart/form-data (files): OpenAI's image edits and variations, audio input. */
+export const MULTIPART_ROUTES: ReadonlySet<RouteKind> = new Set([
+  "image_edits",
+  "image_variations",
+  "transcriptions",
+  "translations",
+]);
+
+/**
+ * What a request used that is billed by the unit rather than by the token (per image, per second of audio, per
+ * character of speech, per rerank search, per OCR page). Priced by core/catalog/unit-cost.ts; logged.
+ */
+export interface BilledUnits {
+  images?: number;
+  /** Seconds of input audio (transcriptions, translations) or of generated audio. */
+  seconds?: number;
+  /** Characters of text turned into speech. */
+  characters?: number;
+  /** Rerank searches (Cohere's search units; one query over up to 100 documents counts one). */
+  searches?: number;
+  /** Document pages read by OCR. */
+  pages?: number;
+}
+
+/** What a family's answer used: tokens (priced from the catalog), units (priced per unit), or both. */
+export interface MeteredUsage {
+  usage?: ChatUsage;
+  units?: BilledUnits;
+  /** Price dimensions that change a unit's price (image `size` and `quality`). */
+  priceKey?: { size?: string; quality?: string };
+}
+
+/**
+ * A non-JSON answer a transform makes (a transcript as text, SRT or VTT rendered from a provider's JSON): sent
+ * to the client with its content type, logged as its text.
+ */
+export class TextAnswer {
+  readonly text: string;
+  readonly contentType: string;
+  constructor(text: string, contentType: string) {
+    this.text = text;
+    this.contentType = contentType;
+  }
+  toJSON(): string {
+    return this.text;
+  }
+}
 
 /**
  * Where and how to reach a provider for one request: resolved from request headers, a saved integration or a
@@ -114,8 +190,23 @@ export interface RouteAdapter {
   supportsModel?(model: string): boolean;
   /** Builds the upstream request from the (validated) OpenAI-shaped body. May be async (token exchange, signing). */
   buildRequest(body: Record<string, any>, ctx: TransformContext): UpstreamRequest | Promise<UpstreamRequest>;
-  /** Upstream JSON body (status 2xx) -> OpenAI-shaped JSON. Throw UpstreamError for an error hidden in a 2xx. */
+  /**
+   * Upstream JSON body (status 2xx) -> OpenAI-shaped JSON (or a TextAnswer for text formats). Throw UpstreamError
+   * for an error hidden in a 2xx.
+   */
   transformResponse(upstream: any, ctx: TransformContext): object;
+  /**
+   * True when the 2xx answer is not JSON and is relayed to the client as it arrives, with its content type
+   * (speech audio; `text`, `srt` and `vtt` transcripts from providers that write them): transformResponse is
+   * not called, and usage comes from usageOf (with answer undefined) or the family's meter.
+   */
+  rawAnswer?(body: Record<string, any>, ctx: TransformContext): boolean;
+  /**
+   * What the request used, when the family's default meter (core/gateway/family-usage.ts) does not read this
+   * provider's answer (Cohere's billed search units, a provider's own usage fields). `answer` is the upstream
+   * JSON before transformResponse, undefined for raw answers.
+   */
+  usageOf?(answer: unknown, body: Record<string, any>, ctx: TransformContext): MeteredUsage | undefined;
   /** Present on routes that stream. */
   stream?: {
     framing: StreamFraming;
@@ -148,7 +239,25 @@ export interface ProviderAdapter {
    * support pass-through yet. Throw UpstreamError (e.g. 400 custom host required) when the target lacks what
    * is needed.
    */
-  passthrough?(target: ProviderTarget): { baseUrl: string; headers: Record<string, string> };
+  passthrough?(target: ProviderTarget, ctx: PassthroughContext): PassthroughEndpoint | Promise<PassthroughEndpoint>;
+}
+
+/** What a pass-through endpoint may need besides the target: side requests (OAuth token exchanges). */
+export interface PassthroughContext {
+  trustedHosts?: TrustedHosts;
+  signal?: AbortSignal;
+  /** Fetch used for side requests; defaults to global fetch (tests inject). */
+  fetch?: typeof fetch;
+}
+
+export interface PassthroughEndpoint {
+  baseUrl: string;
+  headers: Record<string, string>;
+  /**
+   * Signs the finished upstream request (Bedrock's SigV4 covers method, URL, headers and body): returns the
+   * request to send. Absent: the headers above are the whole auth.
+   */
+  sign?(request: UpstreamRequest): Promise<UpstreamRequest>;
 }
 
 /** An upstream failure: non-2xx answer, an error inside a 2xx body, or an error event in a stream. */

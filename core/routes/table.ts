@@ -139,6 +139,55 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "POST", path: "/v1/embeddings", handler: "embeddings", auth: "api_key", body: "json" }],
   },
   {
+    // OpenAI's Images API on every provider that makes images (core/gateway/schemas/images.ts): per-image pricing.
+    name: "images",
+    dataPlane: true,
+    timeoutSeconds: 300,
+    routes: [
+      { method: "POST", path: "/v1/images/generations", handler: "generateImages", auth: "api_key", body: "json" },
+      { method: "POST", path: "/v1/images/edits", handler: "editImages", auth: "api_key", body: "upload" },
+      { method: "POST", path: "/v1/images/variations", handler: "imageVariations", auth: "api_key", body: "upload" },
+    ],
+  },
+  {
+    // OpenAI's Audio API: speech streamed back as the provider sends it, transcripts in every response_format.
+    name: "audio",
+    dataPlane: true,
+    timeoutSeconds: 600,
+    routes: [
+      { method: "POST", path: "/v1/audio/speech", handler: "createSpeech", auth: "api_key", body: "json" },
+      {
+        method: "POST",
+        path: "/v1/audio/transcriptions",
+        handler: "createTranscription",
+        auth: "api_key",
+        body: "upload",
+      },
+      { method: "POST", path: "/v1/audio/translations", handler: "createTranslation", auth: "api_key", body: "upload" },
+    ],
+  },
+  {
+    // Spec 4.1, 2.10: the 11 categories of OpenAI's moderation result, whichever provider answers.
+    name: "moderations",
+    dataPlane: true,
+    timeoutSeconds: 60,
+    routes: [{ method: "POST", path: "/v1/moderations", handler: "createModeration", auth: "api_key", body: "json" }],
+  },
+  {
+    // Spec 4.1: the provider's rerank answer as received, its usage logged and priced.
+    name: "rerank",
+    dataPlane: true,
+    timeoutSeconds: 60,
+    routes: [{ method: "POST", path: "/v1/rerank", handler: "rerank", auth: "api_key", body: "json" }],
+  },
+  {
+    // Spec 4.1: OCR through retries, fallbacks, load balancing, caching, logging and per-page pricing.
+    name: "ocr",
+    dataPlane: true,
+    timeoutSeconds: 300,
+    routes: [{ method: "POST", path: "/v1/ocr", handler: "ocr", auth: "api_key", body: "json" }],
+  },
+  {
     // Files (spec 2.7; core/files): bytes in Blobs, metadata in Records, scoped to the caller's workspace; copied to
     // the provider the upload names, so a native batch or fine-tune can use them there.
     name: "files",

@@ -52,7 +52,7 @@ interface OpenAIDetails {
 
 async function passthroughRequest(target: ProviderTarget, path: string) {
   const adapter = await loadProvider(target.provider);
-  const endpoint = adapter?.passthrough?.(target);
+  const endpoint = await adapter?.passthrough?.(target, {});
   if (!endpoint) throw new UpstreamError(400, `Provider '${target.provider}' has no batch API.`);
   return { url: joinUrl(endpoint.baseUrl, path), headers: endpoint.headers };
 }

@@ -41,7 +41,7 @@ async function endpoint(
     return { url: `${joinUrl(origin, `/openai${path}`)}?${search}`, headers };
   }
   const adapter = await loadProvider(target.provider);
-  const base = adapter?.passthrough?.(target);
+  const base = await adapter?.passthrough?.(target, {});
   if (!base || !PROVIDERS.has(target.provider)) {
     throw new UpstreamError(400, `Provider '${target.provider}' has no fine-tuning API.`, {
       code: "unsupported_provider",

@@ -1,5 +1,13 @@
-import type { ProviderAdapter, RouteAdapter, RouteKind, StreamTransformer, TransformContext } from "../types.ts";
-import { UpstreamError } from "../types.ts";
+import type {
+  ProviderAdapter,
+  RouteAdapter,
+  RouteKind,
+  StreamTransformer,
+  TransformContext,
+  UpstreamRequest,
+} from "../types.ts";
+import { MULTIPART_ROUTES, UpstreamError } from "../types.ts";
+import { encodeForm } from "../form-body.ts";
 import { joinUrl } from "../url.ts";
 import { TYPED_EVENTS_SSE } from "../stream/typed-events.ts";
 
@@ -40,7 +48,29 @@ export const ROUTE_PATHS: Record<RouteKind, string> = {
   models: "/models",
   responses: "/responses",
   messages: "/messages",
+  image_generations: "/images/generations",
+  image_edits: "/images/edits",
+  image_variations: "/images/variations",
+  speech: "/audio/speech",
+  transcriptions: "/audio/transcriptions",
+  translations: "/audio/translations",
+  moderations: "/moderations",
+  rerank: "/rerank",
+  ocr: "/ocr",
 };
+
+/** Transcript formats OpenAI answers as text rather than JSON. */
+const TEXT_TRANSCRIPTS = new Set(["text", "srt", "vtt"]);
+
+/**
+ * Answers relayed as bytes rather than parsed: speech is audio; a transcript is text in the text formats, and
+ * SSE when streamed (gpt-4o-transcribe's `transcript.text.delta` events).
+ */
+export function rawAnswerOf(kind: RouteKind, body: Record<string, any>): boolean {
+  if (kind === "speech") return true;
+  if (kind !== "transcriptions" && kind !== "translations") return false;
+  return body.stream === true || TEXT_TRANSCRIPTS.has(body.response_format);
+}
 
 /** Routes whose answers can stream (SSE of OpenAI chunks). */
 export function routeStreams(kind: RouteKind): boolean {
@@ -121,6 +151,16 @@ export function streamOfRoute(kind: RouteKind): RouteAdapter["stream"] {
   return routeStreams(kind) ? RELAYED_SSE : undefined;
 }
 
+/** A multipart route's upstream request: the form encoded once (core/providers/form-body.ts). */
+export async function multipartRequest(
+  url: string,
+  headers: Record<string, string>,
+  form: Record<string, unknown>,
+): Promise<UpstreamRequest> {
+  const encoded = await encodeForm(form);
+  return { url, method: "POST", headers: { ...headers, "content-type": encoded.contentType }, body: encoded.body };
+}
+
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
@@ -133,11 +173,16 @@ export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapte
           ...ctx.target.forwardHeaders,
         };
         if (kind === "models") return { url, method: "GET", headers };
+        if (MULTIPART_ROUTES.has(kind))
+          return multipartRequest(url, headers, prepareCompatibleBody(row, body, ctx, kind));
         headers["content-type"] = "application/json";
         return { url, method: "POST", headers, body: JSON.stringify(prepareCompatibleBody(row, body, ctx, kind)) };
       },
       transformResponse: (upstream) => upstream,
       stream: streamOfRoute(kind),
+      ...((kind === "speech" || kind === "transcriptions" || kind === "translations") && {
+        rawAnswer: (body: Record<string, any>) => rawAnswerOf(kind, body),
+      }),
     };
   }
   return {

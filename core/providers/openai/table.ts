@@ -17,7 +17,20 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "OpenAI",
     baseUrl: "https://api.openai.com/v1",
     auth: "bearer",
-    routes: ["chat", "completions", "embeddings", "models", "responses"],
+    routes: [
+      "chat",
+      "completions",
+      "embeddings",
+      "models",
+      "responses",
+      "image_generations",
+      "image_edits",
+      "image_variations",
+      "speech",
+      "transcriptions",
+      "translations",
+      "moderations",
+    ],
     docs: "https://platform.openai.com/docs/api-reference",
   },
   {
@@ -25,7 +38,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Mistral AI",
     baseUrl: "https://api.mistral.ai/v1",
     auth: "bearer",
-    routes: ["chat", "embeddings", "models"],
+    routes: ["chat", "embeddings", "models", "moderations", "ocr"],
     // The API validates bodies strictly (422 "extra_forbidden"), names the seed `random_seed`, knows only
     // `max_tokens`, sizes embeddings with `output_dimension`, and sends usage in its last stream chunk without
     // being asked (stream_options is rejected).
@@ -39,7 +52,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Groq",
     baseUrl: "https://api.groq.com/openai/v1",
     auth: "bearer",
-    routes: ["chat", "models"],
+    routes: ["chat", "models", "speech", "transcriptions", "translations"],
     // Documented as answering 400 when supplied.
     dropParams: ["logprobs", "logit_bias", "top_logprobs"],
     docs: "https://console.groq.com/docs/openai",
@@ -49,7 +62,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Together AI",
     baseUrl: "https://api.together.ai/v1",
     auth: "bearer",
-    routes: ["chat", "completions", "embeddings", "models"],
+    routes: ["chat", "completions", "embeddings", "models", "image_generations", "rerank"],
     docs: "https://docs.together.ai/docs/inference/openai-compatibility",
   },
   {
@@ -82,7 +95,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "xAI (Grok)",
     baseUrl: "https://api.x.ai/v1",
     auth: "bearer",
-    routes: ["chat", "models"],
+    routes: ["chat", "models", "image_generations"],
     docs: "https://docs.x.ai/docs",
   },
   {
@@ -207,7 +220,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "vLLM",
     // Self-hosted: no default host. A key is sent only when the server was started with --api-key.
     auth: "bearer",
-    routes: ["chat", "completions", "embeddings", "models"],
+    routes: ["chat", "completions", "embeddings", "models", "transcriptions", "rerank"],
     docs: "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
   },
   {
@@ -272,7 +285,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Voyage AI",
     baseUrl: "https://api.voyageai.com/v1",
     auth: "bearer",
-    routes: ["embeddings"],
+    routes: ["embeddings", "rerank"],
     // Voyage calls OpenAI's `dimensions` `output_dimension`; `input_type` (query/document) passes through.
     renameParams: { dimensions: "output_dimension" },
     dropParams: ["user"],
@@ -283,7 +296,7 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Jina AI",
     baseUrl: "https://api.jina.ai/v1",
     auth: "bearer",
-    routes: ["embeddings"],
+    routes: ["embeddings", "rerank"],
     docs: "https://jina.ai/embeddings/",
   },
   {
@@ -356,7 +369,21 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     name: "Any OpenAI-compatible server",
     // No default: the server is whatever x-gateway-custom-host names.
     auth: "bearer",
-    routes: ["chat", "completions", "embeddings", "models"],
+    routes: [
+      "chat",
+      "completions",
+      "embeddings",
+      "models",
+      "image_generations",
+      "image_edits",
+      "image_variations",
+      "speech",
+      "transcriptions",
+      "translations",
+      "moderations",
+      "rerank",
+      "ocr",
+    ],
     docs: "https://platform.openai.com/docs/api-reference",
   },
 ];

@@ -7,6 +7,11 @@ import { handlers as messages } from "./messages.ts";
 import { handlers as responses } from "./responses.ts";
 import { handlers as completions } from "./completions.ts";
 import { handlers as embeddings } from "./embeddings.ts";
+import { handlers as images } from "./images.ts";
+import { handlers as audio } from "./audio.ts";
+import { handlers as moderations } from "./moderations.ts";
+import { handlers as rerank } from "./rerank.ts";
+import { handlers as ocr } from "./ocr.ts";
 import { handlers as fineTuning } from "./fine-tuning.ts";
 import { handlers as health } from "./health.ts";
 import { handlers as logs } from "./logs.ts";
@@ -35,6 +40,11 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   messages,
   completions,
   embeddings,
+  images,
+  audio,
+  moderations,
+  rerank,
+  ocr,
   files,
   batches,
   "fine-tuning": fineTuning,

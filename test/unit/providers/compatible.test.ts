@@ -6,6 +6,7 @@ import {
   createCompatibleAdapter,
   passthroughTransformer,
   prepareCompatibleBody,
+  ROUTE_PATHS,
 } from "../../../core/providers/openai/compatible.ts";
 import { COMPATIBLE_PROVIDERS } from "../../../core/providers/openai/table.ts";
 import { decodeSse } from "../../../core/providers/stream/sse.ts";
@@ -16,7 +17,7 @@ import type {
   UpstreamEvent,
   UpstreamRequest,
 } from "../../../core/providers/types.ts";
-import { UpstreamError } from "../../../core/providers/types.ts";
+import { MEDIA_ROUTES, UpstreamError } from "../../../core/providers/types.ts";
 import { type OpenAIMock, startOpenAIMock } from "../../mocks/openai.ts";
 
 const fixture = (name: string) => new URL(`../../fixtures/openai/${name}`, import.meta.url);
@@ -65,7 +66,7 @@ const sent = (request: UpstreamRequest) => JSON.parse(String(request.body));
 
 describe("compatible provider table", () => {
   const LOCAL = new Set(["ollama", "lm-studio"]);
-  const KINDS: RouteKind[] = ["chat", "completions", "embeddings", "models", "responses"];
+  const KINDS: RouteKind[] = ["chat", "completions", "embeddings", "models", "responses", ...MEDIA_ROUTES];
 
   it("has 35+ rows with unique lower-case kebab ids and names", () => {
     expect(COMPATIBLE_PROVIDERS.length).toBeGreaterThanOrEqual(35);
@@ -112,7 +113,7 @@ describe("compatible provider table", () => {
     }
   });
 
-  it("builds a request for every row and route", () => {
+  it("builds a request for every row and route", async () => {
     for (const provider of COMPATIBLE_PROVIDERS) {
       const adapter = createCompatibleAdapter(provider);
       expect(adapter.id).toBe(provider.id);
@@ -121,22 +122,15 @@ describe("compatible provider table", () => {
           route: kind,
           target: { provider: provider.id, customHost: provider.baseUrl ? undefined : "https://llm.internal/v1" },
         });
-        const request = adapter.routes[kind]?.buildRequest(
+        const request = (await adapter.routes[kind]?.buildRequest(
           { model: "m", messages: [], input: "x", prompt: "x" },
           context,
-        ) as UpstreamRequest;
+        )) as UpstreamRequest;
         const base = provider.baseUrl ?? "https://llm.internal/v1";
-        const path = {
-          chat: "/chat/completions",
-          completions: "/completions",
-          embeddings: "/embeddings",
-          models: "/models",
-          responses: "/responses",
-          messages: "/messages",
-        }[kind];
-        expect(request.url).toBe(`${base}${path}`);
+        expect(request.url).toBe(`${base}${ROUTE_PATHS[kind]}`);
         expect(request.method).toBe(kind === "models" ? "GET" : "POST");
-        expect(Boolean(adapter.routes[kind]?.stream)).toBe(kind !== "embeddings" && kind !== "models");
+        const streams = ["chat", "completions", "responses", "messages"].includes(kind);
+        expect(Boolean(adapter.routes[kind]?.stream)).toBe(streams);
         // Chat chunks are relayed as bytes; Responses events are parsed (for usage) and re-framed.
         expect(adapter.routes[kind]?.stream?.relay === true).toBe(kind === "chat" || kind === "completions");
       }

@@ -1,0 +1,38 @@
+import type { MeteredUsage } from "../providers/types.ts";
+import type { Cost } from "./cost.ts";
+import { UNIT_PRICES } from "./unit-prices/index.ts";
+import type { UnitPrice } from "./unit-prices/types.ts";
+
+/**
+ * Cost of what a request used by the unit (images, seconds of audio, characters, searches, pages) from the unit
+ * price table; undefined when the table has no row for the provider's model (the caller then prices tokens from
+ * the catalog, as gpt-image and gpt-4o-transcribe are priced).
+ */
+export function unitPriceOf(provider: string, model: string): UnitPrice | undefined {
+  return UNIT_PRICES.find(
+    (row) =>
+      row.providers.includes(provider) && (typeof row.model === "string" ? row.model === model : row.model.test(model)),
+  );
+}
+
+export function unitCostOf(provider: string, model: string, metered: MeteredUsage): Cost | undefined {
+  const price = unitPriceOf(provider, model);
+  const units = metered.units;
+  if (!price || !units) return undefined;
+  let total = 0;
+  if (units.images && price.perImage !== undefined) total += units.images * imagePrice(price.perImage, metered);
+  if (units.seconds && price.perSecond !== undefined) total += units.seconds * price.perSecond;
+  if (units.characters && price.perCharacter !== undefined) total += units.characters * price.perCharacter;
+  if (units.searches && price.perSearch !== undefined) total += units.searches * price.perSearch;
+  if (units.pages && price.perPage !== undefined) total += units.pages * price.perPage;
+  // Units go in; images and audio come out, but the split matters only for tokens: all of it is input here.
+  return { total, input: total, output: 0, priced: true };
+}
+
+function imagePrice(perImage: NonNullable<UnitPrice["perImage"]>, metered: MeteredUsage): number {
+  if (typeof perImage === "number") return perImage;
+  const { size, quality } = metered.priceKey ?? {};
+  const keys = [quality && size && `${quality}:${size}`, size, quality, "default"];
+  for (const key of keys) if (key && perImage[key] !== undefined) return perImage[key]!;
+  return 0;
+}

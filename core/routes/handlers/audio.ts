@@ -1,0 +1,9 @@
+import { handleInference, handleMultipartInference } from "../../gateway/inference.ts";
+import { speechRequest, transcriptionRequest, translationRequest } from "../../gateway/schemas/audio.ts";
+import type { HandlerMap } from "../../http/context.ts";
+
+export const handlers: HandlerMap = {
+  createSpeech: (request, ctx) => handleInference("speech", request, ctx, speechRequest),
+  createTranscription: (request, ctx) => handleMultipartInference("transcriptions", request, ctx, transcriptionRequest),
+  createTranslation: (request, ctx) => handleMultipartInference("translations", request, ctx, translationRequest),
+};

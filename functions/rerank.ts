@@ -1,0 +1,5 @@
+import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
+import { handlers } from "../core/routes/handlers/rerank.ts";
+
+/** Lambda entry point of the 'rerank' route family (infra/api.ts). */
+export const handler = createLambdaHandler("rerank", handlers);
