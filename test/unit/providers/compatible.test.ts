@@ -97,7 +97,7 @@ describe("compatible provider table", () => {
       for (const kind of provider.routes) expect(KINDS).toContain(kind);
       if (provider.docs) expect(provider.docs).toMatch(/^https:\/\//);
     }
-    expect(row("voyage").routes).toEqual(["embeddings"]);
+    expect(row("voyage").routes).toEqual(["embeddings", "rerank"]);
     expect(row("jina").routes).toEqual(["embeddings"]);
   });
 
