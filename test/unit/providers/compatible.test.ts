@@ -98,7 +98,7 @@ describe("compatible provider table", () => {
       if (provider.docs) expect(provider.docs).toMatch(/^https:\/\//);
     }
     expect(row("voyage").routes).toEqual(["embeddings", "rerank"]);
-    expect(row("jina").routes).toEqual(["embeddings"]);
+    expect(row("jina").routes).toEqual(["embeddings", "rerank"]);
   });
 
   it("leaves only self-hosted / account-scoped rows without a default base URL", () => {
