@@ -154,7 +154,19 @@ function inferenceBody(random: Random, route: string): string {
     fields.push(`"messages":[${Array.from({ length: 1 + random.int(3) }, () => message(random)).join(",")}]`);
   if (route === "/v1/completions")
     fields.push(`"prompt":${random.chance(0.6) ? JSON.stringify(random.pick(ODD_STRINGS)) : hostileValue(random)}`);
-  if (route === "/v1/embeddings") fields.push(`"input":${random.chance(0.6) ? '"hello"' : hostileValue(random)}`);
+  if (route === "/v1/embeddings" || route === "/v1/moderations" || route === "/v1/audio/speech")
+    fields.push(`"input":${random.chance(0.6) ? '"hello"' : hostileValue(random)}`);
+  if (route === "/v1/audio/speech") fields.push(`"voice":${random.chance(0.6) ? '"alloy"' : hostileValue(random)}`);
+  if (route === "/v1/images/generations" || route === "/v1/images/edits")
+    fields.push(`"prompt":${random.chance(0.6) ? '"a cat"' : hostileValue(random)}`);
+  if (route === "/v1/rerank") {
+    fields.push(`"query":${random.chance(0.6) ? '"q"' : hostileValue(random)}`);
+    fields.push(`"documents":${random.chance(0.6) ? '["a","b"]' : hostileValue(random)}`);
+  }
+  if (route === "/v1/ocr")
+    fields.push(
+      `"document":${random.chance(0.6) ? '{"type":"document_url","document_url":"https://example.com/a.pdf"}' : hostileValue(random)}`,
+    );
   const extras = [
     "seed",
     "temperature",
@@ -306,7 +318,32 @@ const INFERENCE_ROUTES = [
   "/v1/models",
   "/v1/proxy/v1/chat/completions",
   "/v1/responses",
+  "/v1/images/generations",
+  "/v1/images/edits",
+  "/v1/audio/speech",
+  "/v1/audio/transcriptions",
+  "/v1/moderations",
+  "/v1/rerank",
+  "/v1/ocr",
 ];
+
+/** Multipart routes get hostile forms too: odd boundaries, huge field names, files under odd names, cut bodies. */
+const MULTIPART_PATHS = new Set(["/v1/images/edits", "/v1/audio/transcriptions"]);
+
+function hostileForm(random: Random): { contentType: string; body: string } {
+  const boundary = random.pick(["b", "x".repeat(70), "--", "a b", "\u00e9"]);
+  const part = (name: string, value: string, filename?: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename === undefined ? "" : `; filename="${filename}"`}\r\n\r\n${value}\r\n`;
+  const parts = Array.from({ length: 1 + random.int(6) }, () =>
+    part(
+      random.pick(["file", "image", "image[]", "model", "prompt", "n", "response_format", "__proto__", "x".repeat(3_000)]),
+      random.pick([...ODD_STRINGS, "whisper-1", "2", "-1", "1e400", "RIFF\u0000\u0000"]),
+      random.chance(0.4) ? random.pick(["a.wav", "../../x.png", "", "\uD800.mp3"]) : undefined,
+    ),
+  );
+  const end = random.chance(0.8) ? `--${boundary}--\r\n` : "";
+  return { contentType: `multipart/form-data; boundary=${boundary}`, body: parts.join("") + end };
+}
 
 export function* fuzzCorpus(
   seed: number,
@@ -323,6 +360,12 @@ export function* fuzzCorpus(
     const headers = inferenceHeaders(random, gateway);
     if (path === "/v1/models") {
       yield { method: "GET", path, headers, label: `GET ${path}` };
+      continue;
+    }
+    if (MULTIPART_PATHS.has(path) && random.chance(0.7)) {
+      const form = hostileForm(random);
+      headers["content-type"] = form.contentType;
+      yield { method: "POST", path, headers, body: form.body, label: `POST ${path} (form)` };
       continue;
     }
     headers["content-type"] = random.chance(0.95)
