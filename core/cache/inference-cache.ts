@@ -204,7 +204,8 @@ async function storeAnswer(
 /** The JSON text of a complete answer; undefined for a stream cut short or an answer with no body. */
 function answerText(outcome: InferenceOutcome): string | undefined {
   const body = outcome.responseBody;
-  if (body === undefined || body === null) return undefined;
+  // No body, or a text answer relayed as it came (a transcript in text, SRT or VTT): not a JSON answer to replay.
+  if (body === undefined || body === null || typeof body === "string") return undefined;
   if (!outcome.stream) {
     const format = loadedFormat(outcome.route);
     if (format) {

@@ -6,7 +6,7 @@ import type {
   TransformContext,
   UpstreamRequest,
 } from "../types.ts";
-import { MULTIPART_ROUTES, UpstreamError } from "../types.ts";
+import { MEDIA_ROUTES, MULTIPART_ROUTES, UpstreamError } from "../types.ts";
 import { encodeForm } from "../form-body.ts";
 import { joinUrl } from "../url.ts";
 import { TYPED_EVENTS_SSE } from "../stream/typed-events.ts";
@@ -63,13 +63,13 @@ export const ROUTE_PATHS: Record<RouteKind, string> = {
 const TEXT_TRANSCRIPTS = new Set(["text", "srt", "vtt"]);
 
 /**
- * Answers relayed as bytes rather than parsed: speech is audio; a transcript is text in the text formats, and
- * SSE when streamed (gpt-4o-transcribe's `transcript.text.delta` events).
+ * Answers relayed as bytes rather than parsed: speech is audio; a transcript is text in the text formats; and
+ * streams of these families are SSE of their own events (gpt-4o-transcribe's `transcript.text.delta`,
+ * gpt-image's `image_generation.partial_image`), relayed as they come.
  */
 export function rawAnswerOf(kind: RouteKind, body: Record<string, any>): boolean {
-  if (kind === "speech") return true;
-  if (kind !== "transcriptions" && kind !== "translations") return false;
-  return body.stream === true || TEXT_TRANSCRIPTS.has(body.response_format);
+  if (kind === "speech" || body.stream === true) return true;
+  return (kind === "transcriptions" || kind === "translations") && TEXT_TRANSCRIPTS.has(body.response_format);
 }
 
 /** Routes whose answers can stream (SSE of OpenAI chunks). */
@@ -180,9 +180,7 @@ export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapte
       },
       transformResponse: (upstream) => upstream,
       stream: streamOfRoute(kind),
-      ...((kind === "speech" || kind === "transcriptions" || kind === "translations") && {
-        rawAnswer: (body: Record<string, any>) => rawAnswerOf(kind, body),
-      }),
+      ...(MEDIA_ROUTES.has(kind) && { rawAnswer: (body: Record<string, any>) => rawAnswerOf(kind, body) }),
     };
   }
   return {
