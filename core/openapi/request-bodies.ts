@@ -6,6 +6,11 @@ import { guardrailInvokeRequest } from "../guardrails/invoke-request.ts";
 import { promptRequest } from "../prompts/request.ts";
 import { completionRequest } from "../gateway/schemas/completions.ts";
 import { embeddingRequest } from "../gateway/schemas/embeddings.ts";
+import { imageGenerationRequest } from "../gateway/schemas/images.ts";
+import { speechRequest } from "../gateway/schemas/audio.ts";
+import { moderationRequest } from "../gateway/schemas/moderations.ts";
+import { rerankRequest } from "../gateway/schemas/rerank.ts";
+import { ocrRequest } from "../gateway/schemas/ocr.ts";
 import { createJobSchema } from "../fine-tuning/schemas.ts";
 import { createBatchSchema, updateBatchSchema } from "../batches/schemas.ts";
 import { completeUploadSchema, createUploadSchema } from "../files/upload-requests.ts";
@@ -50,6 +55,11 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/chat/completions": chatCompletionRequest,
   "POST /v1/completions": completionRequest,
   "POST /v1/embeddings": embeddingRequest,
+  "POST /v1/images/generations": imageGenerationRequest,
+  "POST /v1/audio/speech": speechRequest,
+  "POST /v1/moderations": moderationRequest,
+  "POST /v1/rerank": rerankRequest,
+  "POST /v1/ocr": ocrRequest,
   "POST /v1/fine_tuning/jobs": createJobSchema,
   "POST /v1/batches": createBatchSchema,
   "PUT /v2/batches/:id": updateBatchSchema,
