@@ -62,6 +62,7 @@ export const EXPORT_FIELDS: Record<string, (log: RequestLog) => unknown> = {
   prompt_tokens: (log) => log.usage?.promptTokens,
   completion_tokens: (log) => log.usage?.completionTokens,
   total_tokens: (log) => log.usage?.totalTokens,
+  units: (log) => log.units,
   cost: (log) => log.cost,
   error: (log) => log.error,
   headers: (log) => log.headers,
