@@ -9,7 +9,8 @@ import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../he
 import { startOpenAIBatchesMock } from "../mocks/openai-batches.ts";
 import { fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts";
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
-import type { MockServer } from "../helpers/mock-server.ts";
+import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
+import { silentWav } from "../helpers/wav.ts";
 import { seedPrompt } from "../helpers/prompts.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
 import { startAzureMock } from "../mocks/azure.ts";
@@ -462,6 +463,85 @@ describe("every route family through the bundle", () => {
     });
     for await (const chunk of stream) streamed += chunk.choices?.[0]?.delta?.content ?? "";
     expect(streamed).toBeTruthy();
+  });
+
+  it("images, audio (multipart in, bytes out, duration read by music-metadata), moderations and rerank", async () => {
+    const media = await startMockServer(async (request, response): Promise<void> => {
+      const json = (body: unknown) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(body));
+      };
+      if (request.path === "/v1/images/generations")
+        return void json({ created: 1, data: [{ b64_json: "aW1n" }, { b64_json: "aW1n" }] });
+      if (request.path === "/v1/images/edits") {
+        const form = request.body.toString("latin1");
+        return void json({ created: 1, data: [{ b64_json: form.includes('name="image"') ? "ZWRpdA" : "bm8" }] });
+      }
+      if (request.path === "/v1/audio/speech") {
+        response.writeHead(200, { "content-type": "audio/mpeg" });
+        response.write(Buffer.from("ID3-first-"));
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return void response.end(Buffer.from("second"));
+      }
+      if (request.path === "/v1/audio/transcriptions") return void json({ text: "hello there" });
+      if (request.path === "/v1/moderations")
+        return void json({
+          id: "modr-1",
+          model: "omni-moderation-latest",
+          results: [{ flagged: false, categories: {} }],
+        });
+      if (request.path === "/v1/rerank")
+        return void json({ results: [{ index: 1, relevance_score: 0.9 }], usage: { total_tokens: 12 } });
+      response.writeHead(404);
+      response.end();
+    });
+    mocks.push(media);
+    const client = clientFor({ "x-gateway-provider": "openai", "x-gateway-custom-host": `${media.url}/v1` });
+
+    const images = await client.images.generate({ model: "dall-e-3", prompt: "a cat", n: 2, size: "1024x1024" });
+    expect(images.data).toHaveLength(2);
+    const png = await toFile(Buffer.from("\x89PNG\r\n\x1a\nfake"), "cat.png", { type: "image/png" });
+    const edited = await client.images.edit({ model: "dall-e-2", image: png, prompt: "a hat" });
+    expect(edited.data?.[0]?.b64_json).toBe("ZWRpdA");
+
+    const speech = await client.audio.speech.create({ model: "tts-1", voice: "alloy", input: "Hello" });
+    expect(Buffer.from(await speech.arrayBuffer()).toString()).toBe("ID3-first-second");
+    expect(speech.headers.get("content-type")).toBe("audio/mpeg");
+
+    const audio = await toFile(Buffer.from(silentWav(3)), "hello.wav", { type: "audio/wav" });
+    const transcript = await client.audio.transcriptions.create({ model: "whisper-1", file: audio });
+    expect(transcript.text).toBe("hello there");
+
+    const moderation = await client.moderations.create({ input: "hi" });
+    expect(moderation.results[0]?.flagged).toBe(false);
+    expect(media.requests.find((r) => r.path === "/v1/moderations")?.json().model).toBe("text-moderation-latest");
+
+    const rerank = await fetch(`${gateway.url}/v1/rerank`, {
+      method: "POST",
+      headers: {
+        "x-gateway-api-key": gateway.adminKey,
+        "x-gateway-provider": "jina",
+        "x-gateway-custom-host": `${media.url}/v1`,
+        authorization: "Bearer jina-key",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ model: "jina-reranker-v2-base-multilingual", query: "q", documents: ["a", "b"] }),
+    });
+    expect(rerank.status).toBe(200);
+    expect((await rerank.json()).results[0].index).toBe(1);
+
+    // The logs carry what each family used and what it cost: 2 images at $0.04, 3 s of whisper.
+    const logOf = async (path: string) => {
+      const { body } = await api("GET", "/v1/logs?limit=50");
+      return (body.data as Array<Record<string, any>>).find((log) => log.path === path);
+    };
+    await expect.poll(async () => (await logOf("/v1/images/generations"))?.units?.images).toBe(2);
+    expect((await logOf("/v1/images/generations"))?.cost).toBeCloseTo(0.08);
+    await expect.poll(async () => (await logOf("/v1/audio/transcriptions"))?.units?.seconds).toBeCloseTo(3, 2);
+    expect((await logOf("/v1/audio/transcriptions"))?.cost).toBeCloseTo(0.0003, 6);
+    await expect.poll(async () => (await logOf("/v1/audio/speech"))?.units?.characters).toBe(5);
+    await expect.poll(async () => (await logOf("/v1/rerank"))?.usage?.totalTokens).toBe(12);
+    expect(gateway.output()).not.toMatch(/unhandled error/);
   });
 
   it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {

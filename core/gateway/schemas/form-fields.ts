@@ -30,9 +30,9 @@ export const formNumber = (min: number, max: number) =>
 /** A form boolean: `"true"`/`"false"` (and 1/0, as HTML forms send them) or a JSON boolean. */
 export const formBoolean = z.union([z.boolean(), z.stringbool()]);
 
-/** One value or several under one name (`image` or `image[]`), as a list. */
+/**
+ * One value or several under one name (`image`, or `image[]` / a repeated part): kept as sent, so the provider
+ * gets the form's shape the client chose (OpenAI's older image models take one `image`, gpt-image several).
+ */
 export const oneOrMany = <T extends z.core.SomeType>(item: T, max: number) =>
-  z.pipe(
-    z.union([z.array(item).check(z.minLength(1), z.maxLength(max)), item]),
-    z.transform((value) => (Array.isArray(value) ? value : [value]) as z.core.output<T>[]),
-  );
+  z.union([z.array(item).check(z.minLength(1), z.maxLength(max)), item]);

@@ -4,28 +4,7 @@ import { unitCostOf } from "../../../core/catalog/unit-cost.ts";
 import { familyUsageOf, tokenUsageOf } from "../../../core/gateway/family-usage.ts";
 import { UploadedFile } from "../../../core/gateway/uploaded-file.ts";
 import { reservationFor } from "../../../core/policies/reservation.ts";
-
-/** A PCM WAV of `seconds` of silence (16 kHz mono 16-bit): its header says how long it plays. */
-function wav(seconds: number): Uint8Array {
-  const rate = 16_000;
-  const samples = Math.round(seconds * rate);
-  const data = samples * 2;
-  const buffer = Buffer.alloc(44 + data);
-  buffer.write("RIFF", 0);
-  buffer.writeUInt32LE(36 + data, 4);
-  buffer.write("WAVE", 8);
-  buffer.write("fmt ", 12);
-  buffer.writeUInt32LE(16, 16);
-  buffer.writeUInt16LE(1, 20);
-  buffer.writeUInt16LE(1, 22);
-  buffer.writeUInt32LE(rate, 24);
-  buffer.writeUInt32LE(rate * 2, 28);
-  buffer.writeUInt16LE(2, 32);
-  buffer.writeUInt16LE(16, 34);
-  buffer.write("data", 36);
-  buffer.writeUInt32LE(data, 40);
-  return buffer;
-}
+import { silentWav } from "../../helpers/wav.ts";
 
 describe("families billed by the unit", () => {
   it("prices DALL-E images by quality and size, most specific key first", () => {
@@ -52,7 +31,7 @@ describe("families billed by the unit", () => {
 
   it("meters speech by characters, transcripts by the reported duration or else the file's own", async () => {
     expect(await familyUsageOf("speech", { input: "héllo 👋" }, undefined)).toEqual({ units: { characters: 7 } });
-    const file = new UploadedFile("a.wav", "audio/wav", wav(2.5));
+    const file = new UploadedFile("a.wav", "audio/wav", silentWav(2.5));
     const fromFile = await familyUsageOf("transcriptions", { file, model: "whisper-1" }, { text: "" });
     expect(fromFile?.units?.seconds).toBeCloseTo(2.5, 2);
     const reported = await familyUsageOf("transcriptions", { file, model: "whisper-1" }, { duration: 9.5 });
