@@ -10,6 +10,8 @@ import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { LAMBDA_NODEJS, sstEsbuildOptions } from "../../infra/lambda-bundle.ts";
 import { assertNoLazyCommonJs } from "../../scripts/build.ts";
 import { lambdaEnv } from "../helpers/aws-stores.ts";
+import { startMockServer } from "../helpers/mock-server.ts";
+import { silentWav } from "../helpers/wav.ts";
 import { startOpenAIMock, type OpenAIMock } from "../mocks/openai.ts";
 import { installRecordingSst } from "../infra/recording-sst.ts";
 import { createTable } from "../setup/emulators.ts";
@@ -136,6 +138,40 @@ describe("every Lambda bundle answers through its adapter", () => {
         );
         expect(result.prelude.statusCode, result.body.toString()).toBe(200);
         expect(json(result.body).choices[0].message.content).toBe("Hello from the bundled chat function.");
+        return;
+      }
+      if (family.name === "audio") {
+        // A multipart body (base64 in the function URL event) in, the audio's duration read in the bundle.
+        const media = await startMockServer((_request, response) => {
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(JSON.stringify({ text: "bundled transcript" }));
+        });
+        try {
+          const form = new FormData();
+          form.append("model", "whisper-1");
+          form.append("file", new Blob([silentWav(2)], { type: "audio/wav" }), "a.wav");
+          const encoded = new Response(form);
+          const body = Buffer.from(await encoded.arrayBuffer()).toString("base64");
+          const result = await invoke(
+            handler,
+            functionUrlEvent("POST", "/v1/audio/transcriptions", {
+              headers: {
+                "content-type": encoded.headers.get("content-type")!,
+                "x-gateway-api-key": ADMIN_KEY,
+                "x-gateway-provider": "openai",
+                "x-gateway-custom-host": `${media.url}/v1`,
+                authorization: "Bearer provider-key",
+              },
+              body,
+              isBase64Encoded: true,
+            }),
+          );
+          expect(result.prelude.statusCode, result.body.toString()).toBe(200);
+          expect(json(result.body).text).toBe("bundled transcript");
+          expect(media.requests[0]!.body.toString("latin1")).toContain('filename="a.wav"');
+        } finally {
+          await media.close();
+        }
         return;
       }
       // Any other family: its first route refuses a request without a key (authentication ran in the bundle);
