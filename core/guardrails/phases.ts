@@ -4,7 +4,7 @@ import { sseResponse, sseSourceOf } from "../gateway/stream/sse-source.ts";
 import type { RequestContext } from "../http/context.ts";
 import { isLateJson } from "../logs/late-json.ts";
 import { resolveLateJson } from "../logs/log-layout.ts";
-import type { RouteKind } from "../providers/types.ts";
+import { MEDIA_ROUTES, type RouteKind } from "../providers/types.ts";
 import { findCheck } from "./checks/registry.ts";
 import {
   deniedBody,
@@ -113,9 +113,12 @@ export class GuardrailPhases {
     body: Record<string, any>,
   ): Promise<Response> {
     if (this.denied) return response;
+    const contentType = response.headers.get("content-type") ?? "";
+    // Audio, images in bytes, text transcripts and their streams are relayed as they come: nothing to rewrite.
+    if (MEDIA_ROUTES.has(this.#request.route) && !contentType.startsWith("application/json")) return response;
     // Embeddings answers hold no text to judge.
     const judged = this.#request.route === "embeddings" ? [] : definitions;
-    const stream = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
+    const stream = contentType.startsWith("text/event-stream");
     return stream ? this.#outputStream(judged, response, body) : this.#outputJson(judged, response, body);
   }
 

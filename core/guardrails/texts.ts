@@ -84,10 +84,29 @@ function inputSlots(route: RouteKind, body: Record<string, unknown>): Found {
     const slots = stringSlots(body.input, "input");
     return { slots, judged: { from: Math.max(0, slots.length - 1), to: slots.length } };
   }
+  // The other families: the text a person wrote (an image prompt, text to speak, a query, a transcript's hint).
+  const field = MEDIA_INPUT_FIELDS[route];
+  if (field) {
+    const slots = stringSlots(body[field], field);
+    return { slots, judged: { from: 0, to: slots.length } };
+  }
   return { slots: [], judged: { from: 0, to: 0 } };
 }
 
+const MEDIA_INPUT_FIELDS: Partial<Record<RouteKind, string>> = {
+  image_generations: "prompt",
+  image_edits: "prompt",
+  speech: "input",
+  moderations: "input",
+  rerank: "query",
+  transcriptions: "prompt",
+  translations: "prompt",
+};
+
 function outputSlots(route: RouteKind, answer: Record<string, unknown>): Found {
+  // A transcript's JSON answer holds its text in `text`.
+  if ((route === "transcriptions" || route === "translations") && typeof answer.text === "string")
+    return { slots: [{ path: ["text"], text: answer.text }], judged: { from: 0, to: 1 } };
   const slots: TextSlot[] = [];
   const choices = Array.isArray(answer.choices) ? answer.choices : [];
   let firstTo = 0;
