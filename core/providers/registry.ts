@@ -19,6 +19,8 @@ const LOADERS: Record<string, () => Promise<ProviderAdapter>> = {
   anthropic: () => import("./anthropic/index.ts").then((module) => module.anthropicAdapter),
   bedrock: () => import("./bedrock/index.ts").then((module) => module.bedrockAdapter),
   cohere: () => import("./cohere/index.ts").then((module) => module.cohereAdapter),
+  deepgram: () => import("./deepgram/index.ts").then((module) => module.deepgramAdapter),
+  elevenlabs: () => import("./elevenlabs/index.ts").then((module) => module.elevenLabsAdapter),
   google: () => import("./google/index.ts").then((module) => module.googleAdapter),
   "vertex-ai": () => import("./vertex/index.ts").then((module) => module.vertexAdapter),
 };

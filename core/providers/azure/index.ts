@@ -1,6 +1,12 @@
-import { prepareCompatibleBody, ROUTE_PATHS, streamOfRoute } from "../openai/compatible.ts";
+import {
+  multipartRequest,
+  prepareCompatibleBody,
+  ROUTE_PATHS,
+  rawAnswerOf,
+  streamOfRoute,
+} from "../openai/compatible.ts";
 import type { ProviderAdapter, ProviderTarget, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
-import { UpstreamError } from "../types.ts";
+import { MULTIPART_ROUTES, UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 
@@ -98,6 +104,8 @@ interface AzureFlavour {
   headers?: Record<string, string>;
 }
 
+const AUDIO_ROUTES: ReadonlySet<RouteKind> = new Set(["speech", "transcriptions", "translations"]);
+
 function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of flavour.routes) {
@@ -111,12 +119,16 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
           ...flavour.headers,
           ...azureAuthHeaders(ctx.target.apiKey),
           ...ctx.target.forwardHeaders,
-          "content-type": "application/json",
         };
+        // Audio input (and image edits) go as OpenAI's multipart forms.
+        if (MULTIPART_ROUTES.has(kind)) return multipartRequest(url, headers, payload);
+        headers["content-type"] = "application/json";
         return { url, method: "POST", headers, body: JSON.stringify(payload) };
       },
       transformResponse: (upstream) => upstream,
       stream: streamOfRoute(kind),
+      // Speech audio and text transcripts are relayed as they arrive, as from OpenAI.
+      ...(AUDIO_ROUTES.has(kind) && { rawAnswer: (body: Record<string, any>) => rawAnswerOf(kind, body) }),
     };
   }
   return { id: flavour.id, name: flavour.name, routes };
@@ -125,7 +137,8 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
 export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
   id: "azure-openai",
   name: "Azure OpenAI",
-  routes: ["chat", "completions", "embeddings", "responses"],
+  // Audio: /openai/deployments/{deployment}/audio/{speech|transcriptions|translations} (GA since 2024-10-21).
+  routes: ["chat", "completions", "embeddings", "responses", "speech", "transcriptions", "translations"],
   url: azureOpenAIUrl,
   // The v1 API and the Responses API route by `model`; the deployment id (when configured) is the name Azure knows.
   model: (ctx) =>

@@ -10,6 +10,7 @@ import { MEDIA_ROUTES, MULTIPART_ROUTES, UpstreamError } from "../types.ts";
 import { encodeForm } from "../form-body.ts";
 import { joinUrl } from "../url.ts";
 import { TYPED_EVENTS_SSE } from "../stream/typed-events.ts";
+import { subtitleRoute } from "../audio/subtitles-from-segments.ts";
 
 /**
  * Providers whose API is OpenAI's: one adapter built from a table row. Bodies pass through untouched
@@ -37,6 +38,11 @@ export interface CompatibleProvider {
   noStreamOptions?: boolean;
   /** Extra static headers. */
   headers?: Record<string, string>;
+  /**
+   * The provider's transcriptions write no `srt` or `vtt` (Groq: json, text and verbose_json only): those are
+   * asked as verbose_json and rendered from its segments (core/providers/audio/subtitles-from-segments.ts).
+   */
+  subtitlesFromSegments?: boolean;
   /** Docs link for the provider table (docs/providers.md). */
   docs?: string;
 }
@@ -161,17 +167,29 @@ export async function multipartRequest(
   return { url, method: "POST", headers: { ...headers, "content-type": encoded.contentType }, body: encoded.body };
 }
 
+function rowHeaders(row: CompatibleProvider, ctx: Pick<TransformContext, "target">): Record<string, string> {
+  return { ...row.headers, ...authHeaders(row, ctx.target.apiKey), ...ctx.target.forwardHeaders };
+}
+
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
+    if (row.subtitlesFromSegments && (kind === "transcriptions" || kind === "translations")) {
+      routes[kind] = subtitleRoute(
+        (body) => rawAnswerOf(kind, body),
+        (body, ctx) =>
+          multipartRequest(
+            joinUrl(baseUrlOf(row, ctx), ROUTE_PATHS[kind]),
+            rowHeaders(row, ctx),
+            prepareCompatibleBody(row, body, ctx, kind),
+          ),
+      );
+      continue;
+    }
     routes[kind] = {
       buildRequest(body, ctx) {
         const url = joinUrl(baseUrlOf(row, ctx), ROUTE_PATHS[kind]);
-        const headers: Record<string, string> = {
-          ...row.headers,
-          ...authHeaders(row, ctx.target.apiKey),
-          ...ctx.target.forwardHeaders,
-        };
+        const headers = rowHeaders(row, ctx);
         if (kind === "models") return { url, method: "GET", headers };
         if (MULTIPART_ROUTES.has(kind))
           return multipartRequest(url, headers, prepareCompatibleBody(row, body, ctx, kind));

@@ -55,6 +55,8 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     routes: ["chat", "models", "speech", "transcriptions", "translations"],
     // Documented as answering 400 when supplied.
     dropParams: ["logprobs", "logit_bias", "top_logprobs"],
+    // Transcriptions answer json, text and verbose_json only (https://console.groq.com/docs/speech-to-text).
+    subtitlesFromSegments: true,
     docs: "https://console.groq.com/docs/openai",
   },
   {

@@ -155,8 +155,16 @@ describe("azure-openai URLs", () => {
     expect(odd.code).toBe("azure_resource_invalid");
   });
 
-  it("offers chat, completions, embeddings and responses; chat and completions stream", () => {
-    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual(["chat", "completions", "embeddings", "responses"]);
+  it("offers chat, completions, embeddings, responses and audio; chat and completions stream", () => {
+    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual([
+      "chat",
+      "completions",
+      "embeddings",
+      "responses",
+      "speech",
+      "transcriptions",
+      "translations",
+    ]);
     expect(azureOpenAIAdapter.routes.responses?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.chat?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.embeddings?.stream).toBeUndefined();
