@@ -11,7 +11,8 @@ const catalogCreated = Math.floor(Date.parse("2024-01-01T00:00:00Z") / 1000);
 /**
  * GET /v1/models (spec 4.6): the integrated catalog, unless the request names a provider or config, in which
  * case the provider's own list is proxied (through the routing engine, so configs apply).
- * `x-gateway-fetch-integrated-models: true` or `x-gateway-models-endpoint` ask for the catalog even then.
+ * `x-gateway-fetch-integrated-models: true`, `x-gateway-models-endpoint` or the config's root field
+ * `fetch_integrated_models: true` ask for the catalog even then.
  * `?provider=` filters the catalog.
  */
 export async function listModels(request: Request, ctx: RequestContext): Promise<Response> {
@@ -24,7 +25,8 @@ export async function listModels(request: Request, ctx: RequestContext): Promise
     wantsCatalog || (!gateway.provider && !gateway.virtualKey && !gateway.config)
       ? undefined
       : await resolveRouting(gateway, ctx);
-  if (config) {
+  // The config's own `fetch_integrated_models` asks for the catalog as the header does.
+  if (config && !config.fetchIntegratedModels) {
     const outcome = newOutcome("models", "", false);
     ctx.outcome = outcome;
     return routeInference("models", {}, config, request, ctx, outcome, ctx.traceId);

@@ -112,6 +112,8 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         }
         const call = async () => {
           const adapter = (await loadProvider(resolved.target.provider))!;
+          // Logged on failures too: the provider that answered last, or failed last.
+          outcome.provider = adapter.id;
           if (!adapter.passthrough) {
             throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
               code: "unsupported_route",
@@ -121,10 +123,13 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           const endpoint = await adapter.passthrough(resolved.target, {
             trustedHosts: ctx.services.trustedHosts,
             signal: ctx.signal,
+            path: providerPath,
+            search: url.search,
+            headers: forwarded,
           });
           const object = hasParamRules(leaf.settings) ? jsonBody() : null;
           const unsigned: UpstreamRequest = {
-            url: joinUrl(endpoint.baseUrl, providerPath) + url.search,
+            url: joinUrl(endpoint.baseUrl, endpoint.path ?? providerPath + url.search),
             method,
             headers: { ...forwarded, ...lowerCased(endpoint.headers) },
             body: redacted
@@ -144,7 +149,6 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               outcome.finish();
             },
           );
-          outcome.provider = adapter.id;
           outcome.status = response.status;
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
           return response;
@@ -234,6 +238,11 @@ const DROPPED_REQUEST_HEADERS = new Set([
   "accept-encoding",
   "authorization",
   "cookie",
+  // Provider auth header names (Anthropic, Azure, Google): the target's credentials are the ones sent, and a key
+  // the client put in one must not reach a provider beside them, nor one that authenticates otherwise (SigV4).
+  "x-api-key",
+  "api-key",
+  "x-goog-api-key",
 ]);
 
 /** The client's headers for the provider: all but the dropped ones, `x-gateway-*`/`x-portkey-*` and sensitive ones. */

@@ -248,11 +248,24 @@ export interface PassthroughContext {
   signal?: AbortSignal;
   /** Fetch used for side requests; defaults to global fetch (tests inject). */
   fetch?: typeof fetch;
+  /**
+   * Pass-through calls only: the client's provider path (after `/v1` or `/v1/proxy`, with its leading slash), its
+   * query (`?...` or empty) and the client headers that will be forwarded (lower-case names). A provider reads
+   * them to pick a host or an API version segment from the path, or to leave a header the client set alone.
+   */
+  path?: string;
+  search?: string;
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface PassthroughEndpoint {
   baseUrl: string;
   headers: Record<string, string>;
+  /**
+   * The path and query appended to baseUrl when they are not the client's own (`path` + `search` of the context):
+   * a host-selecting prefix removed, a required query parameter added.
+   */
+  path?: string;
   /**
    * Signs the finished upstream request (Bedrock's SigV4 covers method, URL, headers and body): returns the
    * request to send. Absent: the headers above are the whole auth.

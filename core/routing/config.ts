@@ -96,6 +96,8 @@ export interface RawConfigNode {
   aws_role_arn?: string;
   /** Root only: how batches created with this config run (core/batches): the provider's batch API or the gateway. */
   batch_mode?: "native" | "gateway";
+  /** Root only: `GET /v1/models` answers the integrated catalog even though this config names providers (spec 4.6). */
+  fetch_integrated_models?: boolean;
   [extra: string]: unknown;
 }
 
@@ -177,6 +179,7 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       aws_s3_bucket: z.optional(nonEmpty),
       aws_role_arn: z.optional(nonEmpty),
       batch_mode: z.optional(z.enum(["native", "gateway"])),
+      fetch_integrated_models: z.optional(z.boolean()),
     }),
   );
   return node;
@@ -224,6 +227,8 @@ interface NodeBase {
   settings: InheritedSettings;
   /** The root's `batch_mode` (root only): how batches created with this config run (core/batches/mode.ts). */
   batchMode?: "native" | "gateway";
+  /** The root's `fetch_integrated_models` (root only): GET /v1/models lists the catalog (core/gateway/models.ts). */
+  fetchIntegratedModels?: boolean;
 }
 
 export interface LeafNode extends NodeBase {
@@ -272,6 +277,7 @@ export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-ga
   const root = compileNode(parsed, { path: "config", param, trusted, depth: 0, inherited: {} });
   checkLimits(root, param);
   if (parsed.batch_mode) root.batchMode = parsed.batch_mode;
+  if (parsed.fetch_integrated_models) root.fetchIntegratedModels = true;
   return root;
 }
 
@@ -300,6 +306,8 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     fail(state, "targets", `configs nest at most ${CONFIG_LIMITS.depth} levels deep.`);
   if (state.depth > 0 && raw.batch_mode !== undefined)
     fail(state, "batch_mode", "batch_mode is a field of the config's root only.");
+  if (state.depth > 0 && raw.fetch_integrated_models !== undefined)
+    fail(state, "fetch_integrated_models", "fetch_integrated_models is a field of the config's root only.");
   const settings = inherit(raw, state);
   const base = { path: state.path, name: raw.name, weight: raw.weight ?? 1, settings };
 

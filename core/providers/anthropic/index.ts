@@ -3,6 +3,7 @@ import { anthropicUpstreamError, isAnthropicError } from "./errors.ts";
 import { anthropicHeaders, anthropicUrl } from "./http.ts";
 import { fromAnthropicMessage, toAnthropicMessagesRequest } from "./messages.ts";
 import { anthropicMessagesRoute } from "./native-messages.ts";
+import { anthropicPassthrough } from "./passthrough.ts";
 import { createAnthropicStreamTransformer } from "./stream.ts";
 
 export { anthropicErrorStatus, anthropicUpstreamError, isAnthropicError } from "./errors.ts";
@@ -73,5 +74,6 @@ export const anthropicAdapter: ProviderAdapter = {
       transformResponse: (upstream) => fromAnthropicModelList(upstream),
     },
   },
+  passthrough: anthropicPassthrough,
   // Non-2xx answers: the generic mapper in ../errors.ts already reads `{type: "error", error: {type, message}}`.
 };

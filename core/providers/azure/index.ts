@@ -9,6 +9,7 @@ import type { ProviderAdapter, ProviderTarget, RouteAdapter, RouteKind, Transfor
 import { MULTIPART_ROUTES, UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
+import { azureAIPassthrough, azureOpenAIPassthrough } from "./passthrough.ts";
 
 /**
  * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
@@ -71,6 +72,11 @@ export function azureOpenAIOrigin(target: ProviderTarget): string {
   return resourceOrigin({ target }, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
 }
 
+/** The base of an Azure AI Foundry models resource (custom host, else `https://{resourceName}.services.ai.azure.com/models`). */
+export function azureAIBase(target: ProviderTarget): string {
+  return resourceOrigin({ target }, (resource) => `https://${resource}.services.ai.azure.com/models`, "azure-ai");
+}
+
 /** The upstream URL of an Azure OpenAI route. */
 export function azureOpenAIUrl(kind: RouteKind, ctx: TransformContext): string {
   const origin = resourceOrigin(ctx, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
@@ -102,6 +108,7 @@ interface AzureFlavour {
   model?(ctx: TransformContext): string | undefined;
   noStreamOptions?: boolean;
   headers?: Record<string, string>;
+  passthrough: ProviderAdapter["passthrough"];
 }
 
 const AUDIO_ROUTES: ReadonlySet<RouteKind> = new Set(["speech", "transcriptions", "translations"]);
@@ -131,7 +138,7 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
       ...(AUDIO_ROUTES.has(kind) && { rawAnswer: (body: Record<string, any>) => rawAnswerOf(kind, body) }),
     };
   }
-  return { id: flavour.id, name: flavour.name, routes };
+  return { id: flavour.id, name: flavour.name, routes, passthrough: flavour.passthrough };
 }
 
 export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
@@ -140,6 +147,7 @@ export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
   // Audio: /openai/deployments/{deployment}/audio/{speech|transcriptions|translations} (GA since 2024-10-21).
   routes: ["chat", "completions", "embeddings", "responses", "speech", "transcriptions", "translations"],
   url: azureOpenAIUrl,
+  passthrough: azureOpenAIPassthrough,
   // The v1 API and the Responses API route by `model`; the deployment id (when configured) is the name Azure knows.
   model: (ctx) =>
     ctx.target.azure?.apiVersion === "v1" || ctx.route === "responses"
@@ -152,6 +160,7 @@ export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
   name: "Azure AI Foundry Models",
   routes: ["chat", "embeddings"],
   url: azureAIUrl,
+  passthrough: azureAIPassthrough,
   model: (ctx) => ctx.target.azure?.deploymentId || undefined,
   // The model inference API rejects unknown fields unless told otherwise: OpenAI fields it does not define
   // reach the model (`extra-parameters: pass-through`). stream_options is not part of that API.

@@ -21,7 +21,7 @@ export function encodeModelId(modelId: string): string {
 }
 
 /** The target's region; it becomes part of the host name, so nothing but a region-shaped token gets there. */
-export function regionOf(ctx: TransformContext): string {
+export function regionOf(ctx: Pick<TransformContext, "target">): string {
   const region = ctx.target.aws?.region || DEFAULT_REGION;
   const problem = hostValueProblem("aws_region", region);
   if (problem)
@@ -85,7 +85,7 @@ export async function bedrockPost(
  * `authorization`. Every returned header except `authorization` is in SignedHeaders.
  */
 export async function signRequest(
-  request: { url: string; method: string; headers: Record<string, string>; body: string },
+  request: { url: string; method: string; headers: Record<string, string>; body: string | Uint8Array },
   region: string,
   credentials: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string },
   signingDate: Date = new Date(),

@@ -5,6 +5,7 @@ import { fromInvokeEmbeddingResponse, toInvokeEmbeddingRequest } from "./embeddi
 import { mapBedrockError } from "./errors.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 import { bedrockMessagesRoute } from "./invoke-messages.ts";
+import { bedrockPassthrough } from "./passthrough.ts";
 
 /**
  * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), Anthropic's Messages
@@ -39,6 +40,7 @@ export const bedrockAdapter: ProviderAdapter = {
     messages: bedrockMessagesRoute,
   },
   mapError: mapBedrockError,
+  passthrough: bedrockPassthrough,
 };
 
 function modelOf(body: Record<string, any>, ctx: TransformContext): string {

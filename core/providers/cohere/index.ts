@@ -2,6 +2,7 @@ import type { ProviderAdapter, TransformContext } from "../types.ts";
 import { joinUrl } from "../url.ts";
 import { fromCohereChatResponse, toCohereChatRequest } from "./chat.ts";
 import { fromCohereEmbedResponse, toCohereEmbedRequest } from "./embed.ts";
+import { coherePassthrough } from "./passthrough.ts";
 import { createCohereStreamTransformer } from "./stream.ts";
 
 /** Cohere's API origin; a custom host replaces it (the `/v2/...` paths are kept). */
@@ -48,4 +49,5 @@ export const cohereAdapter: ProviderAdapter = {
       transformResponse: (upstream, ctx) => fromCohereEmbedResponse(upstream, ctx, embeddingEncoding.get(ctx)),
     },
   },
+  passthrough: coherePassthrough,
 };

@@ -84,7 +84,9 @@ export function checkTokenUri(tokenUri: string, trusted?: TrustedHosts): URL {
 }
 
 /** The bearer token for a Vertex request: the service account's (exchanged, cached) or the given access token. */
-export async function vertexAccessToken(ctx: TransformContext): Promise<string> {
+export async function vertexAccessToken(
+  ctx: Pick<TransformContext, "target" | "fetch" | "signal" | "trustedHosts">,
+): Promise<string> {
   const json = ctx.target.vertex?.serviceAccountJson;
   if (json) return serviceAccountToken(parseServiceAccount(json), ctx);
   if (ctx.target.apiKey) return ctx.target.apiKey;

@@ -11,6 +11,7 @@ import { type ProviderAdapter, type RouteAdapter, type TransformContext, Upstrea
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
+import { vertexPassthrough } from "./passthrough.ts";
 
 /**
  * Vertex AI: Gemini models through the same generateContent bodies as the Gemini API (transforms shared with
@@ -30,7 +31,7 @@ export function isAnthropicModel(model: string): boolean {
 }
 
 /** Region and host: `global` is served from aiplatform.googleapis.com, any other region from `{region}-aiplatform`. */
-export function vertexRegion(ctx: TransformContext): string {
+export function vertexRegion(ctx: Pick<TransformContext, "target">): string {
   const region = ctx.target.vertex?.region?.trim() || DEFAULT_VERTEX_REGION;
   // The region becomes part of a host name: nothing but a region-shaped token gets there.
   const problem = hostValueProblem("vertex_region", region);
@@ -171,4 +172,5 @@ export const vertexAdapter: ProviderAdapter = {
     },
     messages: vertexMessagesRoute,
   },
+  passthrough: vertexPassthrough,
 };
