@@ -3,6 +3,7 @@ import type { ProviderAdapter, ProviderTarget, RouteAdapter, RouteKind, Transfor
 import { UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
+import { azureImageRoutes } from "./images.ts";
 
 /**
  * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
@@ -122,7 +123,7 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
   return { id: flavour.id, name: flavour.name, routes };
 }
 
-export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
+const azureOpenAIBase: ProviderAdapter = createAzureAdapter({
   id: "azure-openai",
   name: "Azure OpenAI",
   routes: ["chat", "completions", "embeddings", "responses"],
@@ -133,6 +134,12 @@ export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
       ? ctx.target.azure?.deploymentId || undefined
       : undefined,
 });
+
+/** Images (generations as JSON, edits as multipart) are built in images.ts. */
+export const azureOpenAIAdapter: ProviderAdapter = {
+  ...azureOpenAIBase,
+  routes: { ...azureOpenAIBase.routes, ...azureImageRoutes({ url: azureOpenAIUrl, authHeaders: azureAuthHeaders }) },
+};
 
 export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
   id: "azure-ai",

@@ -11,12 +11,13 @@ import { type ProviderAdapter, type RouteAdapter, type TransformContext, Upstrea
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
+import { imagenRoutes } from "./images.ts";
 
 /**
  * Vertex AI: Gemini models through the same generateContent bodies as the Gemini API (transforms shared with
  * ../google), Anthropic models through rawPredict with the Messages body (transforms shared with ../anthropic;
  * the `messages` route forwards a client's Messages body natively), embeddings through `:predict`. Auth is an
- * OAuth bearer token (see auth.ts).
+ * OAuth bearer token (see auth.ts). Imagen through `:predict` (images.ts).
  */
 
 export const DEFAULT_VERTEX_REGION = "us-central1";
@@ -170,5 +171,6 @@ export const vertexAdapter: ProviderAdapter = {
       transformResponse: fromVertexEmbeddingResponse,
     },
     messages: vertexMessagesRoute,
+    ...imagenRoutes(vertexModelUrl),
   },
 };

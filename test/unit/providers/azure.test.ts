@@ -156,7 +156,14 @@ describe("azure-openai URLs", () => {
   });
 
   it("offers chat, completions, embeddings and responses; chat and completions stream", () => {
-    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual(["chat", "completions", "embeddings", "responses"]);
+    expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual([
+      "chat",
+      "completions",
+      "embeddings",
+      "image_edits",
+      "image_generations",
+      "responses",
+    ]);
     expect(azureOpenAIAdapter.routes.responses?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.chat?.stream?.framing).toBe("sse");
     expect(azureOpenAIAdapter.routes.embeddings?.stream).toBeUndefined();
