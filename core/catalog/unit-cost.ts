@@ -20,13 +20,22 @@ export function unitCostOf(provider: string, model: string, metered: MeteredUsag
   const units = metered.units;
   if (!price || !units) return undefined;
   let total = 0;
+  let tokenOutput = 0;
+  if (price.perMillionTokens) {
+    // A token-priced row with no usage reported has nothing to price: unpriced, not free.
+    if (!metered.usage) return undefined;
+    const { input, output } = price.perMillionTokens;
+    const inputCost = (metered.usage.prompt_tokens * input) / 1_000_000;
+    tokenOutput = (metered.usage.completion_tokens * output) / 1_000_000;
+    total += inputCost + tokenOutput;
+  }
   if (units.images && price.perImage !== undefined) total += units.images * imagePrice(price.perImage, metered);
   if (units.seconds && price.perSecond !== undefined) total += units.seconds * price.perSecond;
   if (units.characters && price.perCharacter !== undefined) total += units.characters * price.perCharacter;
   if (units.searches && price.perSearch !== undefined) total += units.searches * price.perSearch;
   if (units.pages && price.perPage !== undefined) total += units.pages * price.perPage;
-  // Units go in; images and audio come out, but the split matters only for tokens: all of it is input here.
-  return { total, input: total, output: 0, priced: true };
+  // Units go in; images and audio come out, but the split matters only for tokens: the rest is input here.
+  return { total, input: total - tokenOutput, output: tokenOutput, priced: true };
 }
 
 function imagePrice(perImage: NonNullable<UnitPrice["perImage"]>, metered: MeteredUsage): number {

@@ -23,6 +23,7 @@ const LOADERS: Record<string, () => Promise<ProviderAdapter>> = {
   elevenlabs: () => import("./elevenlabs/index.ts").then((module) => module.elevenLabsAdapter),
   google: () => import("./google/index.ts").then((module) => module.googleAdapter),
   "vertex-ai": () => import("./vertex/index.ts").then((module) => module.vertexAdapter),
+  "stability-ai": () => import("./stability/index.ts").then((module) => module.stabilityAdapter),
 };
 
 const loading = new Map<string, Promise<ProviderAdapter>>();

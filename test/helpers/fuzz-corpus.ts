@@ -336,7 +336,17 @@ function hostileForm(random: Random): { contentType: string; body: string } {
     `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename === undefined ? "" : `; filename="${filename}"`}\r\n\r\n${value}\r\n`;
   const parts = Array.from({ length: 1 + random.int(6) }, () =>
     part(
-      random.pick(["file", "image", "image[]", "model", "prompt", "n", "response_format", "__proto__", "x".repeat(3_000)]),
+      random.pick([
+        "file",
+        "image",
+        "image[]",
+        "model",
+        "prompt",
+        "n",
+        "response_format",
+        "__proto__",
+        "x".repeat(3_000),
+      ]),
       random.pick([...ODD_STRINGS, "whisper-1", "2", "-1", "1e400", "RIFF\u0000\u0000"]),
       random.chance(0.4) ? random.pick(["a.wav", "../../x.png", "", "\uD800.mp3"]) : undefined,
     ),

@@ -20,4 +20,9 @@ export interface UnitPrice {
   perSearch?: number;
   /** USD per OCR page. */
   perPage?: number;
+  /**
+   * USD per million tokens, for token-billed models the catalog lacks (gpt-image-1): priced on the usage the
+   * provider reports, added to any per-unit price.
+   */
+  perMillionTokens?: { input: number; output: number };
 }

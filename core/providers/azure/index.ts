@@ -10,6 +10,7 @@ import { MULTIPART_ROUTES, UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { azureAIPassthrough, azureOpenAIPassthrough } from "./passthrough.ts";
+import { azureImageRoutes } from "./images.ts";
 
 /**
  * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
@@ -141,7 +142,7 @@ function createAzureAdapter(flavour: AzureFlavour): ProviderAdapter {
   return { id: flavour.id, name: flavour.name, routes, passthrough: flavour.passthrough };
 }
 
-export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
+const azureOpenAIBase: ProviderAdapter = createAzureAdapter({
   id: "azure-openai",
   name: "Azure OpenAI",
   // Audio: /openai/deployments/{deployment}/audio/{speech|transcriptions|translations} (GA since 2024-10-21).
@@ -154,6 +155,12 @@ export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
       ? ctx.target.azure?.deploymentId || undefined
       : undefined,
 });
+
+/** Images (generations as JSON, edits as multipart) are built in images.ts. */
+export const azureOpenAIAdapter: ProviderAdapter = {
+  ...azureOpenAIBase,
+  routes: { ...azureOpenAIBase.routes, ...azureImageRoutes({ url: azureOpenAIUrl, authHeaders: azureAuthHeaders }) },
+};
 
 export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
   id: "azure-ai",

@@ -3,6 +3,7 @@ import { fromConverseResponse, toConverseRequest } from "./converse.ts";
 import { createConverseStreamTransformer } from "./converse-stream.ts";
 import { fromInvokeEmbeddingResponse, toInvokeEmbeddingRequest } from "./embeddings.ts";
 import { mapBedrockError } from "./errors.ts";
+import { bedrockImageRoutes } from "./images.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 import { bedrockMessagesRoute } from "./invoke-messages.ts";
 import { bedrockPassthrough } from "./passthrough.ts";
@@ -10,7 +11,7 @@ import { bedrockPassthrough } from "./passthrough.ts";
 /**
  * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), Anthropic's Messages
  * natively for Claude models through InvokeModel / InvokeModelWithResponseStream (invoke-messages.ts),
- * embeddings through InvokeModel for Titan text and Cohere Embed models. Authentication: SigV4 with
+ * embeddings through InvokeModel for Titan text and Cohere Embed models, images through InvokeModel (images.ts). Authentication: SigV4 with
  * ctx.target.aws, or a Bedrock API key as a bearer token. Region from ctx.target.aws.region (default us-east-1); ctx.target.customHost
  * replaces https://bedrock-runtime.{region}.amazonaws.com (VPC endpoints, proxies, mocks).
  */
@@ -38,6 +39,7 @@ export const bedrockAdapter: ProviderAdapter = {
       transformResponse: fromInvokeEmbeddingResponse,
     },
     messages: bedrockMessagesRoute,
+    ...bedrockImageRoutes,
   },
   mapError: mapBedrockError,
   passthrough: bedrockPassthrough,

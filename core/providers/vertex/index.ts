@@ -12,12 +12,13 @@ import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 import { vertexPassthrough } from "./passthrough.ts";
+import { imagenRoutes } from "./images.ts";
 
 /**
  * Vertex AI: Gemini models through the same generateContent bodies as the Gemini API (transforms shared with
  * ../google), Anthropic models through rawPredict with the Messages body (transforms shared with ../anthropic;
  * the `messages` route forwards a client's Messages body natively), embeddings through `:predict`. Auth is an
- * OAuth bearer token (see auth.ts).
+ * OAuth bearer token (see auth.ts). Imagen through `:predict` (images.ts).
  */
 
 export const DEFAULT_VERTEX_REGION = "us-central1";
@@ -171,6 +172,7 @@ export const vertexAdapter: ProviderAdapter = {
       transformResponse: fromVertexEmbeddingResponse,
     },
     messages: vertexMessagesRoute,
+    ...imagenRoutes(vertexModelUrl),
   },
   passthrough: vertexPassthrough,
 };

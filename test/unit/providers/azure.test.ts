@@ -155,11 +155,13 @@ describe("azure-openai URLs", () => {
     expect(odd.code).toBe("azure_resource_invalid");
   });
 
-  it("offers chat, completions, embeddings, responses and audio; chat and completions stream", () => {
+  it("offers chat, completions, embeddings, responses, images and audio; chat and completions stream", () => {
     expect(Object.keys(azureOpenAIAdapter.routes).sort()).toEqual([
       "chat",
       "completions",
       "embeddings",
+      "image_edits",
+      "image_generations",
       "responses",
       "speech",
       "transcriptions",
