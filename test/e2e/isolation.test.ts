@@ -29,6 +29,16 @@ const INFERENCE_FAMILIES = new Set([
   "passthrough",
   "responses",
   "messages",
+  // Stateless inference: their logs' isolation is tested in images.test.ts, audio.test.ts and
+  // moderations-rerank-ocr.test.ts; assistants (stored at the provider) in assistants.test.ts, realtime sessions
+  // in realtime.test.ts.
+  "images",
+  "audio",
+  "moderations",
+  "rerank",
+  "ocr",
+  "assistants",
+  "realtime",
 ]);
 
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
