@@ -17,15 +17,17 @@ export function unitPriceOf(provider: string, model: string): UnitPrice | undefi
 
 export function unitCostOf(provider: string, model: string, metered: MeteredUsage): Cost | undefined {
   const price = unitPriceOf(provider, model);
-  const units = metered.units;
-  if (!price || !units) return undefined;
+  if (!price) return undefined;
+  const units = metered.units ?? {};
   let total = 0;
   if (units.images && price.perImage !== undefined) total += units.images * imagePrice(price.perImage, metered);
   if (units.seconds && price.perSecond !== undefined) total += units.seconds * price.perSecond;
   if (units.characters && price.perCharacter !== undefined) total += units.characters * price.perCharacter;
   if (units.searches && price.perSearch !== undefined) total += units.searches * price.perSearch;
   if (units.pages && price.perPage !== undefined) total += units.pages * price.perPage;
-  // Units go in; images and audio come out, but the split matters only for tokens: all of it is input here.
+  if (metered.usage && price.perToken !== undefined) total += metered.usage.total_tokens * price.perToken;
+  // Units go in; images and audio come out, but the split matters only for tokens: all of it is input here
+  // (rerankers and moderation models read tokens, they write none).
   return { total, input: total, output: 0, priced: true };
 }
 

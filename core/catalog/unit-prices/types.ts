@@ -20,4 +20,9 @@ export interface UnitPrice {
   perSearch?: number;
   /** USD per OCR page. */
   perPage?: number;
+  /**
+   * USD per token of the reported (or counted) usage, for models the catalog does not price (rerankers and
+   * moderation models sold by the token). A row with no price at all is a free model (OpenAI's moderations).
+   */
+  perToken?: number;
 }

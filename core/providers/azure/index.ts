@@ -3,6 +3,7 @@ import type { ProviderAdapter, ProviderTarget, RouteAdapter, RouteKind, Transfor
 import { UpstreamError } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
+import { azureOcrRoute } from "./ocr.ts";
 
 /**
  * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
@@ -134,7 +135,7 @@ export const azureOpenAIAdapter: ProviderAdapter = createAzureAdapter({
       : undefined,
 });
 
-export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
+const azureAIInference = createAzureAdapter({
   id: "azure-ai",
   name: "Azure AI Foundry Models",
   routes: ["chat", "embeddings"],
@@ -145,3 +146,9 @@ export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
   noStreamOptions: true,
   headers: { "extra-parameters": "pass-through" },
 });
+
+/** Azure AI Foundry: the model inference API, and Mistral OCR at its own path (./ocr.ts). */
+export const azureAIAdapter: ProviderAdapter = {
+  ...azureAIInference,
+  routes: { ...azureAIInference.routes, ocr: azureOcrRoute(azureAuthHeaders) },
+};

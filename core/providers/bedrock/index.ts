@@ -5,6 +5,7 @@ import { fromInvokeEmbeddingResponse, toInvokeEmbeddingRequest } from "./embeddi
 import { mapBedrockError } from "./errors.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 import { bedrockMessagesRoute } from "./invoke-messages.ts";
+import { bedrockRerankRoute } from "./rerank.ts";
 
 /**
  * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), Anthropic's Messages
@@ -37,6 +38,7 @@ export const bedrockAdapter: ProviderAdapter = {
       transformResponse: fromInvokeEmbeddingResponse,
     },
     messages: bedrockMessagesRoute,
+    rerank: bedrockRerankRoute,
   },
   mapError: mapBedrockError,
 };

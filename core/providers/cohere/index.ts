@@ -2,6 +2,7 @@ import type { ProviderAdapter, TransformContext } from "../types.ts";
 import { joinUrl } from "../url.ts";
 import { fromCohereChatResponse, toCohereChatRequest } from "./chat.ts";
 import { fromCohereEmbedResponse, toCohereEmbedRequest } from "./embed.ts";
+import { cohereRerankRoute } from "./rerank.ts";
 import { createCohereStreamTransformer } from "./stream.ts";
 
 /** Cohere's API origin; a custom host replaces it (the `/v2/...` paths are kept). */
@@ -47,5 +48,6 @@ export const cohereAdapter: ProviderAdapter = {
       },
       transformResponse: (upstream, ctx) => fromCohereEmbedResponse(upstream, ctx, embeddingEncoding.get(ctx)),
     },
+    rerank: cohereRerankRoute(COHERE_BASE_URL, (ctx) => headers(ctx)),
   },
 };

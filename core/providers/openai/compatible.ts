@@ -39,6 +39,11 @@ export interface CompatibleProvider {
   headers?: Record<string, string>;
   /** Docs link for the provider table (docs/providers.md). */
   docs?: string;
+  /**
+   * Routes whose wire format is the provider's own rather than OpenAI's (Mistral's moderation categories): the
+   * factory's adapter replaces the generic one for that route; it gets the row for base URL and auth.
+   */
+  ownRoutes?: Partial<Record<RouteKind, (row: CompatibleProvider) => RouteAdapter>>;
 }
 
 export const ROUTE_PATHS: Record<RouteKind, string> = {
@@ -164,6 +169,11 @@ export async function multipartRequest(
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
+    const own = row.ownRoutes?.[kind];
+    if (own) {
+      routes[kind] = own(row);
+      continue;
+    }
     routes[kind] = {
       buildRequest(body, ctx) {
         const url = joinUrl(baseUrlOf(row, ctx), ROUTE_PATHS[kind]);
