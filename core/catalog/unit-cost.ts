@@ -17,14 +17,14 @@ export function unitPriceOf(provider: string, model: string): UnitPrice | undefi
 
 export function unitCostOf(provider: string, model: string, metered: MeteredUsage): Cost | undefined {
   const price = unitPriceOf(provider, model);
-  const units = metered.units;
-  if (!price || !units) return undefined;
+  if (!price) return undefined;
+  const units = metered.units ?? {};
   let total = 0;
   let tokenOutput = 0;
   if (price.perMillionTokens) {
     // A token-priced row with no usage reported has nothing to price: unpriced, not free.
     if (!metered.usage) return undefined;
-    const { input, output } = price.perMillionTokens;
+    const { input, output = 0 } = price.perMillionTokens;
     const inputCost = (metered.usage.prompt_tokens * input) / 1_000_000;
     tokenOutput = (metered.usage.completion_tokens * output) / 1_000_000;
     total += inputCost + tokenOutput;

@@ -228,6 +228,7 @@ async function recordMetered(
   if (!metered) return;
   outcome.usage = metered.usage;
   outcome.units = metered.units;
+  if (metered.estimated) outcome.usageEstimated = true;
   outcome.cost = await priceMetered(call.target.provider, String(call.body.model ?? ""), metered);
 }
 

@@ -1,3 +1,4 @@
+import { countTokensOfParts } from "../catalog/tokens.ts";
 import type { ChatUsage, MeteredUsage, RouteKind } from "../providers/types.ts";
 import { audioSeconds } from "./audio-duration.ts";
 import { isUploadedFile } from "./uploaded-file.ts";
@@ -43,8 +44,17 @@ export async function familyUsageOf(
           ),
         },
       };
-    case "moderations":
-      return { usage: tokenUsageOf(answer?.usage) };
+    case "moderations": {
+      // Units (none) so that a unit price row prices the request: OpenAI's free models, Mistral's per token.
+      const reported = tokenUsageOf(answer?.usage);
+      if (reported) return { units: {}, usage: reported };
+      const prompt = await countTokensOfParts(String(body.model ?? ""), moderatedTexts(body.input));
+      return {
+        units: {},
+        usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt },
+        estimated: true,
+      };
+    }
     default:
       return undefined;
   }
@@ -62,6 +72,15 @@ export function tokenUsageOf(usage: any): ChatUsage | undefined {
   if (input === undefined && total === undefined) return undefined;
   const prompt = input ?? Math.max(0, total! - output);
   return { prompt_tokens: prompt, completion_tokens: output, total_tokens: total ?? prompt + output };
+}
+
+/** The texts of a moderation input: a string, strings, or OpenAI's multimodal parts (their text parts). */
+function moderatedTexts(input: unknown): string[] {
+  if (typeof input === "string") return [input];
+  if (!Array.isArray(input)) return [];
+  return input.flatMap((item) =>
+    typeof item === "string" ? [item] : typeof item?.text === "string" ? [item.text as string] : [],
+  );
 }
 
 function numberOr<T extends number | undefined>(value: unknown, fallback: T): number | T {

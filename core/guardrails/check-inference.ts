@@ -1,6 +1,5 @@
 import { routeInference } from "../gateway/inference.ts";
 import { newOutcome } from "../gateway/outcome.ts";
-import { handlePassthrough } from "../gateway/passthrough.ts";
 import { gatewayHeadersOf } from "../gateway/plan.ts";
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, errorResponse } from "../http/errors.ts";
@@ -15,8 +14,9 @@ import type { CheckEnvironment } from "./types.ts";
  * sub-request of the guarded request, like the semantic cache's embedding call: routing, credentials,
  * retries, usage limits and cost, and a request log of its own (same trace id). It runs no guardrails itself.
  * `config` is a saved config id or slug, or an inline config object (refused, like any inline config, where
- * `block_inline_config` is on). Chat goes through the inference pipeline; moderations, which no provider
- * adapter implements as a route, go through pass-through to the target's `/moderations`.
+ * `block_inline_config` is on). Both routes go through the inference pipeline, so a moderation check works on
+ * every provider with a moderations route (Mistral's answer mapped to OpenAI's categories) and is logged as a
+ * moderations request.
  */
 
 const ROUTE_PATHS = { chat: "/v1/chat/completions", moderations: "/v1/moderations" } as const;
@@ -43,15 +43,11 @@ export function checkInference(request: Request, ctx: RequestContext): CheckEnvi
     });
     let response: Response;
     try {
-      if (route === "chat") {
-        const node = (await resolveRouting(gateway, sub))!;
-        const outcome = newOutcome("chat", typeof sent.model === "string" ? sent.model : "", false);
-        outcome.requestBody = sent;
-        sub.outcome = outcome;
-        response = await routeInference("chat", sent, node, subRequest, sub, outcome, `guardrail-${ctx.traceId}`);
-      } else {
-        response = await handlePassthrough(subRequest, sub, false);
-      }
+      const node = (await resolveRouting(gateway, sub))!;
+      const outcome = newOutcome(route, typeof sent.model === "string" ? sent.model : "", false);
+      outcome.requestBody = sent;
+      sub.outcome = outcome;
+      response = await routeInference(route, sent, node, subRequest, sub, outcome, `guardrail-${ctx.traceId}`);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       response = errorResponse(error);

@@ -71,6 +71,8 @@ export interface MeteredUsage {
   units?: BilledUnits;
   /** Price dimensions that change a unit's price (image `size` and `quality`). */
   priceKey?: { size?: string; quality?: string };
+  /** The tokens were counted by the gateway, not reported by the provider (logged as estimated). */
+  estimated?: boolean;
 }
 
 /**

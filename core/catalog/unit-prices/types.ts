@@ -21,8 +21,9 @@ export interface UnitPrice {
   /** USD per OCR page. */
   perPage?: number;
   /**
-   * USD per million tokens, for token-billed models the catalog lacks (gpt-image-1): priced on the usage the
-   * provider reports, added to any per-unit price.
+   * USD per million tokens of the reported (or counted) usage, for token-billed models the catalog does not price
+   * (gpt-image, rerankers and moderation models sold by the token), added to any per-unit price. A row with no
+   * price at all is a free model (OpenAI's moderations).
    */
-  perMillionTokens?: { input: number; output: number };
+  perMillionTokens?: { input: number; output?: number };
 }

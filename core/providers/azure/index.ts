@@ -11,6 +11,7 @@ import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { azureAIPassthrough, azureOpenAIPassthrough } from "./passthrough.ts";
 import { azureImageRoutes } from "./images.ts";
+import { azureOcrRoute } from "./ocr.ts";
 
 /**
  * Azure OpenAI (`azure-openai`): OpenAI bodies and answers, Azure URLs and auth.
@@ -162,7 +163,7 @@ export const azureOpenAIAdapter: ProviderAdapter = {
   routes: { ...azureOpenAIBase.routes, ...azureImageRoutes({ url: azureOpenAIUrl, authHeaders: azureAuthHeaders }) },
 };
 
-export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
+const azureAIInference = createAzureAdapter({
   id: "azure-ai",
   name: "Azure AI Foundry Models",
   routes: ["chat", "embeddings"],
@@ -174,3 +175,9 @@ export const azureAIAdapter: ProviderAdapter = createAzureAdapter({
   noStreamOptions: true,
   headers: { "extra-parameters": "pass-through" },
 });
+
+/** Azure AI Foundry: the model inference API, and Mistral OCR at its own path (./ocr.ts). */
+export const azureAIAdapter: ProviderAdapter = {
+  ...azureAIInference,
+  routes: { ...azureAIInference.routes, ocr: azureOcrRoute(azureAuthHeaders) },
+};

@@ -7,6 +7,7 @@ import { bedrockImageRoutes } from "./images.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 import { bedrockMessagesRoute } from "./invoke-messages.ts";
 import { bedrockPassthrough } from "./passthrough.ts";
+import { bedrockRerankRoute } from "./rerank.ts";
 
 /**
  * AWS Bedrock runtime: chat through Converse / ConverseStream (binary AWS event stream), Anthropic's Messages
@@ -40,6 +41,7 @@ export const bedrockAdapter: ProviderAdapter = {
     },
     messages: bedrockMessagesRoute,
     ...bedrockImageRoutes,
+    rerank: bedrockRerankRoute,
   },
   mapError: mapBedrockError,
   passthrough: bedrockPassthrough,

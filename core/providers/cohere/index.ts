@@ -3,6 +3,7 @@ import { joinUrl } from "../url.ts";
 import { fromCohereChatResponse, toCohereChatRequest } from "./chat.ts";
 import { fromCohereEmbedResponse, toCohereEmbedRequest } from "./embed.ts";
 import { coherePassthrough } from "./passthrough.ts";
+import { cohereRerankRoute } from "./rerank.ts";
 import { createCohereStreamTransformer } from "./stream.ts";
 
 /** Cohere's API origin; a custom host replaces it (the `/v2/...` paths are kept). */
@@ -48,6 +49,7 @@ export const cohereAdapter: ProviderAdapter = {
       },
       transformResponse: (upstream, ctx) => fromCohereEmbedResponse(upstream, ctx, embeddingEncoding.get(ctx)),
     },
+    rerank: cohereRerankRoute(COHERE_BASE_URL, (ctx) => headers(ctx)),
   },
   passthrough: coherePassthrough,
 };

@@ -45,6 +45,11 @@ export interface CompatibleProvider {
   subtitlesFromSegments?: boolean;
   /** Docs link for the provider table (docs/providers.md). */
   docs?: string;
+  /**
+   * Routes whose wire format is the provider's own rather than OpenAI's (Mistral's moderation categories): the
+   * factory's adapter replaces the generic one for that route; it gets the row for base URL and auth.
+   */
+  ownRoutes?: Partial<Record<RouteKind, (row: CompatibleProvider) => RouteAdapter>>;
 }
 
 export const ROUTE_PATHS: Record<RouteKind, string> = {
@@ -174,6 +179,11 @@ function rowHeaders(row: CompatibleProvider, ctx: Pick<TransformContext, "target
 export function createCompatibleAdapter(row: CompatibleProvider): ProviderAdapter {
   const routes: Partial<Record<RouteKind, RouteAdapter>> = {};
   for (const kind of row.routes) {
+    const own = row.ownRoutes?.[kind];
+    if (own) {
+      routes[kind] = own(row);
+      continue;
+    }
     if (row.subtitlesFromSegments && (kind === "transcriptions" || kind === "translations")) {
       routes[kind] = subtitleRoute(
         (body) => rawAnswerOf(kind, body),

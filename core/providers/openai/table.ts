@@ -1,4 +1,5 @@
 import type { CompatibleProvider } from "./compatible.ts";
+import { mistralModerationsRoute } from "../mistral/moderations.ts";
 
 /**
  * OpenAI and every provider whose API is OpenAI-compatible: one row each. Quirks (unsupported params,
@@ -45,6 +46,8 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     renameParams: { seed: "random_seed", max_completion_tokens: "max_tokens", dimensions: "output_dimension" },
     dropParams: ["logit_bias", "logprobs", "top_logprobs", "user", "service_tier", "store"],
     noStreamOptions: true,
+    // Moderations answer Mistral's own categories: mapped to OpenAI's (core/providers/mistral/moderations.ts).
+    ownRoutes: { moderations: mistralModerationsRoute },
     docs: "https://docs.mistral.ai/api/",
   },
   {
@@ -289,8 +292,10 @@ export const COMPATIBLE_PROVIDERS: CompatibleProvider[] = [
     auth: "bearer",
     routes: ["embeddings", "rerank"],
     // Voyage calls OpenAI's `dimensions` `output_dimension`; `input_type` (query/document) passes through.
-    renameParams: { dimensions: "output_dimension" },
-    dropParams: ["user"],
+    // Rerank (https://docs.voyageai.com/reference/reranker-api) names `top_n` `top_k` and has no chunking or
+    // rank fields (its documents are strings).
+    renameParams: { dimensions: "output_dimension", top_n: "top_k" },
+    dropParams: ["user", "max_chunks_per_doc", "rank_fields"],
     docs: "https://docs.voyageai.com/reference/embeddings-api",
   },
   {

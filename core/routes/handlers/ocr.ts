@@ -1,7 +1,19 @@
-import { handleInference } from "../../gateway/inference.ts";
+import { runInference } from "../../gateway/inference.ts";
+import { withGatewayFile } from "../../gateway/ocr-file.ts";
 import { ocrRequest } from "../../gateway/schemas/ocr.ts";
 import type { HandlerMap } from "../../http/context.ts";
+import { readJson, validate } from "../../http/json.ts";
 
 export const handlers: HandlerMap = {
-  ocr: (request, ctx) => handleInference("ocr", request, ctx, ocrRequest),
+  async ocr(request, ctx) {
+    const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    const body = validate(ocrRequest, json) as Record<string, any>;
+    const sent = await withGatewayFile(body, ctx);
+    try {
+      return await runInference("ocr", sent, request, ctx);
+    } finally {
+      // The log keeps the request as the client sent it (the file id), not the file's bytes as a data URL.
+      if (sent !== body && ctx.outcome) ctx.outcome.requestBody = body;
+    }
+  },
 };

@@ -248,7 +248,7 @@ describe("infer: the gateway's own pipeline as a sub-request", () => {
     });
   });
 
-  it("routes moderations through pass-through to the target's /moderations", async () => {
+  it("routes moderations through the moderations pipeline to the target's /moderations", async () => {
     const body = { model: "omni-moderation-latest", input: "some text" };
     const { result, logs } = await withLogs((ctx) =>
       checkEnvironment(clientRequest(), ctx).infer("moderations", body, judgeConfig(), never()),
@@ -261,7 +261,42 @@ describe("infer: the gateway's own pipeline as a sub-request", () => {
     expect(sent.path).toBe("/v1/moderations");
     expect(sent.json()).toEqual(body);
     expect(sent.headers.authorization).toBe("Bearer sk-judge-key");
-    expect(logs[0]).toMatchObject({ path: "/v1/moderations", status: 200, provider: "openai" });
+    expect(logs[0]).toMatchObject({ path: "/v1/moderations", status: 200, provider: "openai", cost: 0 });
+  });
+
+  it("moderates on Mistral too: its answer arrives in OpenAI's shape", async () => {
+    // Mistral's moderation answer (https://docs.mistral.ai/api/#tag/classifiers; test/fixtures/mistral).
+    const mistral = await startMockServer((_request, response) =>
+      sendJson(response, 200, {
+        id: "mod-1",
+        model: "mistral-moderation-2411",
+        results: [
+          { categories: { violence_and_threats: true, pii: false }, category_scores: { violence_and_threats: 0.9 } },
+        ],
+      }),
+    );
+    try {
+      const config = { provider: "mistral-ai", custom_host: `${mistral.url}/v1`, api_key: "mistral-judge-key" };
+      const { result, logs } = await withLogs((ctx) =>
+        checkEnvironment(clientRequest(), ctx).infer(
+          "moderations",
+          { model: "omni-moderation-latest", input: "some text" },
+          config,
+          never(),
+        ),
+      );
+      expect(result.status).toBe(200);
+      expect(result.json).toMatchObject({
+        results: [{ flagged: true, categories: { violence: true, hate: false }, category_scores: { violence: 0.9 } }],
+      });
+      const sent = mistral.requests[0]!;
+      expect(sent.path).toBe("/v1/moderations");
+      expect(sent.json()).toEqual({ model: "mistral-moderation-latest", input: "some text" });
+      expect(sent.headers.authorization).toBe("Bearer mistral-judge-key");
+      expect(logs[0]).toMatchObject({ path: "/v1/moderations", status: 200, provider: "mistral-ai" });
+    } finally {
+      await mistral.close();
+    }
   });
 
   it("answers the provider's failure as a status and body, and stops when the check's signal aborts", async () => {

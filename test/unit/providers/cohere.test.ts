@@ -424,8 +424,8 @@ describe("cohere embed", () => {
     );
   });
 
-  it("offers chat and embeddings only", () => {
-    expect(Object.keys(cohereAdapter.routes).sort()).toEqual(["chat", "embeddings"]);
+  it("offers chat, embeddings and rerank only", () => {
+    expect(Object.keys(cohereAdapter.routes).sort()).toEqual(["chat", "embeddings", "rerank"]);
     expect(cohereAdapter.id).toBe("cohere");
   });
 });
