@@ -7,6 +7,17 @@ import type { RouteKind } from "../core/providers/types.ts";
  * (`npm run docs` rewrites it; test/unit/readme.test.ts fails when it is stale).
  */
 const ROUTES: RouteKind[] = ["chat", "completions", "embeddings", "models"];
+/** The other families, named in one column by their route paths (images, audio, moderations, rerank, ocr). */
+const OTHER_ROUTES: Array<[RouteKind, string]> = [
+  ["image_generations", "images"],
+  ["image_edits", "image edits"],
+  ["speech", "speech"],
+  ["transcriptions", "transcriptions"],
+  ["translations", "translations"],
+  ["moderations", "moderations"],
+  ["rerank", "rerank"],
+  ["ocr", "ocr"],
+];
 const START = "<!-- providers:start -->";
 const END = "<!-- providers:end -->";
 
@@ -20,13 +31,14 @@ export async function providersTable(): Promise<string> {
         if (!routeAdapter) return "";
         return routeAdapter.stream ? "✓ (stream)" : "✓";
       });
-      return `| ${adapter.name} | \`${adapter.id}\` | ${cells.join(" | ")} |`;
+      const others = OTHER_ROUTES.filter(([route]) => adapter.routes[route]).map(([, name]) => name);
+      return `| ${adapter.name} | \`${adapter.id}\` | ${cells.join(" | ")} | ${others.join(", ")} |`;
     });
   return [
     `${providers.length} providers.`,
     "",
-    `| Provider | \`x-gateway-provider\` | ${ROUTES.join(" | ")} |`,
-    `|---|---|${ROUTES.map(() => "---").join("|")}|`,
+    `| Provider | \`x-gateway-provider\` | ${ROUTES.join(" | ")} | other families |`,
+    `|---|---|${ROUTES.map(() => "---").join("|")}|---|`,
     ...rows,
   ].join("\n");
 }
