@@ -17,7 +17,7 @@ import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
 // Inference families; stored responses (the responses family) have their own isolation test in responses.test.ts,
 // files, batches and fine-tuning jobs theirs in files.test.ts, batches.test.ts and fine-tuning.test.ts (their
-// fixtures need provider mocks and the queue worker).
+// fixtures need provider mocks and the queue worker), Assistants API objects in assistants.test.ts.
 const INFERENCE_FAMILIES = new Set([
   "chat",
   "files",

@@ -12,7 +12,7 @@ let faults: FaultUpstream;
 
 beforeAll(async () => {
   provider = await startMockServer(async (req, res) => {
-    if (req.path.startsWith("/v1/assistants")) {
+    if (req.path.startsWith("/v1/containers")) {
       res.writeHead(201, {
         "content-type": "application/json",
         "x-provider-header": "kept",
@@ -66,7 +66,7 @@ const headers = (extra: Record<string, string> = {}) => ({
 describe("pass-through", () => {
   it("forwards path, query, body and auth unchanged and returns the provider's answer unchanged", async () => {
     const body = '{"name":"helper",  "tools":[]}';
-    const response = await fetch(`${gateway.url}/v1/assistants/asst_1/files?limit=2&order=desc`, {
+    const response = await fetch(`${gateway.url}/v1/containers/asst_1/files?limit=2&order=desc`, {
       method: "POST",
       headers: headers({
         "content-type": "application/json",
@@ -81,7 +81,7 @@ describe("pass-through", () => {
     expect(response.headers.get("x-gateway-last-used-option-index")).toBe("config");
     expect(await response.json()).toEqual({
       id: "asst_1",
-      path: "/v1/assistants/asst_1/files?limit=2&order=desc",
+      path: "/v1/containers/asst_1/files?limit=2&order=desc",
       method: "POST",
       echo: body,
     });
@@ -94,7 +94,7 @@ describe("pass-through", () => {
 
   it("supports GET, PUT and DELETE", async () => {
     for (const method of ["GET", "PUT", "DELETE"]) {
-      const response = await fetch(`${gateway.url}/v1/assistants/asst_9`, {
+      const response = await fetch(`${gateway.url}/v1/containers/asst_9`, {
         method,
         headers: headers(),
         body: method === "PUT" ? "x" : undefined,
@@ -158,7 +158,7 @@ describe("pass-through", () => {
     const health = await fetch(`${gateway.url}/v1/health`);
     expect(await health.json()).toEqual({ status: "ok" });
     // The client's own raw request method reaches a provider endpoint the gateway has no handler for.
-    const created = (await client.post("/assistants", { body: { name: "x" } })) as { id: string };
+    const created = (await client.post("/containers", { body: { name: "x" } })) as { id: string };
     expect(created.id).toBe("asst_1");
   });
 
@@ -177,9 +177,9 @@ describe("pass-through", () => {
       headers: { "x-gateway-api-key": gateway.adminKey },
     });
     expect(patch.status).toBe(405);
-    const anonymous = await fetch(`${gateway.url}/v1/assistants`, { headers: { "x-gateway-provider": "openai" } });
+    const anonymous = await fetch(`${gateway.url}/v1/containers`, { headers: { "x-gateway-provider": "openai" } });
     expect(anonymous.status).toBe(401);
-    const proxyWithout = await fetch(`${gateway.url}/v1/proxy/assistants`, {
+    const proxyWithout = await fetch(`${gateway.url}/v1/proxy/containers`, {
       headers: { "x-gateway-api-key": gateway.adminKey },
     });
     expect(proxyWithout.status).toBe(400);

@@ -12,6 +12,7 @@ import { handlers as audio } from "./audio.ts";
 import { handlers as moderations } from "./moderations.ts";
 import { handlers as rerank } from "./rerank.ts";
 import { handlers as ocr } from "./ocr.ts";
+import { handlers as assistants } from "./assistants.ts";
 import { handlers as fineTuning } from "./fine-tuning.ts";
 import { handlers as health } from "./health.ts";
 import { handlers as logs } from "./logs.ts";
@@ -45,6 +46,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   moderations,
   rerank,
   ocr,
+  assistants,
   files,
   batches,
   "fine-tuning": fineTuning,

@@ -4,11 +4,12 @@ import { RouteNotMatched } from "../../http/errors.ts";
 
 /**
  * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/prompts), files, uploads,
- * batches and fine-tuning jobs (core/files, core/batches, core/fine-tuning). Such a request no dedicated route
- * matched is answered 404/405 here, never forwarded to a provider (which would look like success and bypass the
- * workspace's own records). `/v1/proxy/...` still forwards, as it always does.
+ * batches and fine-tuning jobs (core/files, core/batches, core/fine-tuning), and the Assistants API's objects, recorded
+ * per workspace (core/assistants). Such a request no dedicated route matched is answered 404/405 here, never forwarded
+ * to a provider (which would look like success and bypass the workspace's own records). `/v1/proxy/...` still
+ * forwards, as it always does.
  */
-const GATEWAY_OWNED = /^\/v1\/(prompts|files|uploads|batches|fine_tuning)(\/|$)/;
+const GATEWAY_OWNED = /^\/v1\/(prompts|files|uploads|batches|fine_tuning|assistants|threads|vector_stores)(\/|$)/;
 
 export const handlers: HandlerMap = {
   /** `/v1/proxy/*`: raw pass-through, even on paths with dedicated handling. */

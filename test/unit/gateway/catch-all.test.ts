@@ -89,7 +89,8 @@ describe("catch-all routes on AWS", () => {
   it("the AWS router sends every dedicated prefix to its own family and the rest of /v1 to pass-through", () => {
     const prefixes = routerPrefixes(ROUTE_FAMILIES);
     expect(matchPrefix(prefixes, "/v1/chat/completions")?.family).toBe("chat");
-    expect(matchPrefix(prefixes, "/v1/assistants/asst_1")?.family).toBe("passthrough");
+    expect(matchPrefix(prefixes, "/v1/assistants/asst_1")?.family).toBe("assistants");
+    expect(matchPrefix(prefixes, "/v1/containers/cntr_1")?.family).toBe("passthrough");
     expect(matchPrefix(prefixes, "/v1/proxy/chat/completions")?.family).toBe("passthrough");
   });
 });

@@ -1,0 +1,5 @@
+import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
+import { handlers } from "../core/routes/handlers/assistants.ts";
+
+/** Lambda entry point of the 'assistants' route family (infra/api.ts). */
+export const handler = createLambdaHandler("assistants", handlers);
