@@ -5,14 +5,19 @@ import { routerPrefixes } from "./router-prefixes.ts";
 
 /**
  * The HTTP API: one streaming Lambda function (with a function URL) per route family of the route table,
- * and one Router (CloudFront) in front that sends each family's path prefixes to its function.
+ * and one Router (CloudFront) in front that sends each family's path prefixes to its function. Families that
+ * run in a container (RouteFamily.platform, the realtime WebSocket proxy) get no function: infra/realtime.ts
+ * routes their prefixes to its service.
  */
 
 /** Data-plane families get more memory: Lambda's CPU share grows with it, and it shortens cold starts. */
 const memoryOf = (family: RouteFamily) => (family.dataPlane ? "1024 MB" : "512 MB");
 
+/** The families deployed as Lambda functions. */
+export const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform !== "container");
+
 export const functions: Record<string, sst.aws.Function> = Object.fromEntries(
-  ROUTE_FAMILIES.map((family) => [
+  LAMBDA_FAMILIES.map((family) => [
     family.name,
     new sst.aws.Function(componentName(family.name, "function"), {
       description: `AI gateway: ${family.name} routes`,
@@ -33,6 +38,7 @@ export const router = new sst.aws.Router("Gateway");
 
 // Longest prefix wins in the Router, whatever the order of these calls (see router-prefixes.ts).
 for (const { prefix, family } of routerPrefixes(ROUTE_FAMILIES)) {
+  if (!functions[family]) continue;
   router.route(prefix, functions[family].url, {
     // CloudFront waits this long for the first byte, and then between bytes, of a streamed answer. 60 s is
     // its ceiling without a quota increase; a slow non-streamed completion can take longer (README, Deploying to AWS).

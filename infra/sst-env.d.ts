@@ -111,6 +111,49 @@ declare namespace sst {
       constructor(name: string, args: { schedule: string; function: string | FunctionArgs; enabled?: boolean });
     }
 
+    /** A VPC (subnets in two availability zones; no NAT gateway unless asked for). */
+    class Vpc {
+      constructor(name: string, args?: { az?: number; nat?: "managed" | "ec2" });
+      readonly id: SstOutput<string>;
+    }
+
+    /** An ECS cluster in a VPC, for sst.aws.Service. */
+    class Cluster {
+      constructor(name: string, args: { vpc: Vpc });
+    }
+
+    interface ServicePort {
+      listen: `${number}/${"http" | "https" | "tcp"}`;
+      forward?: `${number}/${"http" | "https" | "tcp"}`;
+    }
+
+    /** A Fargate service (an image built from a Dockerfile), optionally behind a public load balancer. */
+    class Service {
+      constructor(
+        name: string,
+        args: {
+          cluster: Cluster;
+          image: { context: string; dockerfile?: string };
+          architecture?: "x86_64" | "arm64";
+          cpu?: `${number} vCPU`;
+          memory?: `${number} GB`;
+          scaling?: { min?: number; max?: number; cpuUtilization?: number | false; memoryUtilization?: number | false };
+          loadBalancer?: {
+            public?: boolean;
+            ports: ServicePort[];
+            health?: Record<string, { path?: string; interval?: SstDuration; healthyThreshold?: number }>;
+          };
+          /** Merged into the underlying Pulumi resources' args (aws.lb.LoadBalancer for `loadBalancer`). */
+          transform?: { loadBalancer?: { idleTimeout?: number } };
+          link?: SstLinkable[];
+          permissions?: Array<{ actions: string[]; resources: SstInput<string>[] }>;
+          environment?: Record<string, SstInput<string>>;
+        },
+      );
+      /** The load balancer's URL (http://...). */
+      readonly url: SstOutput<string>;
+    }
+
     class Queue {
       constructor(
         name: string,

@@ -51,6 +51,35 @@ export async function buildLocal(
   assertNoLazyCommonJs(metafile);
 }
 
+/** Where the realtime container service's bundle goes (services/realtime/Dockerfile builds it there too). */
+export const REALTIME_DIST_DIR = join(root, "dist", "realtime");
+
+/**
+ * Builds the realtime container service (infra/realtime.ts): services/realtime/main.ts and everything it
+ * imports in ONE file, `realtime.mjs`, so the image needs no node_modules (nothing it loads is native).
+ */
+export async function buildRealtimeService(outdir = REALTIME_DIST_DIR): Promise<string> {
+  rmSync(outdir, { recursive: true, force: true });
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { realtime: "services/realtime/main.ts" },
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    splitting: false,
+    format: "esm",
+    platform: "node",
+    target: "node24",
+    // ws's optional native helpers: it falls back to JavaScript without them.
+    external: ["bufferutil", "utf-8-validate"],
+    banner: {
+      js: "import { createRequire as gatewayCreateRequire } from 'node:module'; const require = gatewayCreateRequire(import.meta.url);",
+    },
+    logLevel: "warning",
+  });
+  return join(outdir, "realtime.mjs");
+}
+
 /**
  * Fails a build in which code loads a CommonJS module with `import()`: in a split bundle esbuild turns that
  * module into a chunk whose only export is `default`, so its named exports are undefined at run time (Bedrock
@@ -70,4 +99,8 @@ export function assertNoLazyCommonJs(metafile: esbuild.Metafile): void {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildLocal();
+// `node scripts/build.ts` builds dist/ for npm start; `node scripts/build.ts realtime [outdir]` the container service.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv[2] === "realtime") await buildRealtimeService(process.argv[3]);
+  else await buildLocal();
+}

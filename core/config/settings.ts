@@ -111,6 +111,13 @@ const SETTINGS = {
   // Semantic cache vector index (core/cache/vectors): entries kept on the local platform, oldest removed first
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES: positiveInt(100_000),
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE: positiveInt(100_000),
+  // Realtime WebSocket sessions (core/realtime): closed after this long without an event either way, and after
+  // this long in all; the largest message relayed (1009 past it), and the bytes one direction may have queued
+  // for a slow reader before the session closes 1013.
+  GATEWAY_REALTIME_IDLE_SECONDS: positiveInt(600, 1, 86_400),
+  GATEWAY_REALTIME_MAX_SESSION_SECONDS: positiveInt(3600, 1, 86_400),
+  GATEWAY_REALTIME_MAX_MESSAGE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
+  GATEWAY_REALTIME_MAX_BUFFERED_BYTES: positiveInt(32 * 1024 * 1024, 1024),
   // AWS platform
   GATEWAY_TABLE: optionalString,
   GATEWAY_BUCKET: optionalString,

@@ -43,5 +43,11 @@ export interface RouteFamily {
   dataPlane: boolean;
   /** Lambda timeout in seconds (streamed answers can be long). */
   timeoutSeconds: number;
+  /**
+   * Where the family runs on AWS. `lambda` (the default): one function per family (infra/api.ts).
+   * `container`: a long-lived service instead, for what a Lambda cannot hold (the realtime WebSocket proxy,
+   * infra/realtime.ts); infra/api.ts makes no function for it and the Router sends its prefixes to the service.
+   */
+  platform?: "lambda" | "container";
   routes: RouteSpec[];
 }

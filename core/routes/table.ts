@@ -313,6 +313,15 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/models", handler: "listModels", auth: "api_key" }],
   },
   {
+    // OpenAI's Realtime API over a WebSocket (core/realtime): the upgrade is served by the platform's upgrade
+    // handler (core/platform/node/realtime-upgrade.ts); this route answers a plain GET. On AWS a container service.
+    name: "realtime",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    platform: "container",
+    routes: [{ method: "GET", path: "/v1/realtime", handler: "realtime", auth: "api_key" }],
+  },
+  {
     // Generic pass-through (spec 4.7): /v1/proxy/* always forwards raw; /v1/* forwards whatever no dedicated
     // route handles. Configs, retries, custom-host checks and auth apply as on every other route.
     name: "passthrough",

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
@@ -8,6 +8,10 @@ import { vectorBucketName } from "../../infra/naming.ts";
 import { installRecordingSst, type RecordedComponent, type Recording } from "./recording-sst.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
+
+/** Families deployed as functions; the others (RouteFamily.platform "container") run in the realtime service. */
+const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform !== "container");
+const CONTAINER_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform === "container");
 
 /** A concrete request path for a route: parameters and wildcards filled in. */
 const concretePath = (path: string) =>
@@ -111,10 +115,10 @@ describe("semantic cache vectors (S3 Vectors)", () => {
 });
 
 describe("api", () => {
-  it("has exactly one streaming function with a URL per route family", () => {
+  it("has exactly one streaming function with a URL per route family that runs on Lambda", () => {
     const functions = recording.of("Function");
-    expect(functions).toHaveLength(ROUTE_FAMILIES.length);
-    for (const family of ROUTE_FAMILIES) {
+    expect(functions).toHaveLength(LAMBDA_FAMILIES.length);
+    for (const family of LAMBDA_FAMILIES) {
       const matching = functions.filter((fn) => fn.args.handler === `functions/${family.name}.handler`);
       expect(matching, family.name).toHaveLength(1);
       const [fn] = matching;
@@ -129,7 +133,7 @@ describe("api", () => {
   });
 
   it("routes every path of the route table to its family's function", () => {
-    for (const family of ROUTE_FAMILIES) {
+    for (const family of LAMBDA_FAMILIES) {
       for (const route of family.routes) {
         const url = recording.routeRequest(concretePath(route.path));
         const fn = url ? recording.functionByUrl(url) : undefined;
@@ -140,6 +144,52 @@ describe("api", () => {
 
   it("gives streamed answers CloudFront's longest read timeout", () => {
     for (const route of recording.routes) expect(route.args.readTimeout).toBe("60 seconds");
+  });
+});
+
+describe("realtime service", () => {
+  it("runs the container families, and only them, and gives them no function", () => {
+    expect(CONTAINER_FAMILIES.map((family) => family.name)).toEqual(["realtime"]);
+    const handlers = recording.of("Function").map((fn) => fn.args.handler);
+    for (const family of CONTAINER_FAMILIES) expect(handlers).not.toContain(`functions/${family.name}.handler`);
+  });
+
+  it("is one Fargate service in a cluster in a VPC, from the Dockerfile, behind a load balancer checking /health", () => {
+    const [service, ...others] = recording.of("Service");
+    expect(others).toHaveLength(0);
+    expect(recording.of("Cluster")).toHaveLength(1);
+    expect(recording.of("Vpc")).toHaveLength(1);
+    expect(service.args.cluster).toBe(recording.of("Cluster")[0].instance);
+    expect(recording.of("Cluster")[0].args.vpc).toBe(recording.of("Vpc")[0].instance);
+    expect(service.args.image).toEqual({ context: ".", dockerfile: "services/realtime/Dockerfile" });
+    expect(existsSync(resolve(ROOT, service.args.image.dockerfile))).toBe(true);
+    const dockerfile = readFileSync(resolve(ROOT, service.args.image.dockerfile), "utf8");
+    expect(dockerfile).toContain("FROM node:24-slim AS build");
+    expect(dockerfile).toContain("node scripts/build.ts realtime");
+    expect(dockerfile).toMatch(/EXPOSE 8080/);
+    expect(service.args.environment.PORT).toBe("8080");
+    expect(service.args.loadBalancer.ports).toEqual([{ listen: "80/http", forward: "8080/http" }]);
+    expect(service.args.loadBalancer.health["8080/http"].path).toBe("/health");
+    expect(service.args.scaling.min).toBeGreaterThanOrEqual(1);
+  });
+
+  it("has the functions' links, permissions and environment, so it uses the same stores", () => {
+    const service = recording.of("Service")[0];
+    const chat = recording.named("Function", "ChatFunction");
+    expect(service.args.link).toEqual(chat.args.link);
+    expect(service.args.permissions).toEqual(chat.args.permissions);
+    expect(service.args.environment).toMatchObject(chat.args.environment);
+  });
+
+  it("gets the container families' paths from the Router; every other path still reaches its function", () => {
+    const service = recording.of("Service")[0].instance;
+    for (const family of CONTAINER_FAMILIES) {
+      for (const route of family.routes)
+        expect(recording.routeRequest(concretePath(route.path)), route.path).toBe(service.url);
+    }
+    expect(recording.functionByUrl(recording.routeRequest("/v1/realtime-other")!)?.args.handler).toBe(
+      "functions/passthrough.handler",
+    );
   });
 });
 

@@ -8,7 +8,19 @@
  */
 
 export interface RecordedComponent {
-  type: "Function" | "Router" | "Dynamo" | "Bucket" | "Queue" | "Secret" | "VectorBucket" | "VectorIndex" | "Cron";
+  type:
+    | "Function"
+    | "Router"
+    | "Dynamo"
+    | "Bucket"
+    | "Queue"
+    | "Secret"
+    | "VectorBucket"
+    | "VectorIndex"
+    | "Cron"
+    | "Vpc"
+    | "Cluster"
+    | "Service";
   name: string;
   args: any;
   instance: any;
@@ -124,6 +136,7 @@ export function installRecordingSst(stage = "test"): Recording {
       if (recording.routes.some((route) => route.router === this.name && route.pattern === pattern)) {
         throw new Error(`route '${pattern}' is added twice to router ${this.name}`);
       }
+      if (url === undefined) throw new Error(`route '${pattern}' has no destination URL`);
       new URL(url); // a destination must be a URL
       recording.routes.push({ router: this.name, pattern, url, args });
     }
@@ -197,6 +210,48 @@ export function installRecordingSst(stage = "test"): Recording {
     }
   }
 
+  class Vpc {
+    readonly id: string;
+    constructor(name: string, args: any = {}) {
+      this.id = `<${name}.id>`;
+      register("Vpc", name, args, this);
+    }
+  }
+
+  /** As sst.aws.Cluster: in a VPC made by sst.aws.Vpc. */
+  class Cluster {
+    constructor(name: string, args: any) {
+      if (!(args?.vpc instanceof Vpc)) throw new Error(`Cluster ${name} needs a vpc (an sst.aws.Vpc)`);
+      register("Cluster", name, args, this);
+    }
+  }
+
+  /**
+   * As sst.aws.Service: in a Cluster, from an image (a build context and Dockerfile), and with a URL only when it
+   * has a load balancer; load balancer ports are `<port>/<protocol>` and health checks name a forwarded port.
+   */
+  class Service {
+    readonly url: string | undefined;
+    constructor(name: string, args: any) {
+      if (!(args?.cluster instanceof Cluster)) throw new Error(`Service ${name} needs a cluster (an sst.aws.Cluster)`);
+      if (typeof args.image?.context !== "string")
+        throw new Error(`Service ${name} needs an image with a build context`);
+      const portPattern = /^\d+\/(http|https|tcp|udp)$/;
+      const ports: any[] = args.loadBalancer?.ports ?? [];
+      for (const port of ports) {
+        if (!portPattern.test(port.listen) || (port.forward !== undefined && !portPattern.test(port.forward)))
+          throw new Error(`Service ${name}: load balancer port ${JSON.stringify(port)} is not '<port>/<protocol>'`);
+      }
+      const forwarded = new Set(ports.map((port) => port.forward ?? port.listen));
+      for (const target of Object.keys(args.loadBalancer?.health ?? {})) {
+        if (!forwarded.has(target))
+          throw new Error(`Service ${name}: health check on ${target}, which no port forwards to`);
+      }
+      this.url = args.loadBalancer ? `http://${name.toLowerCase()}-lb.us-east-1.elb.amazonaws.com` : undefined;
+      register("Service", name, args, this);
+    }
+  }
+
   /** As S3 Vectors and the provider check them: names, and indexes' float32 / 1..4096 / metric. */
   class VectorsVectorBucket {
     readonly vectorBucketName: string;
@@ -237,7 +292,7 @@ export function installRecordingSst(stage = "test"): Recording {
   }
 
   Object.assign(globalThis, {
-    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue, Cron } },
+    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue, Cron, Vpc, Cluster, Service } },
     aws: { s3: { VectorsVectorBucket, VectorsIndex } },
     $app: { name: "ai-gateway", stage, removal: RETAINED_STAGES.includes(stage) ? "retain" : "remove" },
     $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),

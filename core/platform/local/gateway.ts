@@ -7,6 +7,7 @@ import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
+import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { createLocalStores } from "./local-stores.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { WorkerLoop } from "./worker-loop.ts";
@@ -48,6 +49,8 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+    // Realtime (WebSocket) sessions in the same process (core/realtime).
+    upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
   listeningUrl = server.url;
   const worker = new WorkerLoop(services, QUEUE_CONSUMERS, {

@@ -5,6 +5,7 @@ import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
 import { takeSseSource } from "../../gateway/stream/sse-source.ts";
+import type { UpgradeHandler } from "../node/realtime-upgrade.ts";
 import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
@@ -66,7 +67,14 @@ export interface RunningServer {
  */
 export async function startServer(
   fetchHandler: FetchHandler,
-  options: { port: number; host: string; pending: Set<Promise<unknown>>; maxHeaderBytes?: number },
+  options: {
+    port: number;
+    host: string;
+    pending: Set<Promise<unknown>>;
+    maxHeaderBytes?: number;
+    /** Serves WebSocket upgrades (the realtime proxy, core/platform/node/realtime-upgrade.ts), given waitUntil. */
+    upgrade?: (waitUntil: (work: Promise<unknown>) => void) => UpgradeHandler;
+  },
 ): Promise<RunningServer> {
   const waitUntil = (work: Promise<unknown>) => {
     const tracked = work
@@ -110,6 +118,8 @@ export async function startServer(
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(error, socket, maxHeaderBytes),
   );
+  const upgrades = options.upgrade?.(waitUntil);
+  if (upgrades) server.on("upgrade", (request, socket, head) => upgrades.handle(request, socket, head));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -122,11 +132,14 @@ export async function startServer(
     server,
     url,
     async close(graceMs = 10_000) {
+      // Upgraded connections are no longer the HTTP server's to close: their sessions end first (1001).
+      const sessionsClosed = upgrades?.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections become idle as their last response ends: close them as they do.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       const timer = setTimeout(() => server.closeAllConnections(), graceMs);
       server.closeIdleConnections();
+      await sessionsClosed;
       await closed;
       clearInterval(sweeper);
       clearTimeout(timer);

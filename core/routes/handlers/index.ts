@@ -27,6 +27,7 @@ import { handlers as integrations } from "./integrations.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
+import { handlers as realtime } from "./realtime.ts";
 import { handlers as policies } from "./policies.ts";
 import { handlers as prompts } from "./prompts.ts";
 import { handlers as organisation } from "./organisation.ts";
@@ -61,6 +62,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   integrations,
   "virtual-keys": virtualKeys,
   prompts,
+  realtime,
   passthrough,
   "api-keys": apiKeys,
   auth,
