@@ -70,7 +70,8 @@ export async function filesEndpointOf(
     return { url: `${joinUrl(origin, "/openai/files")}?api-version=${encodeURIComponent(apiVersion)}`, headers };
   }
   const adapter = await loadProvider(target.provider);
-  if (!adapter?.passthrough) {
+  // Every provider has a pass-through endpoint now; only those with OpenAI's Files API take uploads there.
+  if (!adapter?.passthrough || !hasFilesApi(target.provider)) {
     throw new UpstreamError(400, `Provider '${target.provider}' has no Files API the gateway can upload to.`, {
       code: "unsupported_provider",
       param: "x-gateway-provider",
