@@ -11,6 +11,8 @@ import { fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
 import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 import { silentWav } from "../helpers/wav.ts";
+import { openRealtime } from "../helpers/realtime-client.ts";
+import { REALTIME_KEY, startRealtimeMock } from "../mocks/openai-realtime.ts";
 import { seedPrompt } from "../helpers/prompts.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
 import { startAzureMock } from "../mocks/azure.ts";
@@ -544,6 +546,32 @@ describe("every route family through the bundle", () => {
     expect(gateway.output()).not.toMatch(/unhandled error/);
   });
 
+  it("a realtime WebSocket session relayed both ways by the bundle's upgrade handler, logged with its usage", async () => {
+    const upstream = await startRealtimeMock();
+    try {
+      const traceId = `bundle-realtime-${Date.now()}`;
+      const client = await openRealtime(`${gateway.url.replace(/^http/, "ws")}/v1/realtime?model=gpt-realtime`, {
+        "x-gateway-api-key": gateway.adminKey,
+        "x-gateway-provider": "openai",
+        "x-gateway-custom-host": `${upstream.url}/v1`,
+        "x-gateway-trace-id": traceId,
+        authorization: `Bearer ${REALTIME_KEY}`,
+      });
+      await client.next("session.created");
+      client.send({ type: "response.create" });
+      expect((await client.next("response.done")).response.usage.total_tokens).toBe(300);
+      client.ws.close(1000);
+      expect((await client.closed).code).toBe(1000);
+      await expect
+        .poll(async () => (await api("GET", `/v1/logs?trace_id=${traceId}`)).body.data?.[0]?.status)
+        .toBe(101);
+      const refused = await openRealtime(`${gateway.url.replace(/^http/, "ws")}/v1/realtime`, {}).catch((e) => e);
+      expect(refused.status).toBe(401);
+    } finally {
+      await upstream.close();
+    }
+  });
+
   it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {
     await expect.poll(async () => (await api("GET", "/v1/logs?limit=5")).body.data?.length ?? 0).toBeGreaterThan(0);
     expect((await api("GET", "/v1/configs")).status).toBe(200);
@@ -566,8 +594,13 @@ describe("every route family through the bundle", () => {
       const path = route.path.replace(/:\w+/g, "x").replace("*", "x");
       const { status, body } = await api(route.method, path, route.method === "GET" ? undefined : {});
       const text = JSON.stringify(body);
-      // /v1/auth/self takes a JWT, never a key: a 403 that says so is its answer to the admin key.
-      const plain = route.method === "GET" && !/[:*]/.test(route.path) && route.path !== "/v1/auth/self";
+      // /v1/auth/self takes a JWT, never a key: a 403 that says so is its answer to the admin key. /v1/realtime
+      // is a WebSocket endpoint: a plain GET is told to upgrade (426; the session is tested above).
+      const plain =
+        route.method === "GET" &&
+        !/[:*]/.test(route.path) &&
+        route.path !== "/v1/auth/self" &&
+        route.path !== "/v1/realtime";
       // The Assistants API forwards to a provider: without one, 400 missing_provider is its handler's answer.
       const needsProvider = family.name === "assistants" && status === 400 && text.includes("missing_provider");
       if (status >= 500 || text.includes("unknown_url") || (plain && status !== 200 && !needsProvider)) {
