@@ -207,6 +207,39 @@ describe("realtime sessions through the gateway", () => {
     expect(second.body.error.message).toContain("One realtime session");
   });
 
+  it("keeps a session's log in its workspace: another workspace's key cannot see it", async () => {
+    const [mine, theirs] = await Promise.all([
+      seedWorkspace(gateway, "realtime mine"),
+      seedWorkspace(gateway, "rt other"),
+    ]);
+    const keyOf = (workspace: { id: string }, name: string) =>
+      createKey(gateway, gateway.adminKey, "workspace", "service", {
+        name,
+        workspace_id: workspace.id,
+        scopes: ["logs.list", "logs.view"],
+      });
+    const [own, other] = await Promise.all([keyOf(mine, "rt mine"), keyOf(theirs, "rt theirs")]);
+    const traceId = `rt-isolation-${Date.now()}`;
+    const client = await openRealtime(
+      wsUrl(),
+      openaiHeaders({ "x-gateway-api-key": own.key, "x-gateway-trace-id": traceId }),
+    );
+    await client.next("session.created");
+    client.ws.close(1000);
+    await client.closed;
+    const list = async (key: string) =>
+      (
+        await (
+          await fetch(`${gateway.url}/v1/logs?trace_id=${traceId}`, { headers: { "x-gateway-api-key": key } })
+        ).json()
+      ).data as Array<{ id: string }>;
+    await expect.poll(async () => (await list(own.key)).length).toBe(1);
+    const [log] = await list(own.key);
+    expect(await list(other.key)).toEqual([]);
+    const read = await fetch(`${gateway.url}/v1/logs/${log!.id}`, { headers: { "x-gateway-api-key": other.key } });
+    expect(read.status).toBe(404);
+  });
+
   it("closes the provider's socket with the client's code, and the client's with the provider's", async () => {
     const before = upstream.connections.length;
     const client = await openRealtime(wsUrl(), openaiHeaders());
