@@ -13,6 +13,7 @@ import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 import { silentWav } from "../helpers/wav.ts";
 import { openRealtime } from "../helpers/realtime-client.ts";
 import { REALTIME_KEY, startRealtimeMock } from "../mocks/openai-realtime.ts";
+import { RUN_USAGE, startAssistantsMock } from "../mocks/openai-assistants.ts";
 import { seedPrompt } from "../helpers/prompts.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
 import { startAzureMock } from "../mocks/azure.ts";
@@ -544,6 +545,33 @@ describe("every route family through the bundle", () => {
     await expect.poll(async () => (await logOf("/v1/audio/speech"))?.units?.characters).toBe(5);
     await expect.poll(async () => (await logOf("/v1/rerank"))?.usage?.totalTokens).toBe(12);
     expect(gateway.output()).not.toMatch(/unhandled error/);
+  });
+
+  it("assistants: create, run with createAndPoll, the completing poll logged with the run's usage", async () => {
+    const assistantsMock = await startAssistantsMock({ apiKey: "sk-assistants" });
+    mocks.push(assistantsMock);
+    const client = clientFor(
+      { "x-gateway-provider": "openai", "x-gateway-custom-host": `${assistantsMock.url}/v1` },
+      "sk-assistants",
+    );
+    const assistant = await client.beta.assistants.create({ model: "gpt-4o", instructions: "Answer." });
+    const thread = await client.beta.threads.create();
+    await client.beta.threads.messages.create(thread.id, { role: "user", content: "Hello?" });
+    const run = await client.beta.threads.runs.createAndPoll(
+      thread.id,
+      { assistant_id: assistant.id },
+      { pollIntervalMs: 5 },
+    );
+    expect(run.status).toBe("completed");
+    expect(run.usage).toEqual(RUN_USAGE);
+    await expect
+      .poll(async () => {
+        const { body } = await api("GET", "/v1/logs?limit=50");
+        return (body.data as Array<Record<string, any>>).find(
+          (log) => log.path.endsWith(`/runs/${run.id}`) && log.usage,
+        )?.usage?.totalTokens;
+      })
+      .toBe(1500);
   });
 
   it("a realtime WebSocket session relayed both ways by the bundle's upgrade handler, logged with its usage", async () => {
