@@ -1,15 +1,7 @@
 import { resourceOwnerOf } from "../auth/resource-owner.ts";
-import { PassthroughUpstreamError, forwardableHeaders } from "../gateway/passthrough.ts";
+import { PassthroughUpstreamError, forwardableHeaders, rawFailureAnswer } from "../gateway/passthrough.ts";
 import { newOutcome } from "../gateway/outcome.ts";
-import {
-  LeafResolver,
-  failureHeaders,
-  gatewayHeadersOf,
-  recordedAttempt,
-  recordFailure,
-  routingHeaders,
-  upstreamToHttp,
-} from "../gateway/plan.ts";
+import { LeafResolver, gatewayHeadersOf, recordedAttempt, recordFailure, routingHeaders } from "../gateway/plan.ts";
 import { MAX_MODEL_LENGTH } from "../gateway/schemas/limits.ts";
 import { requestUpstream } from "../gateway/upstream/client.ts";
 import { redirectError } from "../gateway/upstream/failures.ts";
@@ -19,7 +11,7 @@ import { HttpError, badRequest } from "../http/errors.ts";
 import { parseJsonWithinDepth, readText, validate } from "../http/json.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import type { UpstreamRequest } from "../providers/types.ts";
-import { RoutingFailure, runStrategy } from "../routing/engine.ts";
+import { runStrategy } from "../routing/engine.ts";
 import { isPlainObject } from "../routing/query.ts";
 import { resolveRouting } from "../routing/source.ts";
 import { settleJsonAnswer } from "./answers.ts";
@@ -149,18 +141,7 @@ export async function handleAssistantsCall(
     return withHeaders(response, answerHeaders);
   } catch (error) {
     recordFailure(outcome, error);
-    if (!(error instanceof RoutingFailure)) throw error;
-    const headers = failureHeaders(error, provider);
-    if (error.error instanceof PassthroughUpstreamError) {
-      const raw = error.error.raw;
-      const rawHeaders = relayedHeaders(raw.headers);
-      for (const [name, value] of Object.entries(headers)) rawHeaders.set(name, value);
-      return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, {
-        status: raw.status,
-        headers: rawHeaders,
-      });
-    }
-    throw upstreamToHttp(error.error, headers);
+    return rawFailureAnswer(error, provider);
   }
 }
 

@@ -179,19 +179,28 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     });
   } catch (error) {
     recordFailure(outcome, error);
-    if (!(error instanceof RoutingFailure)) throw error;
-    const headers = failureHeaders(error, provider);
-    if (error.error instanceof PassthroughUpstreamError) {
-      const raw = error.error.raw;
-      const rawHeaders = relayedHeaders(raw.headers);
-      for (const [name, value] of Object.entries(headers)) rawHeaders.set(name, value);
-      return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, {
-        status: raw.status,
-        headers: rawHeaders,
-      });
-    }
-    throw upstreamToHttp(error.error, headers);
+    return rawFailureAnswer(error, provider);
   }
+}
+
+/**
+ * The answer of a raw-forwarding route whose routing failed: the last provider's error as it came (status,
+ * headers, body) with the gateway's routing headers; gateway-side failures (timeout, unreachable) in OpenAI's
+ * error shape. Anything else is rethrown.
+ */
+export function rawFailureAnswer(error: unknown, provider: string | undefined): Response {
+  if (!(error instanceof RoutingFailure)) throw error;
+  const headers = failureHeaders(error, provider);
+  if (error.error instanceof PassthroughUpstreamError) {
+    const raw = error.error.raw;
+    const rawHeaders = relayedHeaders(raw.headers);
+    for (const [name, value] of Object.entries(headers)) rawHeaders.set(name, value);
+    return new Response(raw.body.byteLength > 0 ? (raw.body as Uint8Array<ArrayBuffer>) : null, {
+      status: raw.status,
+      headers: rawHeaders,
+    });
+  }
+  throw upstreamToHttp(error.error, headers);
 }
 
 /** A provider's non-2xx answer, kept whole so that the last one can be returned as it came. */
