@@ -101,13 +101,7 @@ export async function readMultipartUpload<T>(
     pending.catch(fail);
     file = { filename: part.filename, contentType: part.contentType, pending };
   });
-  const tooMany = () => fail(badRequest("The form has too many parts.", null, "invalid_multipart"));
-  parser.on("partsLimit", tooMany);
-  parser.on("filesLimit", tooMany);
-  parser.on("fieldsLimit", tooMany);
-  parser.on("error", (error: Error) =>
-    fail(badRequest(`Malformed multipart/form-data: ${error.message}.`, null, "invalid_multipart")),
-  );
+  failOnMalformedForm(parser, fail);
 
   const reader = request.body.getReader();
   try {
@@ -134,6 +128,17 @@ export async function readMultipartUpload<T>(
     }
     throw failure;
   }
+}
+
+/** Ends the form with a 400 when busboy finds it malformed or over its part limits. */
+export function failOnMalformedForm(parser: busboy.Busboy, fail: (error: unknown) => void): void {
+  const tooMany = () => fail(badRequest("The form has too many parts.", null, "invalid_multipart"));
+  parser.on("partsLimit", tooMany);
+  parser.on("filesLimit", tooMany);
+  parser.on("fieldsLimit", tooMany);
+  parser.on("error", (error: Error) =>
+    fail(badRequest(`Malformed multipart/form-data: ${error.message}.`, null, "invalid_multipart")),
+  );
 }
 
 /** Writes the request body into the parser, counting bytes, waiting whenever the parser asks to. */

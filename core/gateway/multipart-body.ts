@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import { feedMultipart, uploadTooLarge } from "../files/multipart.ts";
+import { failOnMalformedForm, feedMultipart, uploadTooLarge } from "../files/multipart.ts";
 import { badRequest } from "../http/errors.ts";
 import { UploadedFile } from "./uploaded-file.ts";
 
@@ -70,13 +70,7 @@ export async function readMultipartBody(request: Request, maxBytes: number): Pro
       }).catch(fail),
     );
   });
-  const tooMany = () => fail(badRequest("The form has too many parts.", null, "invalid_multipart"));
-  parser.on("partsLimit", tooMany);
-  parser.on("filesLimit", tooMany);
-  parser.on("fieldsLimit", tooMany);
-  parser.on("error", (error: Error) =>
-    fail(badRequest(`Malformed multipart/form-data: ${error.message}.`, null, "invalid_multipart")),
-  );
+  failOnMalformedForm(parser, fail);
 
   const reader = request.body.getReader();
   try {

@@ -1,3 +1,4 @@
+import { readBounded } from "../util/read-bounded.ts";
 import { resourceOwnerOf } from "../auth/resource-owner.ts";
 import { fileStoreOf, isFileId } from "../files/file-store.ts";
 import type { RequestContext } from "../http/context.ts";
@@ -39,7 +40,7 @@ export async function withGatewayFile(body: Record<string, any>, ctx: RequestCon
     await found.body.cancel().catch(() => {});
     throw tooLarge(id);
   }
-  const bytes = await readBounded(found.body, MAX_OCR_FILE_BYTES, id);
+  const bytes = await readBounded(found.body, MAX_OCR_FILE_BYTES, () => tooLarge(id));
   const filename = found.file.file.filename;
   const contentType = contentTypeOf(found.file.contentType, filename);
   const url = `data:${contentType};base64,${Buffer.from(bytes).toString("base64")}`;
@@ -55,23 +56,6 @@ function contentTypeOf(stored: string, filename: string): string {
   if (type && type !== "application/octet-stream") return type;
   const extension = /\.([a-z0-9]+)$/i.exec(filename)?.[1]?.toLowerCase();
   return (extension && BY_EXTENSION[extension]) || "application/pdf";
-}
-
-async function readBounded(stream: ReadableStream<Uint8Array>, limit: number, id: string): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(id);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 const tooLarge = (id: string) =>

@@ -1,5 +1,6 @@
 import type { RequestContext } from "../http/context.ts";
 import { withinJsonDepth } from "../util/json-depth.ts";
+import { readBounded } from "../util/read-bounded.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
@@ -297,18 +298,6 @@ async function readBytes(request: Request, limit: number): Promise<Uint8Array | 
   const tooLarge = () =>
     new HttpError(413, `Request body is larger than the limit of ${limit} bytes.`, { code: "request_too_large" });
   if (declared > limit) throw tooLarge();
-  const reader = request.body!.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return size === 0 ? undefined : Buffer.concat(chunks);
+  const bytes = await readBounded(request.body!, limit, tooLarge);
+  return bytes.byteLength === 0 ? undefined : bytes;
 }

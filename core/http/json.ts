@@ -1,3 +1,4 @@
+import { readBounded } from "../util/read-bounded.ts";
 import type * as z from "zod";
 import { HttpError, badRequest } from "./errors.ts";
 import type { HeaderSource } from "./request-headers.ts";
@@ -104,20 +105,7 @@ export async function readText(
     return text;
   }
   if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return (await readBounded(request.body, limit, () => tooLarge(limit))).toString("utf8");
 }
 
 function tooLarge(limit: number): HttpError {
