@@ -1,3 +1,4 @@
+import { MODERATION_CATEGORIES } from "../../gateway/schemas/moderations.ts";
 import { authHeaders, baseUrlOf, type CompatibleProvider } from "../openai/compatible.ts";
 import type { RouteAdapter } from "../types.ts";
 import { UpstreamError } from "../types.ts";
@@ -12,19 +13,7 @@ import { joinUrl } from "../url.ts";
  */
 
 /** The moderation result's categories of spec 2.10. */
-export const OPENAI_MODERATION_CATEGORIES = [
-  "hate",
-  "hate/threatening",
-  "harassment",
-  "harassment/threatening",
-  "self-harm",
-  "self-harm/intent",
-  "self-harm/instructions",
-  "sexual",
-  "sexual/minors",
-  "violence",
-  "violence/graphic",
-] as const;
+export const OPENAI_MODERATION_CATEGORIES = MODERATION_CATEGORIES;
 
 /** Mistral categories with a direct OpenAI counterpart. */
 const COUNTERPARTS: Readonly<Record<string, (typeof OPENAI_MODERATION_CATEGORIES)[number]>> = {
