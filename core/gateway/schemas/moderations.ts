@@ -33,6 +33,3 @@ export const MODERATION_CATEGORIES = [
   "violence",
   "violence/graphic",
 ] as const;
-
-/** What OpenAI's omni-moderation model adds to them. */
-export const OMNI_MODERATION_CATEGORIES = [...MODERATION_CATEGORIES, "illicit", "illicit/violent"] as const;
