@@ -1,4 +1,4 @@
-import { azureAuthHeaders, azureOpenAIOrigin } from "../providers/azure/index.ts";
+import { azureAuthHeaders, azureOpenAIOrigin } from "../providers/azure/endpoints.ts";
 import { loadProvider } from "../providers/registry.ts";
 import type { PassthroughContext, ProviderTarget } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";

@@ -3,7 +3,7 @@ import { upstreamToHttp } from "../gateway/plan.ts";
 import { requestUpstream } from "../gateway/upstream/client.ts";
 import { redirectError } from "../gateway/upstream/failures.ts";
 import { HttpError } from "../http/errors.ts";
-import { azureAuthHeaders, azureOpenAIOrigin } from "../providers/azure/index.ts";
+import { azureAuthHeaders, azureOpenAIOrigin } from "../providers/azure/endpoints.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
 import { type ProviderTarget, UpstreamError } from "../providers/types.ts";

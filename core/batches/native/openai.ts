@@ -2,7 +2,7 @@ import { filesEndpointOf, multipartUpload } from "../../files/provider-files.ts"
 import { providerKeyOf } from "../../files/provider-key.ts";
 import type { StoredFile } from "../../files/types.ts";
 import { AZURE_FILES_API_VERSION } from "../../files/provider-files.ts";
-import { azureAuthHeaders, azureOpenAIOrigin } from "../../providers/azure/index.ts";
+import { azureAuthHeaders, azureOpenAIOrigin } from "../../providers/azure/endpoints.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";

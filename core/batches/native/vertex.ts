@@ -3,7 +3,8 @@ import { fromGeminiResponse, toGeminiRequest } from "../../providers/google/chat
 import type { ProviderTarget, TransformContext } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { vertexAccessToken } from "../../providers/vertex/auth.ts";
-import { isAnthropicModel, vertexProject, vertexRegion } from "../../providers/vertex/index.ts";
+import { isAnthropicModel, vertexProject } from "../../providers/vertex/index.ts";
+import { vertexRegion } from "../../providers/vertex/region.ts";
 import type {
   BatchEndpoint,
   BatchInputLine,

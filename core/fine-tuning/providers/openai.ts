@@ -5,7 +5,7 @@ import {
   providerStream,
 } from "../../batches/native/provider-http.ts";
 import { AZURE_FILES_API_VERSION, ensureProviderFile } from "../../files/provider-files.ts";
-import { azureAuthHeaders, azureOpenAIOrigin } from "../../providers/azure/index.ts";
+import { azureAuthHeaders, azureOpenAIOrigin } from "../../providers/azure/endpoints.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";

@@ -3,7 +3,8 @@ import { authHeaders, bucketOf, customBase, storageBase } from "../../batches/na
 import { toGeminiRequest } from "../../providers/google/chat.ts";
 import type { TransformContext } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
-import { isAnthropicModel, vertexProject, vertexRegion } from "../../providers/vertex/index.ts";
+import { isAnthropicModel, vertexProject } from "../../providers/vertex/index.ts";
+import { vertexRegion } from "../../providers/vertex/region.ts";
 import type { FineTuningCallContext, FineTuningProviderApi, ProviderJob, ProviderJobCreate } from "../provider-api.ts";
 import type { FineTuningStatus } from "../types.ts";
 import { invalidLine, rewrittenFile } from "../training-lines.ts";

@@ -6,7 +6,7 @@ import {
   azureAIBase,
   azureAuthHeaders,
   azureOpenAIOrigin,
-} from "./index.ts";
+} from "./endpoints.ts";
 
 /**
  * Pass-through to Azure (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference): Azure OpenAI at

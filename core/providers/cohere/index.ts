@@ -2,12 +2,10 @@ import type { ProviderAdapter, TransformContext } from "../types.ts";
 import { joinUrl } from "../url.ts";
 import { fromCohereChatResponse, toCohereChatRequest } from "./chat.ts";
 import { fromCohereEmbedResponse, toCohereEmbedRequest } from "./embed.ts";
+import { COHERE_BASE_URL } from "./base-url.ts";
 import { coherePassthrough } from "./passthrough.ts";
 import { cohereRerankRoute } from "./rerank.ts";
 import { createCohereStreamTransformer } from "./stream.ts";
-
-/** Cohere's API origin; a custom host replaces it (the `/v2/...` paths are kept). */
-export const COHERE_BASE_URL = "https://api.cohere.com";
 
 function headers(ctx: TransformContext, stream = false): Record<string, string> {
   return {

@@ -1,5 +1,5 @@
 import type { PassthroughContext, PassthroughEndpoint, ProviderTarget } from "../types.ts";
-import { COHERE_BASE_URL } from "./index.ts";
+import { COHERE_BASE_URL } from "./base-url.ts";
 
 /**
  * Pass-through to Cohere (https://docs.cohere.com/reference/about). Cohere serves two API versions side by side:

@@ -2,17 +2,10 @@ import { type ProviderAdapter, type TransformContext, UpstreamError } from "../t
 import { joinUrl } from "../url.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "./chat.ts";
 import { fromBatchEmbedResponse, rememberEncoding, toBatchEmbedRequest } from "./embeddings.ts";
+import { geminiApiBase } from "./api-base.ts";
 import { googlePassthrough } from "./passthrough.ts";
 
 /** Google Gemini API (Google AI Studio keys): generateContent, batchEmbedContents and the models list. */
-
-export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com";
-
-/** Base URL with its API version: a custom host may already end in `/v1beta` (or `/v1`). */
-export function geminiApiBase(ctx: Pick<TransformContext, "target">): string {
-  const base = (ctx.target.customHost ?? GEMINI_BASE_URL).replace(/\/+$/, "");
-  return /\/v1(beta|alpha)?$/.test(base) ? base : `${base}/v1beta`;
-}
 
 /** `gemini-2.5-flash` / `models/gemini-2.5-flash` -> `models/gemini-2.5-flash`; tuned models keep their prefix. */
 export function geminiModelName(model: string): string {

@@ -1,5 +1,5 @@
 import type { PassthroughEndpoint, ProviderTarget } from "../types.ts";
-import { geminiApiBase } from "./index.ts";
+import { geminiApiBase } from "./api-base.ts";
 
 /**
  * Pass-through to the Gemini API (https://ai.google.dev/api): `https://generativelanguage.googleapis.com/v1beta` (or

@@ -12,6 +12,7 @@ import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 import { vertexPassthrough } from "./passthrough.ts";
+import { vertexRegion } from "./region.ts";
 import { imagenRoutes } from "./images.ts";
 
 /**
@@ -21,7 +22,6 @@ import { imagenRoutes } from "./images.ts";
  * OAuth bearer token (see auth.ts). Imagen through `:predict` (images.ts).
  */
 
-export const DEFAULT_VERTEX_REGION = "us-central1";
 /** Body field Vertex AI wants instead of the `anthropic-version` header. */
 export const VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16";
 
@@ -29,15 +29,6 @@ type Json = Record<string, any>;
 
 export function isAnthropicModel(model: string): boolean {
   return model.startsWith("claude");
-}
-
-/** Region and host: `global` is served from aiplatform.googleapis.com, any other region from `{region}-aiplatform`. */
-export function vertexRegion(ctx: Pick<TransformContext, "target">): string {
-  const region = ctx.target.vertex?.region?.trim() || DEFAULT_VERTEX_REGION;
-  // The region becomes part of a host name: nothing but a region-shaped token gets there.
-  const problem = hostValueProblem("vertex_region", region);
-  if (problem) throw new UpstreamError(400, `Invalid Vertex AI region: ${problem}`, { param: "vertex_region" });
-  return region;
 }
 
 export function vertexProject(ctx: TransformContext): string {

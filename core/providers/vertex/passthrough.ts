@@ -1,6 +1,6 @@
 import type { PassthroughContext, PassthroughEndpoint, ProviderTarget } from "../types.ts";
 import { vertexAccessToken } from "./auth.ts";
-import { vertexRegion } from "./index.ts";
+import { vertexRegion } from "./region.ts";
 
 /**
  * Pass-through to Vertex AI (https://cloud.google.com/vertex-ai/docs/reference/rest): the regional endpoint

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UploadedFile } from "../../../core/gateway/uploaded-file.ts";
-import { AZURE_OPENAI_API_VERSION, azureOpenAIAdapter } from "../../../core/providers/azure/index.ts";
+import { azureOpenAIAdapter } from "../../../core/providers/azure/index.ts";
+import { AZURE_OPENAI_API_VERSION } from "../../../core/providers/azure/endpoints.ts";
 import type { RouteKind, TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";
 
 /** Azure OpenAI audio (https://learn.microsoft.com/azure/ai-foundry/openai/reference, 2024-10-21 GA). */

@@ -1,13 +1,12 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { azureAIAdapter, azureOpenAIAdapter } from "../../../core/providers/azure/index.ts";
 import {
   AZURE_AI_INFERENCE_API_VERSION,
   AZURE_OPENAI_API_VERSION,
-  azureAIAdapter,
   azureAuthHeaders,
-  azureOpenAIAdapter,
   looksLikeEntraToken,
-} from "../../../core/providers/azure/index.ts";
+} from "../../../core/providers/azure/endpoints.ts";
 import { mapUpstreamError } from "../../../core/providers/errors.ts";
 import { decodeSse } from "../../../core/providers/stream/sse.ts";
 import type {
