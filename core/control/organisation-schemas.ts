@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { exportFieldListSchema } from "../exports/export-field-list.ts";
 
 /**
  * Request bodies of the organisation admin API (core/routes/handlers/organisation.ts). Kept apart from the
@@ -19,6 +20,8 @@ export const settingsUpdateSchema = z.strictObject({
   default_workspace_user_api_key_auto_create: z.boolean().optional(),
   /** `null` returns to the default (the date rule). */
   block_inline_config: z.boolean().nullable().optional(),
+  /** Log export fields no export of the organisation may ask for (spec 7); workspaces may override. */
+  log_export_denied_fields: exportFieldListSchema.optional(),
 });
 
 /** Guardrail ids or slugs: letters, digits, `_`, `-`, `.`; 1..128 characters. Objects `{id}` / `{slug}` too. */

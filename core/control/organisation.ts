@@ -24,6 +24,8 @@ export interface OrganisationSettings {
   default_workspace_user_api_key_auto_create?: boolean;
   /** Absent: the date rule (BLOCK_INLINE_CONFIG_DEFAULT_FROM) decides. */
   block_inline_config?: boolean | null;
+  /** Read by core/exports/log-exports.ts deniedFields. */
+  log_export_denied_fields?: string[] | null;
 }
 
 export type GuardrailPhase = "input_guardrails" | "output_guardrails";
@@ -110,6 +112,7 @@ export function presentSettings(organisation: OrganisationRecord, forcedByEnv: b
     default_workspace_user_api_key_auto_create: settings.default_workspace_user_api_key_auto_create ?? false,
     block_inline_config: forcedByEnv || organisationBlocksInlineConfig(organisation),
     block_inline_config_forced_by_env: forcedByEnv,
+    log_export_denied_fields: settings.log_export_denied_fields ?? [],
   };
 }
 

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { exportFieldListSchema } from "../exports/export-field-list.ts";
 import { workspaceRoleSchema } from "./users-schemas.ts";
 
 /**
@@ -36,6 +37,8 @@ const workspaceFields = {
   name_format: z.string().max(200).nullable().optional(),
   user_api_key_auto_create: z.boolean().nullable().optional(),
   log_retention_days: z.number().int().min(1).max(3650).nullable().optional(),
+  /** Overrides the organisation's denied log export fields when not null. */
+  log_export_denied_fields: exportFieldListSchema.optional(),
 };
 
 export type WorkspaceDefaultsInput = z.infer<typeof defaultsSchema>;

@@ -125,6 +125,7 @@ export async function createWorkspace(
     name_format: input.name_format ?? null,
     user_api_key_auto_create: input.user_api_key_auto_create ?? null,
     log_retention_days: input.log_retention_days ?? null,
+    log_export_denied_fields: input.log_export_denied_fields ?? null,
   };
   let workspace: Workspace | undefined;
   if (input.slug) workspace = await store.create(principal.organisationId, { ...fields, slug: input.slug });
@@ -181,6 +182,7 @@ export async function updateWorkspace(
   if (body.name_format !== undefined) changes.name_format = body.name_format;
   if (body.user_api_key_auto_create !== undefined) changes.user_api_key_auto_create = body.user_api_key_auto_create;
   if (body.log_retention_days !== undefined) changes.log_retention_days = body.log_retention_days;
+  if (body.log_export_denied_fields !== undefined) changes.log_export_denied_fields = body.log_export_denied_fields;
   if (body.security_settings !== undefined) {
     changes.security_settings = { ...current.security_settings, ...body.security_settings };
   }

@@ -31,6 +31,8 @@ export interface Workspace extends Resource {
   user_api_key_auto_create?: boolean | null;
   /** Days request logs of this workspace are kept; null: the deployment's GATEWAY_LOG_RETENTION_DAYS. */
   log_retention_days?: number | null;
+  /** Overrides the organisation's `log_export_denied_fields` when not null (core/exports/log-exports.ts). */
+  log_export_denied_fields?: string[] | null;
   isDefault?: boolean;
 }
 
@@ -114,6 +116,7 @@ export async function presentWorkspace(records: Records, workspace: Workspace) {
     security_settings: { block_inline_config: workspace.security_settings?.block_inline_config ?? null },
     user_api_key_auto_create: workspace.user_api_key_auto_create ?? null,
     log_retention_days: workspace.log_retention_days ?? null,
+    log_export_denied_fields: workspace.log_export_denied_fields ?? null,
     is_default: workspace.isDefault === true,
     created_at: new Date(workspace.createdAt * 1000).toISOString(),
     last_updated_at: new Date(workspace.updatedAt * 1000).toISOString(),
