@@ -22,6 +22,22 @@ const queueUrls = Object.fromEntries(
   ]),
 );
 
+/**
+ * Secret references in provider credentials (core/store/secret-refs.ts): the functions may read Secrets Manager
+ * secrets and SSM parameters whose names start with this prefix, and nothing else there. Set
+ * GATEWAY_SECRET_REF_PREFIX when deploying to change it; the runtime gets the same value and refuses other
+ * names before asking AWS.
+ */
+export const SECRET_REF_PREFIX = process.env.GATEWAY_SECRET_REF_PREFIX ?? "gateway/";
+
+export const SECRET_REF_PERMISSIONS = [
+  {
+    actions: ["secretsmanager:GetSecretValue"],
+    resources: [`arn:aws:secretsmanager:*:*:secret:${SECRET_REF_PREFIX}*`],
+  },
+  { actions: ["ssm:GetParameter"], resources: [`arn:aws:ssm:*:*:parameter/${SECRET_REF_PREFIX}*`] },
+];
+
 export const gatewayLinks: SstLinkable[] = [
   table,
   bucket,
@@ -39,9 +55,10 @@ export const gatewayEnvironment: Record<string, SstInput<string>> = {
   GATEWAY_BOOTSTRAP_ADMIN_KEY: bootstrapAdminKey.value,
   GATEWAY_VECTOR_BUCKET: vectorBucket.vectorBucketName,
   GATEWAY_VECTOR_DIMENSIONS: SEMANTIC_CACHE_DIMENSIONS.join(","),
+  GATEWAY_SECRET_REF_PREFIX: SECRET_REF_PREFIX,
 };
 
-export const gatewayPermissions = VECTOR_PERMISSIONS;
+export const gatewayPermissions = [...VECTOR_PERMISSIONS, ...SECRET_REF_PERMISSIONS];
 
 /**
  * Node 24 on arm64 (Graviton: cheaper per GB-second than x86, and nothing in the bundles is native), bundled as

@@ -128,6 +128,18 @@ const SETTINGS = {
   GATEWAY_VECTOR_BUCKET: optionalString,
   GATEWAY_VECTOR_DIMENSIONS: commaList,
   GATEWAY_BOOTSTRAP_ADMIN_KEY: optionalString,
+  // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
+  // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
+  // must have (AWS; infra scopes the IAM permissions to it).
+  GATEWAY_SECRET_REF_CACHE_SECONDS: positiveInt(60, 0, 3600),
+  GATEWAY_SECRET_FILES_DIR: optionalString,
+  GATEWAY_SECRET_REF_PREFIX: stringWithDefault(""),
+  // Self-hosted deployment self-report (core/platform/local/deployment-heartbeat.ts): off unless both the
+  // control plane's URL and a deployment key are set.
+  GATEWAY_CONTROL_PLANE_URL: optionalUrl,
+  GATEWAY_DEPLOYMENT_KEY: optionalString,
+  GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
+  GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
 } satisfies Record<string, Parser<unknown>>;
 
 export type Settings = { [Name in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[Name]> };

@@ -4,6 +4,7 @@ import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import { type HostValueField, hostValueProblem } from "../security/host-values.ts";
 import type { Secrets } from "../store/ports.ts";
+import { checkCredentialRefs, referenceHint } from "./credential-refs.ts";
 import { Forbidden, Invalid } from "./errors.ts";
 import type { ConfigurationsInput } from "./provider-credentials-schemas.ts";
 
@@ -110,7 +111,9 @@ export async function parseCredentialInput(
     awsSecretAccessKey: c.aws_secret_access_key,
     awsSessionToken: c.aws_session_token,
   };
-  return { settings: compact(settings) ?? {}, secrets: compact(secrets) ?? {} };
+  const kept = compact(secrets) ?? {};
+  checkCredentialRefs(kept, (name) => (name === "key" ? "key" : `${param}.${name}`));
+  return { settings: compact(settings) ?? {}, secrets: kept };
 }
 
 /** Masks a secret for display: never more than 2 leading and 4 trailing characters, and only for long values. */
@@ -138,7 +141,9 @@ export async function sealCredentials(
   const hints: Record<string, string> = {};
   for (const [name, value] of Object.entries(secrets) as Array<[keyof ProviderSecrets, string | undefined]>) {
     if (!value) continue;
-    hints[SECRET_FIELD_NAMES[name]] = name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********";
+    // A secret reference is shown as written (it says where the secret is, not what it is).
+    hints[SECRET_FIELD_NAMES[name]] =
+      referenceHint(value) ?? (name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********");
   }
   const stored: StoredCredentials = { provider, settings, hints };
   if (Object.keys(hints).length > 0) stored.sealedCredentials = await secretsPort.encrypt(JSON.stringify(secrets));

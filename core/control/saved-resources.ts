@@ -2,8 +2,10 @@ import type { Principal } from "../auth/principal.ts";
 import type { ModelRules, ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkedCustomHostBase } from "../security/custom-host.ts";
 import type { Records, Secrets } from "../store/ports.ts";
+import type { SecretResolver } from "../store/secret-refs.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { openConfigSecrets } from "./config-secrets.ts";
+import { resolveCredentialRefs } from "./credential-refs.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { NotFound, Unauthenticated } from "./errors.ts";
 import { type IntegrationResource, findIntegration } from "./integrations.ts";
@@ -130,7 +132,7 @@ export function invalidateSaved(records: Records, organisationId: string): void 
  */
 export interface SavedResourceCaller {
   principal?: Principal;
-  services: { stores: { records: Records; secrets: Secrets }; trustedHosts: TrustedHosts };
+  services: { stores: { records: Records; secrets: Secrets; secretRefs?: SecretResolver }; trustedHosts: TrustedHosts };
 }
 
 function principalOf(caller: SavedResourceCaller): Principal {
@@ -238,14 +240,15 @@ export function canUseProvider(principal: Principal, integration: IntegrationRes
  */
 export async function resolveSavedProvider(slug: string, ctx: SavedResourceCaller): Promise<ProviderTarget> {
   const principal = principalOf(ctx);
-  const { records, secrets } = ctx.services.stores;
+  const { records, secrets, secretRefs } = ctx.services.stores;
   const caches = cachesOf(records);
   const key = `${principal.organisationId}:${slug}`;
   let saved = caches.providers.get(key);
   if (!saved) {
     const resource = await findIntegration(records, principal.organisationId, slug);
     if (!resource) throw unknownProvider(slug);
-    const target = targetOf(resource.credentials, await openCredentials(secrets, resource.credentials));
+    const opened = await openCredentials(secrets, resource.credentials);
+    const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, slug));
     const rules = modelRulesOf(resource);
     if (rules) target.modelRules = rules;
     saved = { resource, target };

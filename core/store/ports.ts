@@ -4,6 +4,7 @@
  */
 import type { VectorIndex } from "../cache/vectors/port.ts";
 import type { LogSink } from "../logs/log-sink.ts";
+import type { SecretResolver } from "./secret-refs.ts";
 
 /** One record of the single-table design. Attributes other than the key fields are free-form JSON values. */
 export interface RecordItem {
@@ -195,6 +196,8 @@ export interface Stores {
   secrets: Secrets;
   /** The semantic cache's vector index (core/cache/vectors/port.ts); loads nothing until first used. */
   vectors: VectorIndex;
+  /** Resolves secret references in provider credentials (core/store/secret-refs.ts); none: refused. */
+  secretRefs?: SecretResolver;
   close(): Promise<void>;
 }
 

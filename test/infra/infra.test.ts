@@ -212,7 +212,7 @@ describe("every function (route families and workers)", () => {
     }
   });
 
-  it("may put, query, get and delete vectors in the semantic cache's indexes, and nothing else there", () => {
+  it("may put, query, get and delete vectors in the semantic cache's indexes, and read prefixed secrets", () => {
     const indexArns = recording.of("VectorIndex").map((index) => index.instance.indexArn);
     for (const args of allFunctionArgs()) {
       expect(args.permissions, args.handler).toEqual([
@@ -225,6 +225,12 @@ describe("every function (route families and workers)", () => {
           ],
           resources: indexArns,
         },
+        // Secret references (core/store/secret-refs.ts): read-only, and only names under the prefix.
+        {
+          actions: ["secretsmanager:GetSecretValue"],
+          resources: ["arn:aws:secretsmanager:*:*:secret:gateway/*"],
+        },
+        { actions: ["ssm:GetParameter"], resources: ["arn:aws:ssm:*:*:parameter/gateway/*"] },
       ]);
     }
   });
@@ -242,6 +248,7 @@ describe("every function (route families and workers)", () => {
         GATEWAY_BOOTSTRAP_ADMIN_KEY: recording.named("Secret", "BootstrapAdminKey").instance.value,
         GATEWAY_VECTOR_BUCKET: recording.of("VectorBucket")[0].instance.vectorBucketName,
         GATEWAY_VECTOR_DIMENSIONS: SEMANTIC_CACHE_DIMENSIONS.join(","),
+        GATEWAY_SECRET_REF_PREFIX: "gateway/",
       });
       const queueUrls = JSON.parse(env.GATEWAY_QUEUE_URLS);
       for (const name of QUEUE_NAMES) {

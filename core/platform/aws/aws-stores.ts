@@ -2,6 +2,8 @@ import type { VectorIndex } from "../../cache/vectors/port.ts";
 import { RecordsLogSink } from "../../logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
+import { CachingSecretResolver } from "../../store/secret-refs.ts";
+import { AwsSecretResolver } from "./aws-secret-refs.ts";
 import { DynamoClient } from "./dynamo-client.ts";
 import { DynamoCounters } from "./dynamo-counters.ts";
 import { DynamoRecords } from "./dynamo-records.ts";
@@ -20,7 +22,17 @@ export interface AwsStoresOptions {
   vectorBucketName?: string;
   vectorDimensions?: readonly number[];
   /** Service endpoints, for emulators in tests. */
-  endpoints?: { dynamodb?: string; s3?: string; sqs?: string; kms?: string; s3vectors?: string };
+  endpoints?: {
+    dynamodb?: string;
+    s3?: string;
+    sqs?: string;
+    kms?: string;
+    s3vectors?: string;
+    secretsmanager?: string;
+    ssm?: string;
+  };
+  /** Secret references: the name prefix they must have and how long a resolved value is kept. */
+  secretRefs?: { prefix?: string; cacheMs?: number };
   region?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Path-style S3 URLs; defaults to true when an S3 endpoint is given (emulators have no bucket DNS). */
@@ -82,6 +94,32 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
         });
       }).port
     : missingVectorBucket();
+  const secretClient = <T extends { destroy(): void }>(build: () => Promise<T>) => {
+    let client: Promise<T> | undefined;
+    return () => {
+      client ??= build().then((built) => {
+        clients.push(built);
+        return built;
+      });
+      return client;
+    };
+  };
+  const secretRefs = new CachingSecretResolver(
+    new AwsSecretResolver(
+      {
+        secretsManager: secretClient(async () => {
+          const { SecretsManagerClient } = await import("@aws-sdk/client-secrets-manager");
+          return new SecretsManagerClient({ ...common, endpoint: endpoints.secretsmanager });
+        }),
+        ssm: secretClient(async () => {
+          const { SSMClient } = await import("@aws-sdk/client-ssm");
+          return new SSMClient({ ...common, endpoint: endpoints.ssm });
+        }),
+      },
+      { prefix: options.secretRefs?.prefix },
+    ),
+    options.secretRefs?.cacheMs ?? 60_000,
+  );
   const records = new DynamoRecords(dynamo, options.tableName);
   return {
     records,
@@ -91,6 +129,7 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
     queue: queue.port,
     secrets,
     vectors,
+    secretRefs,
     async close() {
       for (const client of clients) client.destroy();
     },

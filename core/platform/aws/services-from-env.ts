@@ -21,6 +21,10 @@ export function servicesFromEnv(env: Record<string, string | undefined> = proces
     kmsKeyId: settings.GATEWAY_KMS_KEY_ID,
     vectorBucketName: settings.GATEWAY_VECTOR_BUCKET,
     vectorDimensions: parseDimensions(settings.GATEWAY_VECTOR_DIMENSIONS),
+    secretRefs: {
+      prefix: settings.GATEWAY_SECRET_REF_PREFIX,
+      cacheMs: settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
+    },
   });
   const services = createServices(settings, stores);
   // Request logs reach analytics through the table's DynamoDB stream (the analytics stream worker, one

@@ -8,6 +8,8 @@ import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
+import { CachingSecretResolver } from "../../store/secret-refs.ts";
+import { LocalSecretResolver } from "./local-secret-refs.ts";
 import { createLocalStores } from "./local-stores.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { WorkerLoop } from "./worker-loop.ts";
@@ -38,6 +40,10 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
       maxEntries: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES,
       maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
     },
+    secretRefs: new CachingSecretResolver(
+      new LocalSecretResolver({ env, filesDir: settings.GATEWAY_SECRET_FILES_DIR }),
+      settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
+    ),
   });
   const services = createServices(settings, stores);
   const bootstrap = await ensureOrganisation(stores.records);

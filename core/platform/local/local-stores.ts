@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Stores } from "../../store/ports.ts";
+import type { SecretResolver } from "../../store/secret-refs.ts";
 import { FolderBlobs } from "./folder-blobs.ts";
 import { KeyFileSecrets, loadOrCreateKeyFile } from "./key-file-secrets.ts";
 import { moveRequestLogs } from "./move-request-logs.ts";
@@ -25,6 +26,8 @@ export interface LocalStoresOptions {
   wal?: WalCheckpointOptions;
   /** Entry limits of the semantic cache's vector index (GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES[_PER_SCOPE]). */
   vectorLimits?: SqliteVectorIndexOptions;
+  /** Resolves secret references in provider credentials (env: and file:, core/platform/local/local-secret-refs.ts). */
+  secretRefs?: SecretResolver;
 }
 
 /** The defaults of GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES and GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE. */
@@ -73,6 +76,7 @@ export function createLocalStores(options: LocalStoresOptions): LocalStores {
     blobs,
     secrets: new KeyFileSecrets(keyFile),
     vectors,
+    secretRefs: options.secretRefs,
     async close() {
       vectors.close();
       writes.flush();
