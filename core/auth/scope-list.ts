@@ -40,6 +40,7 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   ...crud("labels"),
   ...crud("policies"),
   ...crud("mcp_servers"),
+  ...crud("deployments", ["create", "read", "list", "delete", "heartbeat"]),
   "audit_logs.list",
   "analytics.read",
   "analytics.view",

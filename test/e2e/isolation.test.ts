@@ -59,6 +59,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
+  deployments: { none: "organisation-wide, admin only; other organisations: deployments.test.ts" },
   policies: ["usageLimit", "rateLimit"],
 };
 
@@ -96,6 +97,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/policies/usage-limits/:id": "usageLimit",
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
+  // Organisation-level, admin only (403 for workspace keys); isolation across organisations: deployments.test.ts.
+  "/v1/deployments/:id": null,
 };
 
 /** Request bodies valid for a route, so its answer comes from the lookup rather than from validation. */

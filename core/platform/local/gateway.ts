@@ -9,6 +9,7 @@ import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";
+import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment-heartbeat.ts";
 import { LocalSecretResolver } from "./local-secret-refs.ts";
 import { createLocalStores } from "./local-stores.ts";
 import { type RunningServer, startServer } from "./server.ts";
@@ -21,6 +22,8 @@ export interface LocalGateway {
   bootstrap: BootstrapResult;
   worker: WorkerLoop;
   server: RunningServer;
+  /** Heartbeats to the control plane, when GATEWAY_CONTROL_PLANE_URL and GATEWAY_DEPLOYMENT_KEY are set. */
+  heartbeat?: DeploymentHeartbeat;
   close(): Promise<void>;
 }
 
@@ -66,6 +69,16 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     tasks: SCHEDULED_TASKS,
   });
   worker.start();
+  const heartbeat =
+    settings.GATEWAY_CONTROL_PLANE_URL && settings.GATEWAY_DEPLOYMENT_KEY
+      ? startDeploymentHeartbeat({
+          controlPlaneUrl: settings.GATEWAY_CONTROL_PLANE_URL,
+          deploymentKey: settings.GATEWAY_DEPLOYMENT_KEY,
+          intervalSeconds: settings.GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS,
+          version: env.npm_package_version ?? "unknown",
+          url: publicBaseUrl,
+        })
+      : undefined;
 
   let closing: Promise<void> | undefined;
   return {
@@ -74,8 +87,10 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     bootstrap,
     worker,
     server,
+    heartbeat,
     close() {
       closing ??= (async () => {
+        heartbeat?.stop();
         await server.close();
         await worker.stop();
         await services.analytics.flush().catch((error) => console.error("analytics flush on shutdown failed", error));
