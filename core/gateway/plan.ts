@@ -1,3 +1,4 @@
+import { SESSION_TAG_NAME, parseSessionTags } from "./aws-session-tags.ts";
 import type { RequestContext } from "../http/context.ts";
 import { HttpError, badRequest } from "../http/errors.ts";
 import { type GatewayRequestHeaders, RESPONSE_HEADERS, parseGatewayHeaders } from "../http/gateway-headers.ts";
@@ -92,6 +93,9 @@ export class LeafResolver {
       );
       if (forward) target.forwardHeaders = { ...target.forwardHeaders, ...forward };
     }
+    const sessionTags = parseSessionTags(gateway.values.get(SESSION_TAG_NAME));
+    // Per-request session tags (spec 5.2) reach Bedrock targets; they matter when the gateway assumes a role.
+    if (sessionTags && target.provider === "bedrock") target.aws = { ...target.aws, sessionTags };
     if (!providerIdOf(target.provider)) {
       throw badRequest(`Unknown provider '${target.provider}'.`, "x-gateway-provider", "invalid_provider");
     }

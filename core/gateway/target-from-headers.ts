@@ -70,6 +70,8 @@ export function headerCredentials(
     region: gatewayHeader("aws-region"),
     s3Bucket: gatewayHeader("aws-s3-bucket"),
     roleArn: gatewayHeader("aws-role-arn"),
+    authType: awsAuthType(gatewayHeader("aws-auth-type")),
+    externalId: gatewayHeader("aws-external-id"),
   };
   if (Object.values(aws).some(Boolean)) target.aws = aws;
   checkHostHeader("aws-region", "aws_region", aws.region);
@@ -77,6 +79,17 @@ export function headerCredentials(
   checkHostHeader("vertex-project-id", "vertex_project_id", vertex.projectId);
   checkHostHeader("azure-resource-name", "resource_name", azure.resourceName);
   return target;
+}
+
+/** `x-gateway-aws-auth-type`: `assumedRole` (any case), or absent for the target's own keys. */
+function awsAuthType(value: string | undefined): "assumedRole" | undefined {
+  if (value === undefined) return undefined;
+  if (value.toLowerCase() === "assumedrole") return "assumedRole";
+  throw badRequest(
+    "Invalid x-gateway-aws-auth-type: expected 'assumedRole'.",
+    "x-gateway-aws-auth-type",
+    "invalid_header",
+  );
 }
 
 /** A header whose value becomes part of a host name: 400 naming the header unless it has the strict shape. */

@@ -113,6 +113,11 @@ export interface ProviderTarget {
     /** Bedrock batch inference: the bucket its jobs read and write, and the service role Bedrock assumes. */
     s3Bucket?: string;
     roleArn?: string;
+    /** `assumedRole`: Bedrock calls are signed with credentials of `roleArn`, assumed through STS (bedrock/assume-role.ts). */
+    authType?: "assumedRole";
+    externalId?: string;
+    /** Per-request STS session tags (x-gateway-aws-session-tags, spec 5.2). */
+    sessionTags?: Record<string, string>;
   };
   /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
   forwardHeaders?: Record<string, string>;

@@ -94,6 +94,9 @@ export interface RawConfigNode {
   /** Bedrock batch inference: the S3 bucket its jobs use and the service role Bedrock assumes. */
   aws_s3_bucket?: string;
   aws_role_arn?: string;
+  /** `assumedRole`: Bedrock calls use credentials of `aws_role_arn` assumed through STS with the target's keys. */
+  aws_auth_type?: "assumedRole";
+  aws_external_id?: string;
   /** Root only: how batches created with this config run (core/batches): the provider's batch API or the gateway. */
   batch_mode?: "native" | "gateway";
   /** Root only: `GET /v1/models` answers the integrated catalog even though this config names providers (spec 4.6). */
@@ -178,6 +181,8 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
       aws_region: z.optional(nonEmpty),
       aws_s3_bucket: z.optional(nonEmpty),
       aws_role_arn: z.optional(nonEmpty),
+      aws_auth_type: z.optional(z.literal("assumedRole")),
+      aws_external_id: z.optional(nonEmpty),
       batch_mode: z.optional(z.enum(["native", "gateway"])),
       fetch_integrated_models: z.optional(z.boolean()),
     }),
@@ -246,6 +251,8 @@ export interface LeafNode extends NodeBase {
     region?: string;
     s3Bucket?: string;
     roleArn?: string;
+    authType?: "assumedRole";
+    externalId?: string;
   };
   /** Set for the single target built from request headers (no config). */
   fromHeaders?: boolean;
@@ -379,6 +386,8 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     region: raw.aws_region,
     s3Bucket: raw.aws_s3_bucket,
     roleArn: raw.aws_role_arn,
+    authType: raw.aws_auth_type,
+    externalId: raw.aws_external_id,
   };
   if (Object.values(aws).some(Boolean)) leaf.aws = aws;
   return leaf;
@@ -402,6 +411,8 @@ const LEAF_TARGET_FIELDS = [
   "aws_region",
   "aws_s3_bucket",
   "aws_role_arn",
+  "aws_auth_type",
+  "aws_external_id",
 ] as const;
 
 function inherit(raw: RawConfigNode, state: CompileState): InheritedSettings {

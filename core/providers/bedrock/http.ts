@@ -5,6 +5,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import { type TransformContext, UpstreamError, type UpstreamRequest } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
+import { EXTERNAL_ID, ROLE_ARN, assumeRole } from "./assume-role.ts";
 
 /** Signing name of the Bedrock runtime in SigV4 credential scopes. */
 export const BEDROCK_SIGNING_SERVICE = "bedrock";
@@ -65,7 +66,8 @@ export async function bedrockPost(
 
   const aws = ctx.target.aws;
   if (aws?.accessKeyId && aws.secretAccessKey) {
-    const signed = await signRequest({ url, method: "POST", headers, body }, regionOf(ctx), aws, signingDate);
+    const credentials = await signingCredentials(ctx);
+    const signed = await signRequest({ url, method: "POST", headers, body }, regionOf(ctx), credentials, signingDate);
     return { url, method: "POST", headers: signed, body };
   }
   if (ctx.target.apiKey) {
@@ -80,6 +82,35 @@ export async function bedrockPost(
 }
 
 /**
+ * The credentials a Bedrock call is signed with: the target's AWS keys, or with `aws_auth_type: assumedRole`
+ * the temporary credentials of its `aws_role_arn`, assumed with those keys and the request's session tags.
+ */
+export async function signingCredentials(
+  ctx: TransformContext,
+  stsEndpoint?: string,
+): Promise<{ accessKeyId?: string; secretAccessKey?: string; sessionToken?: string }> {
+  const aws = ctx.target.aws!;
+  if (aws.authType !== "assumedRole") return aws;
+  if (!aws.roleArn || !ROLE_ARN.test(aws.roleArn))
+    throw new UpstreamError(400, "aws_auth_type assumedRole needs a valid aws_role_arn.", {
+      param: "aws_role_arn",
+      code: "invalid_role_arn",
+    });
+  if (aws.externalId !== undefined && !EXTERNAL_ID.test(aws.externalId))
+    throw new UpstreamError(400, "Invalid aws_external_id.", { param: "aws_external_id", code: "invalid_external_id" });
+  return assumeRole(
+    {
+      roleArn: aws.roleArn,
+      externalId: aws.externalId,
+      sessionTags: aws.sessionTags,
+      region: regionOf(ctx),
+      base: { accessKeyId: aws.accessKeyId!, secretAccessKey: aws.secretAccessKey!, sessionToken: aws.sessionToken },
+    },
+    { signal: ctx.signal, trusted: ctx.trustedHosts, endpoint: stsEndpoint },
+  );
+}
+
+/**
  * Signs a request with SigV4 for the Bedrock runtime. Returns the headers to send: the input headers plus
  * `host`, `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` (with a session token) and
  * `authorization`. Every returned header except `authorization` is in SignedHeaders.
@@ -89,10 +120,11 @@ export async function signRequest(
   region: string,
   credentials: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string },
   signingDate: Date = new Date(),
+  service: string = BEDROCK_SIGNING_SERVICE,
 ): Promise<Record<string, string>> {
   const url = new URL(request.url);
   const signer = new SignatureV4({
-    service: BEDROCK_SIGNING_SERVICE,
+    service,
     region,
     sha256: Sha256,
     credentials: {
