@@ -32,6 +32,7 @@ import { handlers as policies } from "./policies.ts";
 import { handlers as prompts } from "./prompts.ts";
 import { handlers as organisation } from "./organisation.ts";
 import { handlers as users } from "./users.ts";
+import { handlers as scim } from "./scim.ts";
 import { handlers as workspaces } from "./workspaces.ts";
 
 /** Every family's handler module, for platforms that mount all families in one process (local server). */
@@ -68,6 +69,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   auth,
   workspaces,
   users,
+  scim,
   organisation,
   policies,
 };
