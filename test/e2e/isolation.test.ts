@@ -59,6 +59,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
+  scim: { none: "organisation-wide (a SCIM token or an admin key); organisations kept apart in scim.test.ts" },
   policies: ["usageLimit", "rateLimit"],
 };
 
@@ -96,6 +97,11 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/policies/usage-limits/:id": "usageLimit",
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
+  // Organisation-wide SCIM resources (admin keys only): organisations kept apart in scim.test.ts.
+  "/v1/admin/scim/tokens/:id": null,
+  "/v1/admin/scim/group-mappings/:id": null,
+  "/v1/scim/workspaces/:id": null,
+  "/v1/scim/workspaces/:id/groups/:groupId": null,
 };
 
 /** Request bodies valid for a route, so its answer comes from the lookup rather than from validation. */
