@@ -32,6 +32,7 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   ...crud("configs"),
   ...crud("integrations"),
   ...crud("providers"),
+  ...crud("model_pricing"),
   ...crud("guardrails"),
   ...crud("prompts"),
   "prompts.publish",

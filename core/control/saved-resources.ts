@@ -248,6 +248,7 @@ export async function resolveSavedProvider(slug: string, ctx: SavedResourceCalle
     const target = targetOf(resource.credentials, await openCredentials(secrets, resource.credentials));
     const rules = modelRulesOf(resource);
     if (rules) target.modelRules = rules;
+    target.integrationId = resource.id;
     saved = { resource, target };
     caches.providers.set(key, saved);
   }

@@ -54,6 +54,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   prompts: ["prompt", "partial", "label", "collection"],
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
+  "model-pricing": ["modelPrice"],
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
   workspaces: ["workspace", "user"],
@@ -74,6 +75,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/feedback/:id": "feedback",
   "/v1/analytics/graphs/:metric": null,
   "/v1/analytics/groups/:group": null,
+  "/v1/analytics/graphs/feedbacks/:view": null,
+  "/v1/analytics/groups/metadata/:key": null,
   "/v1/configs/:id": "config",
   "/v1/guardrails/:id": "guardrail",
   "/v1/prompts/partials/:id": "partial",
@@ -85,6 +88,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v2/prompts/:id": "prompt",
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
+  "/v1/model-pricing/:id": "modelPrice",
   "/v1/api-keys/:id": "key",
   "/v1/api-keys/:type": null,
   "/v1/api-keys/:type/:subType": null,
@@ -117,6 +121,7 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/guardrails/:id": { name: "probe" },
   "PUT /v1/integrations/:id": { name: "probe" },
   "PUT /v1/virtual-keys/:slug": { name: "probe" },
+  "PUT /v1/model-pricing/:id": { note: "probe" },
   "PUT /v1/api-keys/:id": { name: "probe" },
   "PUT /v1/admin/workspaces/:id": { name: "probe" },
   "PUT /v2/workspaces/:id": { name: "probe" },
@@ -254,6 +259,13 @@ beforeAll(async () => {
         key: "sk-a-vk-secret",
       }),
     true,
+  );
+  await make("modelPrice", () =>
+    call(gateway, keyA.key, "POST", "/v1/model-pricing", {
+      provider: "openai",
+      model: "a-model",
+      prices: { input: 1 },
+    }),
   );
   await make("usageLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
@@ -397,6 +409,7 @@ describe("workspace isolation", () => {
       ["collection", "/v1/collections/"],
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
+      ["modelPrice", "/v1/model-pricing/"],
       ["key", "/v1/api-keys/"],
       ["workspace", "/v1/admin/workspaces/"],
       ["log", "/v1/logs/"],

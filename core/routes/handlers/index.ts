@@ -24,6 +24,7 @@ import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
+import { handlers as modelPricing } from "./model-pricing.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
@@ -61,6 +62,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   configs,
   guardrails,
   integrations,
+  "model-pricing": modelPricing,
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
