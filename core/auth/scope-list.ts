@@ -15,6 +15,8 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   ...crud("virtual_keys"),
   "organisation_settings.read",
   "organisation_settings.update",
+  "sso_settings.read",
+  "sso_settings.update",
   ...crud("organisation_guardrails"),
   "organisation_exclusions.list",
   "organisation_exclusions.update",

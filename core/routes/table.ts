@@ -982,6 +982,32 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/auth/self", handler: "self", auth: "api_key" }],
   },
   {
+    // OIDC single sign-on (issue 28, spec 5.5): organisation SSO settings (admins), browser login and logout.
+    name: "sso",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      {
+        method: "GET",
+        path: "/v1/admin/organisation/sso",
+        handler: "getSsoSettings",
+        auth: "api_key",
+        scope: "sso_settings.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/admin/organisation/sso",
+        handler: "updateSsoSettings",
+        auth: "api_key",
+        body: "json",
+        scope: "sso_settings.update",
+      },
+      { method: "GET", path: "/v1/auth/sso/login", handler: "ssoLogin", auth: "none" },
+      { method: "GET", path: "/v1/auth/sso/callback", handler: "ssoCallback", auth: "none" },
+      { method: "POST", path: "/v1/auth/logout", handler: "logout", auth: "none" },
+    ],
+  },
+  {
     // Workspaces and their members (spec 2.11, 4.8, 5.5): admin keys manage; a workspace key reads its own.
     name: "workspaces",
     dataPlane: false,

@@ -57,6 +57,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   "model-pricing": ["modelPrice"],
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
+  sso: { none: "organisation-wide, admin only (other organisations: test/e2e/sso.test.ts)" },
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },

@@ -1,6 +1,7 @@
 import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
+import { handlers as sso } from "./sso.ts";
 import { handlers as batches } from "./batches.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as messages } from "./messages.ts";
@@ -69,6 +70,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   passthrough,
   "api-keys": apiKeys,
   auth,
+  sso,
   workspaces,
   users,
   scim,
