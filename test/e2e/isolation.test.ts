@@ -61,6 +61,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
+  providers: { none: "workspace providers; kept apart in providers-api.test.ts" },
   scim: { none: "organisation-wide (a SCIM token or an admin key); organisations kept apart in scim.test.ts" },
   policies: ["usageLimit", "rateLimit"],
 };
@@ -102,6 +103,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/policies/usage-limits/:id": "usageLimit",
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
+  "/v1/providers/:id": null,
   // Organisation-wide SCIM resources (admin keys only): organisations kept apart in scim.test.ts.
   "/v1/admin/scim/tokens/:id": null,
   "/v1/admin/scim/group-mappings/:id": null,

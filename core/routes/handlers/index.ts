@@ -25,6 +25,7 @@ import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
+import { handlers as providers } from "./providers.ts";
 import { handlers as modelPricing } from "./model-pricing.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
@@ -63,6 +64,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   configs,
   guardrails,
   integrations,
+  providers,
   "model-pricing": modelPricing,
   "virtual-keys": virtualKeys,
   prompts,
