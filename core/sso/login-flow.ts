@@ -151,6 +151,9 @@ export async function finishLogin(deps: LoginDeps, callback: URLSearchParams): P
     throw new Forbidden("The identity provider has not verified this email address.", { code: "sso_email_unverified" });
   }
   let user = await findUserByEmail(deps.records, pending.organisationId, email);
+  if (user?.active === false) {
+    throw new Forbidden("This user is deactivated in this organisation.", { code: "user_deactivated" });
+  }
   const provisioned = !user;
   const domain = email.slice(email.lastIndexOf("@") + 1);
   const domainListed = settings.allowed_domains.includes(domain);

@@ -92,6 +92,8 @@ export async function authenticateSession(
   }
   const user = await findUser(records, session.organisationId, session.userId);
   if (!user) throw new SessionError("The session's user no longer exists.", "invalid_session");
+  // Deprovisioned (SCIM `active: false`) since the session began: it ends now.
+  if (user.active === false) throw new SessionError("The session's user is deactivated.", "invalid_session");
   const organisationRole = (user.role as OrganisationRole | undefined) ?? "member";
   const elevated = organisationRole === "owner" || organisationRole === "admin";
   return {
