@@ -137,6 +137,8 @@ export class JwtAuthenticator {
     if (!email) throw invalidToken("The JWT has no 'email' claim.");
     const user = await findUserByEmail(this.records, organisationId, email);
     if (!user) throw forbidden(`No user '${email}' in this organisation.`, "user_not_found");
+    // Deprovisioned (SCIM `active: false`): no access, whatever the token still says.
+    if (user.active === false) throw forbidden(`The user '${email}' is deactivated.`, "user_deactivated");
     const organisationRole = (user.role as OrganisationRole | undefined) ?? "member";
     const scopes = scopesOf(payload);
 

@@ -5,7 +5,7 @@ export type WorkspaceRole = "manager" | "member";
 
 export interface Principal {
   /** How the caller proved who they are. */
-  kind: "api_key" | "jwt";
+  kind: "api_key" | "jwt" | "session";
   organisationId: string;
   /** Set for workspace keys and for JWTs that name a workspace; admin keys reach every workspace. */
   workspaceId?: string;

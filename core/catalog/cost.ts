@@ -1,5 +1,6 @@
 import type { ChatUsage } from "../providers/types.ts";
-import { findCatalogModel } from "./catalog.ts";
+import { type CatalogModel, findCatalogModel } from "./catalog.ts";
+import { type PriceOverride, tokenPricesWith } from "./price-override.ts";
 
 export interface Cost {
   /** USD. */
@@ -15,8 +16,12 @@ export interface Cost {
  * tokens at the input price, cache reads and writes at their own prices (falling back to input), completion
  * tokens at the output price (reasoning tokens at the reasoning price when the catalog has one).
  */
-export function costOf(provider: string, model: string, usage: ChatUsage): Cost {
-  const prices = findCatalogModel(provider, model)?.prices;
+export function costOf(provider: string, model: string, usage: ChatUsage, override?: PriceOverride): Cost {
+  return costFromPrices(tokenPricesWith(findCatalogModel(provider, model)?.prices, override), usage);
+}
+
+/** Cost of usage at these per-million-token prices (the catalog's, or with an override applied). */
+export function costFromPrices(prices: CatalogModel["prices"], usage: ChatUsage): Cost {
   if (!prices || (prices.input === undefined && prices.output === undefined)) {
     return { total: 0, input: 0, output: 0, priced: false };
   }

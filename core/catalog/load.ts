@@ -1,6 +1,8 @@
 import type { ChatUsage, MeteredUsage } from "../providers/types.ts";
 import type { CatalogModel } from "./catalog.ts";
 import type { Cost } from "./cost.ts";
+import type { PriceOverride } from "./price-override.ts";
+import type { UnitPrice } from "./unit-prices/types.ts";
 
 /**
  * The model catalog for the request path, loaded on first use. The catalog (models.dev data, ~230 KB) is the
@@ -12,9 +14,15 @@ import type { Cost } from "./cost.ts";
 let costModule: Promise<typeof import("./cost.ts")> | undefined;
 let catalogModule: Promise<typeof import("./catalog.ts")> | undefined;
 
-export async function priceUsage(provider: string, model: string, usage: ChatUsage): Promise<Cost> {
+/** `override`: the prices saved for this model (core/control/model-pricing.ts), over the catalog's. */
+export async function priceUsage(
+  provider: string,
+  model: string,
+  usage: ChatUsage,
+  override?: PriceOverride,
+): Promise<Cost> {
   costModule ??= import("./cost.ts");
-  return (await costModule).costOf(provider, model, usage);
+  return (await costModule).costOf(provider, model, usage, override);
 }
 
 let unitCostModule: Promise<typeof import("./unit-cost.ts")> | undefined;
@@ -23,11 +31,16 @@ let unitCostModule: Promise<typeof import("./unit-cost.ts")> | undefined;
  * Cost of a family billed by the unit or by the token (images, audio, rerank, OCR, moderations): the unit price
  * table when it has the model, else the catalog's token prices on the reported usage, else unpriced.
  */
-export async function priceMetered(provider: string, model: string, metered: MeteredUsage): Promise<Cost> {
+export async function priceMetered(
+  provider: string,
+  model: string,
+  metered: MeteredUsage,
+  override?: PriceOverride,
+): Promise<Cost> {
   unitCostModule ??= import("./unit-cost.ts");
-  const byUnit = (await unitCostModule).unitCostOf(provider, model, metered);
+  const byUnit = (await unitCostModule).unitCostOf(provider, model, metered, override);
   if (byUnit) return byUnit;
-  if (metered.usage) return priceUsage(provider, model, metered.usage);
+  if (metered.usage) return priceUsage(provider, model, metered.usage, override);
   return { total: 0, input: 0, output: 0, priced: false };
 }
 
@@ -40,4 +53,10 @@ export async function catalogModel(provider: string, model: string): Promise<Cat
 export async function catalogModels(): Promise<CatalogModel[]> {
   catalogModule ??= import("./catalog.ts");
   return (await catalogModule).listCatalogModels();
+}
+
+/** The unit price table's row for a provider's model (unitPriceOf), or undefined. */
+export async function catalogUnitPrice(provider: string, model: string): Promise<UnitPrice | undefined> {
+  unitCostModule ??= import("./unit-cost.ts");
+  return (await unitCostModule).unitPriceOf(provider, model);
 }

@@ -1,5 +1,6 @@
 import type { MeteredUsage } from "../providers/types.ts";
 import type { Cost } from "./cost.ts";
+import { type PriceOverride, unitPriceWith } from "./price-override.ts";
 import { UNIT_PRICES } from "./unit-prices/index.ts";
 import type { UnitPrice } from "./unit-prices/types.ts";
 
@@ -15,8 +16,13 @@ export function unitPriceOf(provider: string, model: string): UnitPrice | undefi
   );
 }
 
-export function unitCostOf(provider: string, model: string, metered: MeteredUsage): Cost | undefined {
-  const price = unitPriceOf(provider, model);
+export function unitCostOf(
+  provider: string,
+  model: string,
+  metered: MeteredUsage,
+  override?: PriceOverride,
+): Cost | undefined {
+  const price = unitPriceWith(unitPriceOf(provider, model), override, provider, model);
   if (!price) return undefined;
   const units = metered.units ?? {};
   let total = 0;

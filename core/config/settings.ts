@@ -128,6 +128,8 @@ const SETTINGS = {
   GATEWAY_VECTOR_BUCKET: optionalString,
   GATEWAY_VECTOR_DIMENSIONS: commaList,
   GATEWAY_BOOTSTRAP_ADMIN_KEY: optionalString,
+  // SSO console sessions (core/sso/sessions.ts): how long a sign-in lasts
+  GATEWAY_SESSION_TTL_SECONDS: positiveInt(8 * 3600, 60, 30 * 86_400),
   // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
   // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
   // must have (AWS; infra scopes the IAM permissions to it).

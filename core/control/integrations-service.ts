@@ -4,7 +4,8 @@ import { newId } from "../ids.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import type { Page, Secrets } from "../store/ports.ts";
 import type { ControlDeps } from "./deps.ts";
-import { Forbidden, NotFound } from "./errors.ts";
+import { Conflict, Forbidden, NotFound } from "./errors.ts";
+import { providerStore } from "./providers.ts";
 import {
   type IntegrationResource,
   type ModelEntry,
@@ -121,6 +122,12 @@ export interface IntegrationRef {
 
 type Face = SavedProviderFace<object>;
 
+/** `@slug` names integrations and workspace providers alike: a slug one of them holds is refused to the other. */
+async function refuseProviderSlug(deps: ControlDeps, principal: Principal, slug: string | undefined): Promise<void> {
+  if (slug && (await providerStore(deps.records).get(principal.organisationId, slug)))
+    throw new Conflict(`The slug '${slug}' is taken by a provider.`, { param: "slug", code: "slug_taken" });
+}
+
 /** The integration by id or slug; NotFound when unknown or when the caller may not use it (alike). */
 async function loadVisible(
   deps: ControlDeps,
@@ -166,6 +173,7 @@ export async function createIntegration<V extends object>(
   face: SavedProviderFace<V>,
 ): Promise<V> {
   const provider = providerId(input.provider, face.providerParam);
+  await refuseProviderSlug(deps, principal, input.slug);
   const parsed = await parseCredentialInput(
     { key: input.key, configurations: input.configurations },
     deps.trustedHosts,
@@ -241,7 +249,10 @@ export async function updateIntegration<V extends object>(
   const body = await resolveLazy(input.changes);
   const changes: Partial<IntegrationResource> = {};
   if (body.name !== undefined) changes.name = body.name;
-  if (body.slug !== undefined) changes.slug = body.slug;
+  if (body.slug !== undefined && body.slug !== current.slug) {
+    await refuseProviderSlug(deps, principal, body.slug);
+    changes.slug = body.slug;
+  }
   if (body.description !== undefined) changes.description = body.description;
   if (body.note !== undefined) changes.note = body.note ?? undefined;
   if (body.key !== undefined || body.configurations !== undefined) {

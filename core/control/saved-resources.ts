@@ -9,6 +9,7 @@ import { resolveCredentialRefs } from "./credential-refs.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { NotFound, Unauthenticated } from "./errors.ts";
 import { type IntegrationResource, findIntegration } from "./integrations.ts";
+import { type ProviderResource, providerExpired, providerStore } from "./providers.ts";
 import { boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
 import { workspaceMayUse } from "./workspace-access.ts";
@@ -73,6 +74,21 @@ export async function writeConfigVersion(
 interface SavedProvider {
   resource: IntegrationResource;
   target: ProviderTarget;
+  /** The workspace provider the slug named, when it was one rather than an integration's. */
+  handle?: ProviderResource;
+}
+
+/**
+ * A workspace provider serves only its workspace (organisation-wide callers too), while it has not expired and
+ * its workspace may still use the integration; an integration, whoever may use it.
+ */
+function mayUseSaved(principal: Principal, saved: SavedProvider): boolean {
+  const { handle, resource } = saved;
+  if (!handle) return canUseProvider(principal, resource);
+  const bound = boundWorkspace(principal);
+  if (bound && bound !== handle.workspaceId) return false;
+  if (providerExpired(handle)) return false;
+  return canUseProvider({ ...principal, keyType: "workspace", workspaceId: handle.workspaceId }, resource);
 }
 
 interface Caches {
@@ -245,16 +261,23 @@ export async function resolveSavedProvider(slug: string, ctx: SavedResourceCalle
   const key = `${principal.organisationId}:${slug}`;
   let saved = caches.providers.get(key);
   if (!saved) {
-    const resource = await findIntegration(records, principal.organisationId, slug);
+    // An integration's slug, else a workspace provider's (core/control/providers.ts), which names an integration.
+    let handle: ProviderResource | undefined;
+    let resource = await findIntegration(records, principal.organisationId, slug);
+    if (!resource) {
+      handle = await providerStore(records).get(principal.organisationId, slug);
+      if (handle) resource = await findIntegration(records, principal.organisationId, handle.integrationId);
+    }
     if (!resource) throw unknownProvider(slug);
     const opened = await openCredentials(secrets, resource.credentials);
     const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, slug));
     const rules = modelRulesOf(resource);
     if (rules) target.modelRules = rules;
-    saved = { resource, target };
+    target.integrationId = resource.id;
+    saved = { resource, target, handle };
     caches.providers.set(key, saved);
   }
-  if (!canUseProvider(principal, saved.resource)) throw unknownProvider(slug);
+  if (!mayUseSaved(principal, saved)) throw unknownProvider(slug);
   const { customHost } = saved.target;
   if (customHost) {
     // Checked when the request is made, not only when saved: TRUSTED_CUSTOM_HOSTS may have changed since, and

@@ -1,4 +1,5 @@
 import { priceMetered, priceUsage } from "../catalog/load.ts";
+import type { PriceOverrides } from "../catalog/price-override.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../security/custom-host.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
@@ -29,6 +30,8 @@ export interface TargetCall {
   outcome: InferenceOutcome & { finish(): void };
   startedAt: number;
   trustedHosts?: TrustedHosts;
+  /** The saved price overrides that apply to this caller and target (core/control/model-pricing.ts). */
+  prices?: PriceOverrides;
 }
 
 /**
@@ -229,7 +232,9 @@ async function recordMetered(
   outcome.usage = metered.usage;
   outcome.units = metered.units;
   if (metered.estimated) outcome.usageEstimated = true;
-  outcome.cost = await priceMetered(call.target.provider, String(call.body.model ?? ""), metered);
+  const model = String(call.body.model ?? "");
+  const override = await call.prices?.(call.target.provider, model);
+  outcome.cost = await priceMetered(call.target.provider, model, metered, override);
 }
 
 /** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */
@@ -250,5 +255,6 @@ async function recordUsage(
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
   };
   outcome.usage = usage;
-  outcome.cost = await priceUsage(call.target.provider, call.body.model, usage);
+  const override = await call.prices?.(call.target.provider, call.body.model);
+  outcome.cost = await priceUsage(call.target.provider, call.body.model, usage, override);
 }

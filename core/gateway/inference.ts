@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { priceOverridesFor } from "../control/model-pricing.ts";
 import type { RequestContext } from "../http/context.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import { badRequest } from "../http/errors.ts";
@@ -141,6 +142,9 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             trustedHosts: ctx.services.trustedHosts,
+            prices: ctx.principal
+              ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
+              : undefined,
           });
         // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>

@@ -63,7 +63,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       let response: Response;
       try {
         if (route.auth === "api_key") {
-          ctx.principal = await authenticate(headers, services);
+          ctx.principal = await authenticate(headers, services, request);
           if (route.scope) requireScope(ctx.principal, route.scope, route.organisationScope);
           ctx.gateway = parseGatewayHeaders(headers, ctx.traceId);
         }

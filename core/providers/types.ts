@@ -123,6 +123,8 @@ export interface ProviderTarget {
   forwardHeaders?: Record<string, string>;
   /** Saved integrations: which models may be called and their custom headers (applied by core/gateway/call-target.ts). */
   modelRules?: ModelRules;
+  /** The saved integration this target came from, for its price overrides. */
+  integrationId?: string;
 }
 
 /** An integration's model list: `allowAll` false admits only enabled models; `headers` go to the provider with that model. */

@@ -484,7 +484,29 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         auth: "api_key",
         scope: "analytics.view",
       },
+      {
+        // The portkey-ai SDK's feedbacks/score, feedbacks/weighted and feedbacks/ai-models.
+        method: "GET",
+        path: "/v1/analytics/graphs/feedbacks/:view",
+        handler: "feedbackGraph",
+        auth: "api_key",
+        scope: "analytics.view",
+      },
       { method: "GET", path: "/v1/analytics/summary", handler: "summary", auth: "api_key", scope: "analytics.view" },
+      {
+        method: "GET",
+        path: "/v1/analytics/summary/cache",
+        handler: "cacheSummary",
+        auth: "api_key",
+        scope: "analytics.view",
+      },
+      {
+        method: "GET",
+        path: "/v1/analytics/groups/metadata/:key",
+        handler: "groups",
+        auth: "api_key",
+        scope: "analytics.view",
+      },
       {
         method: "GET",
         path: "/v1/analytics/groups/:group",
@@ -827,6 +849,84 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
+    // A workspace's providers (the portkey-ai SDK's providers.*): named handles on integrations, used as `@slug`.
+    name: "providers",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      {
+        method: "POST",
+        path: "/v1/providers",
+        handler: "createProvider",
+        auth: "api_key",
+        body: "json",
+        scope: "providers.create",
+      },
+      { method: "GET", path: "/v1/providers", handler: "listProviders", auth: "api_key", scope: "providers.list" },
+      { method: "GET", path: "/v1/providers/:id", handler: "getProvider", auth: "api_key", scope: "providers.read" },
+      {
+        method: "PUT",
+        path: "/v1/providers/:id",
+        handler: "updateProvider",
+        auth: "api_key",
+        body: "json",
+        scope: "providers.update",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/providers/:id",
+        handler: "deleteProvider",
+        auth: "api_key",
+        scope: "providers.delete",
+      },
+    ],
+  },
+  {
+    // Model price overrides and custom models, per organisation, workspace or integration (cost tracking).
+    name: "model-pricing",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      {
+        method: "POST",
+        path: "/v1/model-pricing",
+        handler: "createModelPricing",
+        auth: "api_key",
+        body: "json",
+        scope: "model_pricing.create",
+      },
+      {
+        method: "GET",
+        path: "/v1/model-pricing",
+        handler: "listModelPricing",
+        auth: "api_key",
+        scope: "model_pricing.list",
+      },
+      {
+        method: "GET",
+        path: "/v1/model-pricing/:id",
+        handler: "getModelPricing",
+        auth: "api_key",
+        scope: "model_pricing.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/model-pricing/:id",
+        handler: "updateModelPricing",
+        auth: "api_key",
+        body: "json",
+        scope: "model_pricing.update",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/model-pricing/:id",
+        handler: "deleteModelPricing",
+        auth: "api_key",
+        scope: "model_pricing.delete",
+      },
+    ],
+  },
+  {
     // Legacy virtual keys (x-gateway-virtual-key: <slug>).
     name: "virtual-keys",
     dataPlane: false,
@@ -959,6 +1059,32 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     dataPlane: false,
     timeoutSeconds: 10,
     routes: [{ method: "GET", path: "/v1/auth/self", handler: "self", auth: "api_key" }],
+  },
+  {
+    // OIDC single sign-on (issue 28, spec 5.5): organisation SSO settings (admins), browser login and logout.
+    name: "sso",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      {
+        method: "GET",
+        path: "/v1/admin/organisation/sso",
+        handler: "getSsoSettings",
+        auth: "api_key",
+        scope: "sso_settings.read",
+      },
+      {
+        method: "PUT",
+        path: "/v1/admin/organisation/sso",
+        handler: "updateSsoSettings",
+        auth: "api_key",
+        body: "json",
+        scope: "sso_settings.update",
+      },
+      { method: "GET", path: "/v1/auth/sso/login", handler: "ssoLogin", auth: "none" },
+      { method: "GET", path: "/v1/auth/sso/callback", handler: "ssoCallback", auth: "none" },
+      { method: "POST", path: "/v1/auth/logout", handler: "logout", auth: "none" },
+    ],
   },
   {
     // Workspaces and their members (spec 2.11, 4.8, 5.5): admin keys manage; a workspace key reads its own.
@@ -1106,6 +1232,112 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         scope: "users.update",
       },
       { method: "DELETE", path: "/v1/admin/users/:id", handler: "deleteUser", auth: "api_key", scope: "users.delete" },
+    ],
+  },
+  {
+    // SCIM 2.0 provisioning (core/scim): /scim/v2 authenticates with a SCIM token (checked by the handlers, not
+    // API keys); the admin side (tokens, group mappings, spec 4.8's views) is for organisation admins.
+    name: "scim",
+    dataPlane: false,
+    timeoutSeconds: 30,
+    routes: [
+      ...(
+        [
+          ["GET", "/scim/v2/Users", "scimListUsers"],
+          ["POST", "/scim/v2/Users", "scimCreateUser"],
+          ["GET", "/scim/v2/Users/:id", "scimGetUser"],
+          ["PUT", "/scim/v2/Users/:id", "scimReplaceUser"],
+          ["PATCH", "/scim/v2/Users/:id", "scimPatchUser"],
+          ["DELETE", "/scim/v2/Users/:id", "scimDeleteUser"],
+          ["GET", "/scim/v2/Groups", "scimListGroups"],
+          ["POST", "/scim/v2/Groups", "scimCreateGroup"],
+          ["GET", "/scim/v2/Groups/:id", "scimGetGroup"],
+          ["PUT", "/scim/v2/Groups/:id", "scimReplaceGroup"],
+          ["PATCH", "/scim/v2/Groups/:id", "scimPatchGroup"],
+          ["DELETE", "/scim/v2/Groups/:id", "scimDeleteGroup"],
+        ] as Array<[Method, string, string]>
+      ).map(
+        ([method, path, handler]): RouteSpec => ({
+          method,
+          path,
+          handler,
+          auth: "none",
+          ...(method === "POST" || method === "PUT" || method === "PATCH" ? { body: "json" as const } : {}),
+        }),
+      ),
+      {
+        method: "POST",
+        path: "/v1/admin/scim/tokens",
+        handler: "createScimToken",
+        auth: "api_key",
+        body: "json",
+        scope: "scim_tokens.create",
+      },
+      {
+        method: "GET",
+        path: "/v1/admin/scim/tokens",
+        handler: "listScimTokens",
+        auth: "api_key",
+        scope: "scim_tokens.list",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/admin/scim/tokens/:id",
+        handler: "revokeScimToken",
+        auth: "api_key",
+        scope: "scim_tokens.delete",
+      },
+      {
+        method: "POST",
+        path: "/v1/admin/scim/group-mappings",
+        handler: "createScimGroupMapping",
+        auth: "api_key",
+        body: "json",
+        scope: "scim_group_mappings.create",
+      },
+      {
+        method: "GET",
+        path: "/v1/admin/scim/group-mappings",
+        handler: "listScimGroupMappings",
+        auth: "api_key",
+        scope: "scim_group_mappings.list",
+      },
+      {
+        method: "GET",
+        path: "/v1/admin/scim/group-mappings/:id",
+        handler: "getScimGroupMapping",
+        auth: "api_key",
+        scope: "scim_group_mappings.read",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/admin/scim/group-mappings/:id",
+        handler: "deleteScimGroupMapping",
+        auth: "api_key",
+        scope: "scim_group_mappings.delete",
+      },
+      // Spec 4.8.
+      {
+        method: "GET",
+        path: "/v1/scim/workspaces",
+        handler: "scimWorkspaces",
+        auth: "api_key",
+        scope: "scim_group_mappings.list",
+      },
+      {
+        method: "GET",
+        path: "/v1/scim/groups",
+        handler: "scimGroupsSearch",
+        auth: "api_key",
+        scope: "scim_groups.list",
+      },
+      {
+        method: "DELETE",
+        path: "/v1/scim/workspaces/:id/groups/:groupId",
+        handler: "scimUnmapWorkspaceGroup",
+        auth: "api_key",
+        scope: "scim_group_mappings.delete",
+      },
     ],
   },
   {

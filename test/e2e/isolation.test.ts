@@ -54,11 +54,15 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   prompts: ["prompt", "partial", "label", "collection"],
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
+  "model-pricing": ["modelPrice"],
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
+  sso: { none: "organisation-wide, admin only (other organisations: test/e2e/sso.test.ts)" },
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
+  providers: { none: "workspace providers; kept apart in providers-api.test.ts" },
+  scim: { none: "organisation-wide (a SCIM token or an admin key); organisations kept apart in scim.test.ts" },
   deployments: { none: "organisation-wide, admin only; other organisations: deployments.test.ts" },
   policies: ["usageLimit", "rateLimit"],
 };
@@ -74,6 +78,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/feedback/:id": "feedback",
   "/v1/analytics/graphs/:metric": null,
   "/v1/analytics/groups/:group": null,
+  "/v1/analytics/graphs/feedbacks/:view": null,
+  "/v1/analytics/groups/metadata/:key": null,
   "/v1/configs/:id": "config",
   "/v1/guardrails/:id": "guardrail",
   "/v1/prompts/partials/:id": "partial",
@@ -85,6 +91,7 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v2/prompts/:id": "prompt",
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
+  "/v1/model-pricing/:id": "modelPrice",
   "/v1/api-keys/:id": "key",
   "/v1/api-keys/:type": null,
   "/v1/api-keys/:type/:subType": null,
@@ -97,6 +104,12 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/policies/usage-limits/:id": "usageLimit",
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
+  "/v1/providers/:id": null,
+  // Organisation-wide SCIM resources (admin keys only): organisations kept apart in scim.test.ts.
+  "/v1/admin/scim/tokens/:id": null,
+  "/v1/admin/scim/group-mappings/:id": null,
+  "/v1/scim/workspaces/:id": null,
+  "/v1/scim/workspaces/:id/groups/:groupId": null,
   // Organisation-level, admin only (403 for workspace keys); isolation across organisations: deployments.test.ts.
   "/v1/deployments/:id": null,
 };
@@ -114,6 +127,7 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/guardrails/:id": { name: "probe" },
   "PUT /v1/integrations/:id": { name: "probe" },
   "PUT /v1/virtual-keys/:slug": { name: "probe" },
+  "PUT /v1/model-pricing/:id": { note: "probe" },
   "PUT /v1/api-keys/:id": { name: "probe" },
   "PUT /v1/admin/workspaces/:id": { name: "probe" },
   "PUT /v2/workspaces/:id": { name: "probe" },
@@ -251,6 +265,13 @@ beforeAll(async () => {
         key: "sk-a-vk-secret",
       }),
     true,
+  );
+  await make("modelPrice", () =>
+    call(gateway, keyA.key, "POST", "/v1/model-pricing", {
+      provider: "openai",
+      model: "a-model",
+      prices: { input: 1 },
+    }),
   );
   await make("usageLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
@@ -394,6 +415,7 @@ describe("workspace isolation", () => {
       ["collection", "/v1/collections/"],
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
+      ["modelPrice", "/v1/model-pricing/"],
       ["key", "/v1/api-keys/"],
       ["workspace", "/v1/admin/workspaces/"],
       ["log", "/v1/logs/"],

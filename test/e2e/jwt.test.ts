@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { type CryptoKey, type JWK, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOrganisation, updateOrganisation } from "../../core/control/organisation.ts";
+import { userStore } from "../../core/control/users.ts";
 import { call, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { startOpenAIMock } from "../mocks/openai.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
@@ -164,6 +165,19 @@ describe("JWT authentication", () => {
     const self = await call(inline, undefined, "GET", "/v1/auth/self", undefined, bearer(root));
     expect(self.status).toBe(200);
     expect(self.body).toMatchObject({ role: "admin", workspace_id: null });
+  });
+
+  it("refuses the JWT of a deactivated (deprovisioned) admin, though it names no workspace", async () => {
+    const gone = await seedUser(inline, "gone-admin@example.com", "admin");
+    const jwt = await token({ email: "gone-admin@example.com", scope: "api_keys.list" });
+    expect((await call(inline, undefined, "GET", "/v1/auth/self", undefined, bearer(jwt))).status).toBe(200);
+    const { records } = inline.gateway.services.stores;
+    await userStore(records).update(gone, { active: false });
+    // A token the gateway verified before stays cached for up to 60 s (as API keys are); a new one is refused.
+    const fresh = await token({ email: "gone-admin@example.com", scope: "api_keys.list logs.list" });
+    const refused = await call(inline, undefined, "GET", "/v1/auth/self", undefined, bearer(fresh));
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("user_deactivated");
   });
 
   it("applies the token's scopes and workspace to control-plane routes", async () => {

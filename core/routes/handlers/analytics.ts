@@ -44,6 +44,24 @@ const GRAPH_METRICS: Record<string, Metric> = {
   cache: "cache",
   users: "users",
   feedback: "feedback",
+  // The portkey-ai SDK's names (analytics.graphs.*), onto the aggregates that answer them.
+  "errors-rate": "errors",
+  "errors-stack": "errors",
+  "users-requests": "users",
+  feedbacks: "feedback",
+  "feedbacks/score": "feedback",
+  "feedbacks/weighted": "feedback",
+  "feedbacks/ai-models": "feedback",
+};
+
+/**
+ * SDK names with no data source in the aggregates (no status-code, rescue or cache-latency counters): an empty
+ * series of the usual shape rather than 404, so dashboards built on them render.
+ */
+const EMPTY_GRAPHS: Record<string, Record<string, unknown>> = {
+  "errors-status-code": { total: 0 },
+  "requests-rescued": { total: 0 },
+  "cache-latency": { p50: null, p90: null, p99: null },
 };
 
 const GROUPS = {
@@ -59,6 +77,7 @@ const GROUPS = {
   // Runs of saved prompts, by the prompt id their logs carry as `_prompt` metadata (core/prompts/metadata.ts).
   prompt: "prompt",
   prompts: "prompt",
+  "ai-models": "model",
 } as const;
 
 function readFilter(request: Request, ctx: RequestContext) {
@@ -169,34 +188,56 @@ async function guardrailsGraph(request: Request, ctx: RequestContext): Promise<R
   });
 }
 
+/** One graph by its name (a path segment, or two for the SDK's feedbacks/<view>). */
+async function graph(request: Request, ctx: RequestContext, metricName: string): Promise<Response> {
+  if (metricName === "guardrails") return guardrailsGraph(request, ctx);
+  if (Object.hasOwn(EMPTY_GRAPHS, metricName)) return emptyGraph(request, ctx, metricName);
+  // Own keys only: `__proto__` or `constructor` must not find Object.prototype's members.
+  const metric = Object.hasOwn(GRAPH_METRICS, metricName) ? GRAPH_METRICS[metricName] : undefined;
+  if (!metric)
+    throw notFound(
+      `Unknown analytics metric '${metricName}'. Known: ${[...Object.keys(GRAPH_METRICS), ...Object.keys(EMPTY_GRAPHS), "guardrails"].join(", ")}.`,
+    );
+  const { filter } = readFilter(request, ctx);
+  const series = await (await reader(ctx)).series(filter, [metric]);
+  const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
+  const summary = point(metric, all);
+  if (metric === "users") summary.total = await (await reader(ctx)).distinctUsers(filter);
+  return json({
+    object: "analytics-graph",
+    metric: metricName,
+    resolution: series.resolution,
+    from: new Date(filter.from).toISOString(),
+    to: new Date(filter.to).toISOString(),
+    data_points: series.buckets.map((bucket) => ({
+      timestamp: new Date(bucket.start).toISOString(),
+      ...point(metric, bucket.totals),
+    })),
+    summary,
+  });
+}
+
+/** A graph with no data source: the range's buckets, each with the empty point. */
+async function emptyGraph(request: Request, ctx: RequestContext, metricName: string): Promise<Response> {
+  const { filter } = readFilter(request, ctx);
+  const empty = EMPTY_GRAPHS[metricName]!;
+  const series = await (await reader(ctx)).series(filter, ["requests"]);
+  return json({
+    object: "analytics-graph",
+    metric: metricName,
+    resolution: series.resolution,
+    from: new Date(filter.from).toISOString(),
+    to: new Date(filter.to).toISOString(),
+    data_points: series.buckets.map((bucket) => ({ timestamp: new Date(bucket.start).toISOString(), ...empty })),
+    summary: empty,
+  });
+}
+
 /** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals. */
 export const handlers: HandlerMap = {
-  async graph(request, ctx) {
-    if (ctx.params.metric === "guardrails") return guardrailsGraph(request, ctx);
-    // Own keys only: `__proto__` or `constructor` must not find Object.prototype's members.
-    const metric = Object.hasOwn(GRAPH_METRICS, ctx.params.metric!) ? GRAPH_METRICS[ctx.params.metric!] : undefined;
-    if (!metric)
-      throw notFound(
-        `Unknown analytics metric '${ctx.params.metric}'. Known: ${[...Object.keys(GRAPH_METRICS), "guardrails"].join(", ")}.`,
-      );
-    const { filter } = readFilter(request, ctx);
-    const series = await (await reader(ctx)).series(filter, [metric]);
-    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-    const summary = point(metric, all);
-    if (metric === "users") summary.total = await (await reader(ctx)).distinctUsers(filter);
-    return json({
-      object: "analytics-graph",
-      metric: ctx.params.metric,
-      resolution: series.resolution,
-      from: new Date(filter.from).toISOString(),
-      to: new Date(filter.to).toISOString(),
-      data_points: series.buckets.map((bucket) => ({
-        timestamp: new Date(bucket.start).toISOString(),
-        ...point(metric, bucket.totals),
-      })),
-      summary,
-    });
-  },
+  graph: (request, ctx) => graph(request, ctx, ctx.params.metric!),
+
+  feedbackGraph: (request, ctx) => graph(request, ctx, `feedbacks/${ctx.params.view}`),
 
   async summary(request, ctx) {
     const { filter } = readFilter(request, ctx);
@@ -237,15 +278,29 @@ export const handlers: HandlerMap = {
     });
   },
 
+  /** `analytics.summary.cache`: the cache's share of the range. */
+  async cacheSummary(request, ctx) {
+    const { filter } = readFilter(request, ctx);
+    const series = await (await reader(ctx)).series(filter, ["cache"]);
+    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
+    return json({
+      object: "analytics-summary",
+      from: new Date(filter.from).toISOString(),
+      to: new Date(filter.to).toISOString(),
+      ...point("cache", all),
+    });
+  },
+
   async groups(request, ctx) {
-    const group = Object.hasOwn(GROUPS, ctx.params.group!)
-      ? GROUPS[ctx.params.group as keyof typeof GROUPS]
-      : undefined;
+    const name = ctx.params.key !== undefined ? "metadata" : ctx.params.group!;
+    const group = Object.hasOwn(GROUPS, name) ? GROUPS[name as keyof typeof GROUPS] : undefined;
     if (!group)
       throw notFound(
         `Unknown analytics group '${ctx.params.group}'. Known: model, provider, user, workspace, metadata, prompts.`,
       );
     const { filter, query } = readFilter(request, ctx);
+    // `analytics.groups.metadata(key)` puts the key in the path.
+    if (ctx.params.key) query.metadata_key = ctx.params.key;
     if (group === "metadata" && !query.metadata_key)
       throw badRequest("Grouping by metadata needs `metadata_key`.", "metadata_key");
     const rows =

@@ -1,6 +1,7 @@
 import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
+import { handlers as sso } from "./sso.ts";
 import { handlers as batches } from "./batches.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as messages } from "./messages.ts";
@@ -25,6 +26,8 @@ import { handlers as metrics } from "./metrics.ts";
 import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
+import { handlers as providers } from "./providers.ts";
+import { handlers as modelPricing } from "./model-pricing.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
@@ -33,6 +36,7 @@ import { handlers as policies } from "./policies.ts";
 import { handlers as prompts } from "./prompts.ts";
 import { handlers as organisation } from "./organisation.ts";
 import { handlers as users } from "./users.ts";
+import { handlers as scim } from "./scim.ts";
 import { handlers as workspaces } from "./workspaces.ts";
 
 /** Every family's handler module, for platforms that mount all families in one process (local server). */
@@ -62,14 +66,18 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   configs,
   guardrails,
   integrations,
+  providers,
+  "model-pricing": modelPricing,
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
   passthrough,
   "api-keys": apiKeys,
   auth,
+  sso,
   workspaces,
   users,
+  scim,
   organisation,
   policies,
 };

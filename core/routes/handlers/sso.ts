@@ -1,0 +1,105 @@
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import { json, readBody } from "../../http/json.ts";
+import { checkCustomHost } from "../../security/custom-host.ts";
+import { type LoginDeps, finishLogin, startLogin } from "../../sso/login-flow.ts";
+import { forgetOidcConfigs } from "../../sso/oidc-config.ts";
+import {
+  SESSION_COOKIE,
+  clearedCookies,
+  endSession,
+  passesCsrf,
+  readCookie,
+  sessionCookies,
+} from "../../sso/sessions.ts";
+import { ssoSettingsUpdateSchema } from "../../sso/sso-schemas.ts";
+import { type SsoDeps, getSsoSettings, updateSsoSettings } from "../../sso/sso-service.ts";
+import { DEPLOYMENT_KEY } from "../../control/bootstrap.ts";
+import { forbidden } from "../../http/errors.ts";
+
+/**
+ * OIDC single sign-on (core/sso): the organisation's SSO settings (`/v1/admin/organisation/sso`), the browser
+ * login (`/v1/auth/sso/login` -> IdP -> `/v1/auth/sso/callback`, which sets the session cookie) and logout.
+ */
+
+const gatewayUrl = (request: Request, ctx: RequestContext) =>
+  new URL(ctx.services.settings.GATEWAY_PUBLIC_URL ?? new URL(request.url).origin);
+
+const settingsDeps = (ctx: RequestContext): SsoDeps => ({
+  records: ctx.services.stores.records,
+  traceId: ctx.traceId,
+  secrets: ctx.services.stores.secrets,
+  checkIssuer: async (issuer) => {
+    await checkCustomHost(issuer, ctx.services.trustedHosts, "issuer");
+  },
+  ssoChanged: forgetOidcConfigs,
+});
+
+const loginDeps = (request: Request, ctx: RequestContext): LoginDeps => ({
+  records: ctx.services.stores.records,
+  secrets: ctx.services.stores.secrets,
+  trusted: ctx.services.trustedHosts,
+  callbackUrl: new URL("/v1/auth/sso/callback", gatewayUrl(request, ctx)).href,
+  sessionTtlSeconds: ctx.services.settings.GATEWAY_SESSION_TTL_SECONDS,
+  traceId: ctx.traceId,
+});
+
+const redirectTo = (location: string, cookies: string[] = []) => {
+  const headers = new Headers({ location, "cache-control": "no-store" });
+  for (const cookie of cookies) headers.append("set-cookie", cookie);
+  return new Response(null, { status: 302, headers });
+};
+
+/** `organisation` names an organisation by id; without it, the deployment's own organisation. */
+async function organisationOf(param: string | null, ctx: RequestContext): Promise<string> {
+  if (param) return param;
+  const deployment = await ctx.services.stores.records.get(DEPLOYMENT_KEY.pk, DEPLOYMENT_KEY.sk);
+  return (deployment?.organisationId as string | undefined) ?? "";
+}
+
+export const handlers: HandlerMap = {
+  async getSsoSettings(_request, ctx) {
+    return json(await getSsoSettings(settingsDeps(ctx), ctx.principal!));
+  },
+
+  async updateSsoSettings(request, ctx) {
+    const body = () => readBody(request, ssoSettingsUpdateSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    return json(await updateSsoSettings(settingsDeps(ctx), ctx.principal!, body));
+  },
+
+  async ssoLogin(request, ctx) {
+    const query = new URL(request.url).searchParams;
+    const url = await startLogin(loginDeps(request, ctx), {
+      organisationId: await organisationOf(query.get("organisation"), ctx),
+      ssoClientId: query.get("sso_client_id") ?? undefined,
+      redirect: query.get("redirect") ?? undefined,
+    });
+    return redirectTo(url.href);
+  },
+
+  async ssoCallback(request, ctx) {
+    const result = await finishLogin(loginDeps(request, ctx), new URL(request.url).searchParams);
+    const ttl = ctx.services.settings.GATEWAY_SESSION_TTL_SECONDS;
+    const cookies = sessionCookies(
+      { id: result.sessionId, csrfToken: result.csrfToken },
+      gatewayUrl(request, ctx),
+      ttl,
+    );
+    // The path was checked at login (core/sso/login-flow.ts safeRedirect): never another site.
+    return redirectTo(result.redirect, cookies);
+  },
+
+  async logout(request, ctx) {
+    const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+    if (sessionId) {
+      // Logging out is a state change too: same CSRF rule as every cookie-authenticated call.
+      const check = { method: request.method, origin: gatewayUrl(request, ctx).origin, headers: request.headers };
+      if (!passesCsrf(sessionId, check)) {
+        throw forbidden("Cross-site request refused: send the x-gateway-csrf header.", "csrf_failed");
+      }
+      await endSession(ctx.services.stores.records, sessionId);
+    }
+    const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
+    for (const cookie of clearedCookies(gatewayUrl(request, ctx))) headers.append("set-cookie", cookie);
+    return new Response(JSON.stringify({ object: "logout", success: true }), { status: 200, headers });
+  },
+};
