@@ -1241,30 +1241,6 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     dataPlane: false,
     timeoutSeconds: 30,
     routes: [
-      ...(
-        [
-          ["GET", "/scim/v2/Users", "scimListUsers"],
-          ["POST", "/scim/v2/Users", "scimCreateUser"],
-          ["GET", "/scim/v2/Users/:id", "scimGetUser"],
-          ["PUT", "/scim/v2/Users/:id", "scimReplaceUser"],
-          ["PATCH", "/scim/v2/Users/:id", "scimPatchUser"],
-          ["DELETE", "/scim/v2/Users/:id", "scimDeleteUser"],
-          ["GET", "/scim/v2/Groups", "scimListGroups"],
-          ["POST", "/scim/v2/Groups", "scimCreateGroup"],
-          ["GET", "/scim/v2/Groups/:id", "scimGetGroup"],
-          ["PUT", "/scim/v2/Groups/:id", "scimReplaceGroup"],
-          ["PATCH", "/scim/v2/Groups/:id", "scimPatchGroup"],
-          ["DELETE", "/scim/v2/Groups/:id", "scimDeleteGroup"],
-        ] as Array<[Method, string, string]>
-      ).map(
-        ([method, path, handler]): RouteSpec => ({
-          method,
-          path,
-          handler,
-          auth: "none",
-          ...(method === "POST" || method === "PUT" || method === "PATCH" ? { body: "json" as const } : {}),
-        }),
-      ),
       {
         method: "POST",
         path: "/v1/admin/scim/tokens",
@@ -1338,6 +1314,31 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
         auth: "api_key",
         scope: "scim_group_mappings.delete",
       },
+      // The SCIM protocol routes (RFC 7644): a SCIM token authenticates them (core/routes/handlers/scim.ts).
+      ...(
+        [
+          ["GET", "/scim/v2/Users", "scimListUsers"],
+          ["POST", "/scim/v2/Users", "scimCreateUser"],
+          ["GET", "/scim/v2/Users/:id", "scimGetUser"],
+          ["PUT", "/scim/v2/Users/:id", "scimReplaceUser"],
+          ["PATCH", "/scim/v2/Users/:id", "scimPatchUser"],
+          ["DELETE", "/scim/v2/Users/:id", "scimDeleteUser"],
+          ["GET", "/scim/v2/Groups", "scimListGroups"],
+          ["POST", "/scim/v2/Groups", "scimCreateGroup"],
+          ["GET", "/scim/v2/Groups/:id", "scimGetGroup"],
+          ["PUT", "/scim/v2/Groups/:id", "scimReplaceGroup"],
+          ["PATCH", "/scim/v2/Groups/:id", "scimPatchGroup"],
+          ["DELETE", "/scim/v2/Groups/:id", "scimDeleteGroup"],
+        ] as Array<[Method, string, string]>
+      ).map(
+        ([method, path, handler]): RouteSpec => ({
+          method,
+          path,
+          handler,
+          auth: "none",
+          ...(method === "POST" || method === "PUT" || method === "PATCH" ? { body: "json" as const } : {}),
+        }),
+      ),
     ],
   },
   {

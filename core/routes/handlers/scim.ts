@@ -45,8 +45,21 @@ function scimErrorResponse(error: unknown): Response {
   else if (error instanceof HttpError) ({ status, message: detail } = error);
   const headers: Record<string, string> = { "content-type": SCIM_CONTENT_TYPE };
   if (status === 401) headers["www-authenticate"] = 'Bearer realm="scim"';
+  // SCIM's error (RFC 7644 3.12) for provisioning clients, with the gateway's OpenAI-shaped `error` beside it.
+  const error_ = {
+    message: detail,
+    type: status === 401 ? "authentication_error" : status === 403 ? "permission_error" : "invalid_request_error",
+    param: null,
+    code: scimType,
+  };
   return new Response(
-    JSON.stringify({ schemas: [SCIM_ERROR_SCHEMA], status: String(status), detail, ...(scimType ? { scimType } : {}) }),
+    JSON.stringify({
+      schemas: [SCIM_ERROR_SCHEMA],
+      status: String(status),
+      detail,
+      ...(scimType ? { scimType } : {}),
+      error: error_,
+    }),
     { status, headers },
   );
 }

@@ -1,5 +1,5 @@
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { json, readBody } from "../../http/json.ts";
+import { json, parseJsonWithinDepth, readBody, readText, validate } from "../../http/json.ts";
 import { checkCustomHost } from "../../security/custom-host.ts";
 import { type LoginDeps, finishLogin, startLogin } from "../../sso/login-flow.ts";
 import { forgetOidcConfigs } from "../../sso/oidc-config.ts";
@@ -15,6 +15,9 @@ import { ssoSettingsUpdateSchema } from "../../sso/sso-schemas.ts";
 import { type SsoDeps, getSsoSettings, updateSsoSettings } from "../../sso/sso-service.ts";
 import { DEPLOYMENT_KEY } from "../../control/bootstrap.ts";
 import { forbidden } from "../../http/errors.ts";
+import * as z from "zod";
+
+const logoutBody = z.strictObject({});
 
 /**
  * OIDC single sign-on (core/sso): the organisation's SSO settings (`/v1/admin/organisation/sso`), the browser
@@ -89,6 +92,9 @@ export const handlers: HandlerMap = {
   },
 
   async logout(request, ctx) {
+    // Logout takes no input: no body, or `{}`; anything else is refused.
+    const text = await readText(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    if (text.trim() !== "") validate(logoutBody, parseJsonWithinDepth(text, null, "The request body"));
     const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
     if (sessionId) {
       // Logging out is a state change too: same CSRF rule as every cookie-authenticated call.
