@@ -1,7 +1,7 @@
 import { UpstreamError } from "../providers/types.ts";
 import { NO_SECRET_REFS, SecretRefError, type SecretResolver, parseSecretRef } from "../store/secret-refs.ts";
 import { Invalid } from "./errors.ts";
-import { type ProviderSecrets, SECRET_FIELD_NAMES } from "./provider-credentials.ts";
+import { type ProviderSecrets, SECRET_FIELD_NAMES } from "./provider-secrets.ts";
 
 /**
  * Secret references in saved provider credentials (core/store/secret-refs.ts): checked when saved, shown as

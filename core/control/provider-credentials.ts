@@ -1,4 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
+import { type ProviderSecrets, SECRET_FIELD_NAMES } from "./provider-secrets.ts";
 import { providerIdOf } from "../providers/registry.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
@@ -25,15 +26,6 @@ export interface ProviderSettings {
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   vertex?: { projectId?: string; region?: string };
   aws?: { region?: string };
-}
-
-/** Secret fields: encrypted together, never shown. */
-export interface ProviderSecrets {
-  apiKey?: string;
-  vertexServiceAccountJson?: string;
-  awsAccessKeyId?: string;
-  awsSecretAccessKey?: string;
-  awsSessionToken?: string;
 }
 
 /** What a saved-provider record holds about its credentials. */
@@ -121,15 +113,6 @@ export function maskSecret(value: string): string {
   if (value.length < 12) return "********";
   return `${value.slice(0, 2)}********${value.slice(-4)}`;
 }
-
-/** The public names of the secret fields (as clients send them, and as hints show them). */
-export const SECRET_FIELD_NAMES: Record<keyof ProviderSecrets, string> = {
-  apiKey: "key",
-  vertexServiceAccountJson: "vertex_service_account_json",
-  awsAccessKeyId: "aws_access_key_id",
-  awsSecretAccessKey: "aws_secret_access_key",
-  awsSessionToken: "aws_session_token",
-};
 
 /** Encrypts the secrets (one blob) and returns what the record stores. */
 export async function sealCredentials(

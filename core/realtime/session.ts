@@ -1,3 +1,4 @@
+import { ROUTE_FAMILIES } from "../routes/table.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { DomainError } from "../control/errors.ts";
 import { newOutcome } from "../gateway/outcome.ts";
@@ -25,8 +26,8 @@ import type { RelaySocket } from "./socket.ts";
 import { type UpstreamSocketRequest, realtimeUpstream, requestedRealtimeModel } from "./upstream.ts";
 import { RealtimeUsageMeter, chatUsageOf } from "./usage.ts";
 
-/** The realtime route's path (core/routes/table.ts): what its log records. */
-export const REALTIME_PATH = "/v1/realtime";
+/** The realtime route's path, read from the route table (the one list of routes): what its log records. */
+export const REALTIME_PATH = ROUTE_FAMILIES.find((family) => family.name === "realtime")!.routes[0]!.path;
 const ROUTE = { path: REALTIME_PATH };
 
 /** What the platform's connector gets: where to connect, and the bounds of the attempt. */

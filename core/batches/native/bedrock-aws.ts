@@ -1,6 +1,7 @@
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { SignatureV4 } from "@smithy/signature-v4";
-import { regionOf, signRequest } from "../../providers/bedrock/http.ts";
+import { regionOf } from "../../providers/bedrock/http.ts";
+import { signRequest } from "../../providers/bedrock/sigv4.ts";
 import type { ProviderTarget, TransformContext } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ensureOrganisation } from "../../control/bootstrap.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
+import { REALTIME_PATH } from "../../realtime/session.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 
 export interface RealtimeService {
@@ -37,9 +38,12 @@ export async function startRealtimeService(
       response.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
       return;
     }
-    const upgradeRequired = path === "/v1/realtime";
+    const upgradeRequired = path === REALTIME_PATH;
     const error = upgradeRequired
-      ? { message: "/v1/realtime is a WebSocket endpoint: connect with a WebSocket client.", code: "upgrade_required" }
+      ? {
+          message: `${REALTIME_PATH} is a WebSocket endpoint: connect with a WebSocket client.`,
+          code: "upgrade_required",
+        }
       : { message: `Invalid URL (${request.method} ${path})`, code: "unknown_url" };
     response
       .writeHead(upgradeRequired ? 426 : 404, { "content-type": "application/json" })

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { requestUpstream } from "../../gateway/upstream/client.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { UpstreamError } from "../types.ts";
-import { signRequest } from "./http.ts";
+import { signRequest } from "./sigv4.ts";
 
 /**
  * STS AssumeRole for Bedrock targets with `aws_auth_type: assumedRole` (spec 5.2: per-request session tags).

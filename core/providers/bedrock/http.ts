@@ -1,14 +1,12 @@
 // Static imports of these CommonJS packages: this module is itself loaded on first use (providers/registry.ts),
 // and a dynamic import() of a CommonJS package loses its named exports in an esbuild split bundle.
-import { Sha256 } from "@aws-crypto/sha256-js";
-import { SignatureV4 } from "@smithy/signature-v4";
 import { type TransformContext, UpstreamError, type UpstreamRequest } from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { EXTERNAL_ID, ROLE_ARN, assumeRole } from "./assume-role.ts";
+import { signRequest } from "./sigv4.ts";
 
 /** Signing name of the Bedrock runtime in SigV4 credential scopes. */
-export const BEDROCK_SIGNING_SERVICE = "bedrock";
 export const DEFAULT_REGION = "us-east-1";
 
 export type BedrockOperation = "converse" | "converse-stream" | "invoke" | "invoke-with-response-stream";
@@ -108,52 +106,4 @@ export async function signingCredentials(
     },
     { signal: ctx.signal, trusted: ctx.trustedHosts, endpoint: stsEndpoint },
   );
-}
-
-/**
- * Signs a request with SigV4 for the Bedrock runtime. Returns the headers to send: the input headers plus
- * `host`, `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` (with a session token) and
- * `authorization`. Every returned header except `authorization` is in SignedHeaders.
- */
-export async function signRequest(
-  request: { url: string; method: string; headers: Record<string, string>; body: string | Uint8Array },
-  region: string,
-  credentials: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string },
-  signingDate: Date = new Date(),
-  service: string = BEDROCK_SIGNING_SERVICE,
-): Promise<Record<string, string>> {
-  const url = new URL(request.url);
-  const signer = new SignatureV4({
-    service,
-    region,
-    sha256: Sha256,
-    credentials: {
-      accessKeyId: credentials.accessKeyId ?? "",
-      secretAccessKey: credentials.secretAccessKey ?? "",
-      ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
-    },
-  });
-  const query: Record<string, string | string[]> = {};
-  for (const [key, value] of url.searchParams) {
-    const previous = query[key];
-    query[key] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
-  }
-  const signed = await signer.sign(
-    {
-      method: request.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port ? Number(url.port) : undefined,
-      // The path as it goes on the wire (model id already percent-encoded); the signer encodes it once more
-      // for the canonical request, as SigV4 requires for every service but S3.
-      path: url.pathname,
-      query,
-      headers: { ...request.headers, host: url.host },
-      body: request.body,
-    },
-    { signingDate },
-  );
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(signed.headers)) out[name.toLowerCase()] = String(value);
-  return out;
 }

@@ -5,7 +5,8 @@ import {
   UpstreamError,
   type UpstreamRequest,
 } from "../types.ts";
-import { regionOf, signRequest } from "./http.ts";
+import { regionOf } from "./http.ts";
+import { signRequest } from "./sigv4.ts";
 
 /**
  * Pass-through to Bedrock (https://docs.aws.amazon.com/bedrock/latest/userguide/api-reference-overview.html).

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { redact } from "../../../core/control/audit.ts";
-import { parseCredentialInput, SECRET_FIELD_NAMES } from "../../../core/control/provider-credentials.ts";
+import { parseCredentialInput } from "../../../core/control/provider-credentials.ts";
+import { SECRET_FIELD_NAMES } from "../../../core/control/provider-secrets.ts";
 import { headerCredentials } from "../../../core/gateway/target-from-headers.ts";
 import { MASKED, headersForLog, isForwardable, parseGatewayHeaders } from "../../../core/http/gateway-headers.ts";
 import type { ProviderTarget } from "../../../core/providers/types.ts";
