@@ -11,6 +11,7 @@ import { fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts
 import { type FaultUpstream, startFaultUpstream } from "../helpers/fault-upstream.ts";
 import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 import { silentWav } from "../helpers/wav.ts";
+import { startOidcProvider } from "../helpers/oidc-provider.ts";
 import { openRealtime } from "../helpers/realtime-client.ts";
 import { REALTIME_KEY, startRealtimeMock } from "../mocks/openai-realtime.ts";
 import { RUN_USAGE, startAssistantsMock } from "../mocks/openai-assistants.ts";
@@ -598,6 +599,58 @@ describe("every route family through the bundle", () => {
     } finally {
       await upstream.close();
     }
+  });
+
+  it("SSO sign-in through openid-client in the bundle, and SCIM provisioning with a SCIM token", async () => {
+    const idp = await startOidcProvider();
+    try {
+      idp.clients.set("bundle-web", { secret: "bundle-web-secret-0123456789" });
+      idp.nextUser = { email: "sso-bundle@example.com", email_verified: true, name: "Bundle User" };
+      const settings = await api("PUT", "/v1/admin/organisation/sso", {
+        issuer: idp.issuer,
+        client_id: "bundle-web",
+        client_secret: "bundle-web-secret-0123456789",
+        token_endpoint_auth_method: "client_secret_basic",
+        allowed_domains: ["example.com"],
+      });
+      expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+      const login = await fetch(`${gateway.url}/v1/auth/sso/login`, { redirect: "manual" });
+      expect(login.status).toBe(302);
+      const atIdp = await fetch(login.headers.get("location")!, { redirect: "manual" });
+      const callback = await fetch(atIdp.headers.get("location")!, { redirect: "manual" });
+      expect(callback.status).toBe(302);
+      const cookie = callback.headers
+        .getSetCookie()
+        .map((line) => line.split(";")[0])
+        .join("; ");
+      const self = await fetch(`${gateway.url}/v1/auth/self`, { headers: { cookie } });
+      expect(self.status).toBe(200);
+      expect(await self.json()).toMatchObject({ email: "sso-bundle@example.com" });
+    } finally {
+      await idp.close();
+    }
+
+    const token = await api("POST", "/v1/admin/scim/tokens", { name: "bundle idp" });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const scim = await fetch(`${gateway.url}/scim/v2/Users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token.body.token}`, "content-type": "application/scim+json" },
+      body: JSON.stringify({
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+        userName: "scim-bundle@example.com",
+        name: { givenName: "Scim", familyName: "Bundle" },
+        emails: [{ value: "scim-bundle@example.com", type: "work", primary: true }],
+        active: true,
+      }),
+    });
+    expect(scim.status).toBe(201);
+    const found = await fetch(
+      `${gateway.url}/scim/v2/Users?filter=${encodeURIComponent('userName eq "scim-bundle@example.com"')}`,
+      {
+        headers: { authorization: `Bearer ${token.body.token}` },
+      },
+    );
+    expect((await found.json()).totalResults).toBe(1);
   });
 
   it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {
