@@ -64,13 +64,14 @@ describe("Bedrock session tags", () => {
   });
 
   it("leaves calls signed with the target's own keys as they were, and logs them", async () => {
-    const response = await chat({ "x-gateway-aws-session-tags": '{"team":"search"}' });
+    const traceId = `session-tags-${Date.now()}`;
+    const response = await chat({ "x-gateway-aws-session-tags": '{"team":"search"}', "x-gateway-trace-id": traceId });
     expect(response.status).toBe(200);
     expect(bedrock.requests.at(-1)!.headers.authorization).toContain(`Credential=${credentials.accessKeyId}/`);
-    await expect
-      .poll(async () => (await api("GET", "/v1/logs?limit=20&provider=bedrock")).body.data.length, { timeout: 5000 })
-      .toBeGreaterThan(0);
-    const [log] = (await api("GET", "/v1/logs?limit=20&provider=bedrock")).body.data;
+    // This request's own log (earlier tests' refused requests are logged too).
+    const logs = async () => (await api("GET", `/v1/logs?trace_id=${traceId}`)).body.data;
+    await expect.poll(async () => (await logs()).length, { timeout: 5000 }).toBeGreaterThan(0);
+    const [log] = await logs();
     expect(log).toMatchObject({ status: 200 });
     expect(log.usage.totalTokens).toBeGreaterThan(0);
     expect(JSON.stringify(log)).not.toContain(credentials.secretAccessKey);
