@@ -14,6 +14,7 @@ import { type GatewayMetrics, observeLogs } from "./metrics/observe.ts";
 import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
 import type { Stores } from "./store/ports.ts";
+import type { McpToolHost } from "./mcp/tool-host.ts";
 
 /**
  * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform.
@@ -56,6 +57,8 @@ export interface Services {
    * target it stands for (provider id, credentials, custom host...). Throws 404 when unknown.
    */
   resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget>;
+  /** The MCP gateway's tools, for server-side MCP tool execution (core/mcp/tool-host.ts). */
+  mcpTools?: McpToolHost;
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {

@@ -142,6 +142,15 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_KEY: optionalString,
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
+  // MCP gateway (core/mcp; docs/mcp.md)
+
+  // OAuth 2.1 server for MCP clients (core/mcp/oauth)
+
+  // Server-side MCP tools (core/mcp/server-side)
+
+  // Agents gateway (core/agents)
+
+  // Web console (console/)
 } satisfies Record<string, Parser<unknown>>;
 
 export type Settings = { [Name in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[Name]> };
