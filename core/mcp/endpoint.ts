@@ -63,12 +63,16 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
     return log(jsonRpcError(400, null, -32700, "Parse error: the body is not JSON."));
   }
   const messages = (Array.isArray(body) ? body : [body]) as Array<Record<string, unknown> | null>;
+  if (messages.length === 0 || messages.some((message) => !message || typeof message !== "object")) {
+    return log(jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch."));
+  }
   record.method = messages.map(methodOf).join(",") || "-";
 
   // A lone tool call: refuse a hidden tool or a rate-limited call with an HTTP status of its own.
   const single = messages.length === 1 ? messages[0] : undefined;
   let preAdmitted = false;
-  if (single?.method === "tools/call" && single.id !== undefined) {
+  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
+  if (wellFormed && single?.method === "tools/call") {
     const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
     const name = typeof params.name === "string" ? params.name : "";
     record.name = name;

@@ -85,3 +85,60 @@ describe("bad input on every route", () => {
     },
   );
 });
+
+describe("bad input on an MCP server's endpoint", () => {
+  // The route table's pass above reaches /mcp/:server for a server that does not exist (404 before the body is
+  // read); this one sends bad JSON-RPC to a real one.
+  it("answers JSON-RPC errors with 4xx statuses, never a 5xx", async () => {
+    const { startMcpUpstream } = await import("../helpers/mcp-upstream.ts");
+    const { seedMcpServer } = await import("../helpers/mcp-records.ts");
+    const upstream = await startMcpUpstream();
+    try {
+      const { server } = await seedMcpServer(gateway, {
+        url: upstream.url,
+        workspaceId: gateway.gateway.bootstrap.defaultWorkspaceId,
+      });
+      const send = async (body: string, headers: Record<string, string> = {}) => {
+        const response = await fetch(`${gateway.url}/mcp/${server.slug}`, {
+          method: "POST",
+          headers: {
+            "x-gateway-api-key": gateway.adminKey,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...headers,
+          },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        return { status: response.status, text: await response.text() };
+      };
+      for (const body of [
+        "{not json",
+        "[]",
+        "42",
+        '{"jsonrpc":"1.0","id":1,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":1}',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call"}',
+        `[${Array.from({ length: 2000 }, (_, id) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`).join(",")}]`,
+      ]) {
+        const answer = await send(body);
+        expect(answer.status, `${body.slice(0, 60)} -> ${answer.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+        expect(answer.status, body.slice(0, 60)).toBeLessThan(500);
+        expect(JSON.parse(answer.text).error, body.slice(0, 60)).toMatchObject({ message: expect.any(String) });
+      }
+      // Well-formed but wrong: JSON-RPC errors in a 200 answer (the transport's own status rules).
+      const call = await send(
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":42}}}',
+        { "mcp-protocol-version": "2025-06-18" },
+      );
+      expect(call.status).toBeLessThan(500);
+      expect(call.text).toMatch(/error|isError/);
+      expect((await send('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { accept: "text/plain" })).status).toBe(406);
+      expect(
+        (await send('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { "content-type": "text/plain" })).status,
+      ).toBe(415);
+    } finally {
+      await upstream.close();
+    }
+  });
+});

@@ -39,6 +39,9 @@ const INFERENCE_FAMILIES = new Set([
   "ocr",
   "assistants",
   "realtime",
+  // MCP servers, their endpoint, the registry and MCP logs: other workspaces and organisations in
+  // mcp-gateway.test.ts (the records come from the MCP admin API's family).
+  "mcp",
 ]);
 
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */

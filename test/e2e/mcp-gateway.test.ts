@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../../core/auth/api-key-records.ts";
 import type { McpServer } from "../../core/mcp/records.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
@@ -19,6 +20,7 @@ let server: McpServer;
 let memberKey: string;
 let deniedKey: string;
 let otherWorkspaceKey: string;
+let otherOrganisationKey: string;
 
 beforeAll(async () => {
   upstream = await startMcpUpstream({ requiredHeaders: { "x-upstream-key": UPSTREAM_SECRET } });
@@ -39,6 +41,15 @@ beforeAll(async () => {
   memberKey = await key(wsA.id, member.id);
   deniedKey = await key(wsA.id, denied.id);
   otherWorkspaceKey = await key(wsB.id);
+  otherOrganisationKey = (
+    await createApiKey(gateway.gateway.services.stores.records, {
+      organisationId: "org_other",
+      name: "other organisation admin",
+      keyType: "organisation",
+      keySubType: "service",
+      scopes: ["*"],
+    })
+  ).secret;
   ({ server } = await seedMcpServer(gateway, {
     url: upstream.url,
     workspaceId: wsA.id,
@@ -122,6 +133,18 @@ describe("MCP gateway endpoint", () => {
     expect(byId.status).toBe(404);
   });
 
+  it("another organisation's admin key can neither use nor list the server", async () => {
+    for (const ref of [server.slug, server.id]) {
+      const answer = await fetch(`${gateway.url}/mcp/${ref}`, mcpPost(otherOrganisationKey));
+      expect(answer.status).toBe(404);
+    }
+    expect((await call(gateway, otherOrganisationKey, "GET", "/v0.1/servers")).body.servers).toEqual([]);
+    const principal = await gateway.gateway.services.apiKeys.authenticate(otherOrganisationKey);
+    await expect(gateway.gateway.services.mcpTools!.listTools(principal, server.id)).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+
   it("answers 401 with the protected-resource challenge without credentials", async () => {
     const answer = await fetch(`${gateway.url}/mcp/${server.slug}`, mcpPost(undefined));
     expect(answer.status).toBe(401);
@@ -196,6 +219,8 @@ describe("MCP gateway endpoint", () => {
     // The other workspace does not see them.
     const foreign = await call(gateway, otherWorkspaceKey, "GET", `/v1/logs?trace_id=${traceId}`);
     expect(foreign.body.data).toEqual([]);
+    const otherOrganisation = await call(gateway, otherOrganisationKey, "GET", `/v1/logs?trace_id=${traceId}`);
+    expect(otherOrganisation.body.data).toEqual([]);
   });
 
   it("applies rate-limit policies to tool calls: the third call is refused with 429", async () => {

@@ -271,8 +271,11 @@ function inferenceHeaders(random: Random, gateway: { adminKey: string; mockUrl: 
   return headers;
 }
 
-/** Data-plane families of stored resources (not inference): fuzzed like the control plane. */
-const RESOURCE_FAMILIES = new Set(["files", "batches", "fine-tuning"]);
+/**
+ * Data-plane families of stored resources (not inference): fuzzed like the control plane. The MCP family too:
+ * its endpoint names a server by id or slug, and the registry takes list parameters.
+ */
+const RESOURCE_FAMILIES = new Set(["files", "batches", "fine-tuning", "mcp"]);
 
 const CONTROL_ROUTES: RouteSpec[] = ROUTE_FAMILIES.filter(
   (family) => !family.dataPlane || RESOURCE_FAMILIES.has(family.name),

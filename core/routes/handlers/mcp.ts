@@ -1,6 +1,6 @@
 import type { HandlerMap } from "../../http/context.ts";
-import { json, validate } from "../../http/json.ts";
-import * as z from "zod";
+import { badRequest } from "../../http/errors.ts";
+import { json } from "../../http/json.ts";
 
 /** The MCP gateway (core/mcp): its modules load on first use, so this family's cold start stays small. */
 export const handlers: HandlerMap = {
@@ -11,7 +11,7 @@ export const handlers: HandlerMap = {
 
   /** `GET /v0.1/servers`: the MCP registry API's server list (core/mcp/registry.ts). */
   async registryServers(request, ctx) {
-    const query = validate(registryQuery, Object.fromEntries(new URL(request.url).searchParams));
+    const query = registryQuery(new URL(request.url).searchParams);
     const [{ listRegistryServers }, { publicBase }] = await Promise.all([
       import("../../mcp/registry.ts"),
       import("../../mcp/caller.ts"),
@@ -19,17 +19,22 @@ export const handlers: HandlerMap = {
     try {
       return json(await listRegistryServers(ctx.services, ctx.principal!, query, publicBase(request, ctx.services)));
     } catch (error) {
-      if (error instanceof RangeError) {
-        const { badRequest } = await import("../../http/errors.ts");
-        throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
-      }
+      if (error instanceof RangeError) throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
       throw error;
     }
   },
 };
 
-const registryQuery = z.looseObject({
-  limit: z.coerce.number().int().min(1).max(100).default(30),
-  cursor: z.string().max(500).optional(),
-  search: z.string().max(200).optional(),
-});
+/** The registry API's list parameters: `limit` (1 to 100, default 30), `cursor`, `search` (name substring). */
+function registryQuery(params: URLSearchParams): { limit: number; cursor?: string; search?: string } {
+  const rawLimit = params.get("limit");
+  const limit = rawLimit === null ? 30 : Number(rawLimit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    throw badRequest("limit must be an integer from 1 to 100.", "limit", "invalid_limit");
+  }
+  const cursor = params.get("cursor") ?? undefined;
+  if (cursor !== undefined && cursor.length > 500) throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
+  const search = params.get("search") ?? undefined;
+  if (search !== undefined && search.length > 200) throw badRequest("search is too long.", "search");
+  return { limit, cursor, search };
+}
