@@ -17,6 +17,10 @@ import { REALTIME_KEY, startRealtimeMock } from "../mocks/openai-realtime.ts";
 import { RUN_USAGE, startAssistantsMock } from "../mocks/openai-assistants.ts";
 import { seedPrompt } from "../helpers/prompts.ts";
 import { startAnthropicMock } from "../mocks/anthropic.ts";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
+import { startMcpUpstream } from "../helpers/mcp-upstream.ts";
 import { startAzureMock } from "../mocks/azure.ts";
 import { startBedrockMock } from "../mocks/bedrock.ts";
 import { startCohereMock } from "../mocks/cohere.ts";
@@ -651,6 +655,68 @@ describe("every route family through the bundle", () => {
       },
     );
     expect((await found.json()).totalResults).toBe(1);
+  });
+
+  it("an MCP tool call through the bundle's MCP endpoint (the MCP SDK loads on first use), logged", async () => {
+    const upstream = await startMcpUpstream();
+    try {
+      // Seeded in the bundle's own data folder (the MCP admin API is another family).
+      const stores = createLocalStores({ dataDir: gateway.dataDir, publicBaseUrl: gateway.url });
+      let slug: string;
+      try {
+        const { organisationId, defaultWorkspaceId } = await ensureOrganisation(stores.records);
+        const integration = await mcpIntegrationStore(stores.records).create(organisationId, {
+          slug: "bundle-mcp-upstream",
+          name: "Bundle upstream",
+          url: upstream.url,
+          transport: "http",
+          auth_type: "none",
+          configurations: {},
+          capabilities: [
+            { type: "tool", name: "echo", enabled: true },
+            { type: "tool", name: "add", enabled: false },
+          ],
+          server_info: {},
+          workspaces: [],
+          global_workspace_access: true,
+        });
+        const server = await mcpServerStore(stores.records).create(organisationId, {
+          slug: "bundle-mcp",
+          workspaceId: defaultWorkspaceId,
+          name: "Bundle MCP",
+          mcp_integration_id: integration.id,
+          capability_overrides: {},
+          default_user_access: "allow",
+          user_access: [],
+        });
+        slug = server.slug;
+      } finally {
+        await stores.close();
+      }
+      const traceId = `bundle-mcp-${Date.now()}`;
+      const client = new McpClient({ name: "bundle", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/${slug}`), {
+          requestInit: { headers: { "x-gateway-api-key": gateway.adminKey, "x-gateway-trace-id": traceId } },
+        }),
+      );
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(["echo"]);
+      const result = await client.callTool({ name: "echo", arguments: { text: "bundled" } });
+      expect(result.content).toEqual([{ type: "text", text: "echo: bundled" }]);
+      await client.close();
+      let logged: any[] = [];
+      for (let attempt = 0; attempt < 50 && !logged.some((log) => log.mcp?.method === "tools/call"); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        logged = (await api("GET", `/v1/logs?trace_id=${traceId}`)).body.data;
+      }
+      expect(logged.find((log) => log.mcp?.method === "tools/call")).toMatchObject({
+        provider: "mcp",
+        requestedModel: "bundle-mcp",
+        mcp: { name: "echo" },
+      });
+    } finally {
+      await upstream.close();
+    }
   });
 
   it("control-plane families answer: logs, configs, integrations, api-keys, workspaces and the rest", async () => {

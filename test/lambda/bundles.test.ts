@@ -12,6 +12,11 @@ import { assertNoLazyCommonJs } from "../../scripts/build.ts";
 import { lambdaEnv } from "../helpers/aws-stores.ts";
 import { startMockServer } from "../helpers/mock-server.ts";
 import { silentWav } from "../helpers/wav.ts";
+import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
+import { ensureOrganisation } from "../../core/control/bootstrap.ts";
+import { mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
+import { startMcpUpstream } from "../helpers/mcp-upstream.ts";
+import { TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
 import { startOpenAIMock, type OpenAIMock } from "../mocks/openai.ts";
 import { installRecordingSst } from "../infra/recording-sst.ts";
 import { createTable } from "../setup/emulators.ts";
@@ -39,6 +44,7 @@ interface DeployedFunction {
 let deployed: DeployedFunction[];
 let outDir: string;
 let upstream: OpenAIMock;
+let tableName: string;
 
 function entriesOnDisk(): string[] {
   const entries: string[] = [];
@@ -66,7 +72,7 @@ beforeAll(async () => {
   }));
 
   const emulators = inject("emulators");
-  const tableName = `bundles-${randomUUID()}`;
+  tableName = `bundles-${randomUUID()}`;
   await createTable(emulators.dynamodb, tableName);
   Object.assign(process.env, {
     ...lambdaEnv(emulators, tableName),
@@ -139,6 +145,81 @@ describe("every Lambda bundle answers through its adapter", () => {
         );
         expect(result.prelude.statusCode, result.body.toString()).toBe(200);
         expect(json(result.body).choices[0].message.content).toBe("Hello from the bundled chat function.");
+        return;
+      }
+      if (family.name === "mcp") {
+        // No credentials: 401 with the OAuth protected-resource challenge.
+        const initialize = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "lambda", version: "1" } },
+        });
+        const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+        const anonymous = await invoke(
+          handler,
+          functionUrlEvent("POST", "/mcp/x", { headers: mcpHeaders, body: initialize }),
+        );
+        expect(anonymous.prelude.statusCode).toBe(401);
+        expect(JSON.stringify(anonymous.prelude.headers)).toContain("resource_metadata=");
+        // A tool call to a real MCP server (records seeded in this test's table), through the SDK in the bundle.
+        const mcpUpstream = await startMcpUpstream();
+        try {
+          const emulators = inject("emulators");
+          const stores = createAwsStores({
+            tableName,
+            bucketName: emulators.bucketName,
+            queueUrls: emulators.queueUrls,
+            masterKey: Buffer.alloc(32, 1),
+            endpoints: { dynamodb: emulators.dynamodb, s3: emulators.fauxqs, sqs: emulators.fauxqs },
+            region: TEST_REGION,
+            credentials: TEST_CREDENTIALS,
+          });
+          const { organisationId, defaultWorkspaceId } = await ensureOrganisation(stores.records);
+          const integration = await mcpIntegrationStore(stores.records).create(organisationId, {
+            slug: "lambda-mcp-upstream",
+            name: "Upstream",
+            url: mcpUpstream.url,
+            transport: "http",
+            auth_type: "none",
+            configurations: {},
+            capabilities: [{ type: "tool", name: "echo", enabled: true }],
+            server_info: {},
+            workspaces: [],
+            global_workspace_access: true,
+          });
+          await mcpServerStore(stores.records).create(organisationId, {
+            slug: "lambda-mcp",
+            workspaceId: defaultWorkspaceId,
+            name: "Lambda MCP",
+            mcp_integration_id: integration.id,
+            capability_overrides: {},
+            default_user_access: "allow",
+            user_access: [],
+          });
+          const call = await invoke(
+            handler,
+            functionUrlEvent("POST", "/mcp/lambda-mcp", {
+              headers: { ...mcpHeaders, "x-gateway-api-key": ADMIN_KEY, "mcp-protocol-version": "2025-06-18" },
+              body: JSON.stringify({
+                jsonrpc: "2.0",
+                id: 2,
+                method: "tools/call",
+                params: { name: "echo", arguments: { text: "from lambda" } },
+              }),
+            }),
+          );
+          expect(call.prelude.statusCode, call.body.toString()).toBe(200);
+          expect(call.body.toString()).toContain("echo: from lambda");
+        } finally {
+          await mcpUpstream.close();
+        }
+        const registry = await invoke(
+          handler,
+          functionUrlEvent("GET", "/v0.1/servers", { headers: { "x-gateway-api-key": ADMIN_KEY } }),
+        );
+        expect(registry.prelude.statusCode).toBe(200);
+        expect(json(registry.body).servers.map((entry: any) => entry.server.name)).toContain("ai-gateway/lambda-mcp");
         return;
       }
       if (family.name === "audio") {
