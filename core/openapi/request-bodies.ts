@@ -2,6 +2,7 @@ import type * as z from "zod/v4/core";
 import { createExportSchema, updateExportSchema } from "../exports/log-exports.ts";
 import { createFeedbackSchema, updateFeedbackSchema } from "../feedback/feedback.ts";
 import { chatCompletionRequest } from "../gateway/schemas/chat.ts";
+import { mcpRequestBody } from "../mcp/jsonrpc-body.ts";
 import { guardrailInvokeRequest } from "../guardrails/invoke-request.ts";
 import { promptRequest } from "../prompts/request.ts";
 import { completionRequest } from "../gateway/schemas/completions.ts";
@@ -127,4 +128,5 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "PUT /v1/policies/usage-limits/:id": usageUpdateSchema,
   "POST /v1/policies/rate-limits": rateCreateSchema,
   "PUT /v1/policies/rate-limits/:id": rateUpdateSchema,
+  "POST /mcp/:server": mcpRequestBody,
 };
