@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
 import { HttpError } from "../http/errors.ts";
+import { parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { readText } from "../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { authenticateMcpCaller, checkOrigin } from "./caller.ts";
@@ -30,12 +31,16 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   checkOrigin(request, services);
   const principal = await authenticateMcpCaller(request, services, serverRef);
   const target = await resolveMcpTarget(services, principal, serverRef).catch(rethrowAsHttp);
+  // x-gateway-metadata and the span headers, as on every other route (400 when malformed).
+  ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
+  const limitContext = { waitUntil: ctx.waitUntil, metadata: ctx.gateway.metadata };
   const record: McpRequestRecord = { method: "-", status: 0 };
   const log = (response: Response) => {
     record.status ||= response.status;
     ctx.waitUntil(
       writeMcpLog(services, principal, target.server, record, {
         traceId: ctx.traceId,
+        gateway: ctx.gateway,
         startedAt: ctx.startedAt,
         httpMethod: request.method,
         path: ctx.path ?? new URL(request.url).pathname,
@@ -82,7 +87,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
       return log(jsonRpcError(200, single.id, -32602, `MCP error -32602: ${record.error.message}`));
     }
     try {
-      await admitMcpToolCall(services, principal, target, ctx);
+      await admitMcpToolCall(services, principal, target, limitContext);
       preAdmitted = true;
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
@@ -125,7 +130,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
       admitToolCall: async () => {
         if (preAdmitted) return;
         try {
-          await admitMcpToolCall(services, principal, target, ctx);
+          await admitMcpToolCall(services, principal, target, limitContext);
         } catch (error) {
           if (!(error instanceof HttpError)) throw error;
           const { McpError } = await import("@modelcontextprotocol/sdk/types.js");

@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
 import { sha256Hex } from "../ids.ts";
+import type { GatewayRequestHeaders } from "../http/gateway-headers.ts";
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Services } from "../services.ts";
 import type { McpServer } from "./records.ts";
@@ -19,6 +20,8 @@ export interface McpRequestRecord {
 
 export interface McpLogContext {
   traceId: string;
+  /** The request's gateway headers: metadata and span ids go into the log as on other routes. */
+  gateway?: Pick<GatewayRequestHeaders, "metadata" | "spanId" | "parentSpanId" | "spanName">;
   /** performance.now() when the request arrived. */
   startedAt: number;
   httpMethod: string;
@@ -42,6 +45,10 @@ export function writeMcpLog(
     id: services.logger.newLogId(),
     createdAt: new Date(performance.timeOrigin + context.startedAt).toISOString(),
     traceId: context.traceId,
+    spanId: context.gateway?.spanId,
+    parentSpanId: context.gateway?.parentSpanId,
+    spanName: context.gateway?.spanName,
+    metadata: context.gateway?.metadata,
     organisationId: principal.organisationId,
     workspaceId: principal.workspaceId ?? server.workspaceId,
     apiKeyId: principal.keyId,

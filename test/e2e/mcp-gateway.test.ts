@@ -67,7 +67,12 @@ afterAll(async () => {
 async function connect(key: string, serverRef = server.slug, traceId?: string): Promise<Client> {
   const client = new Client({ name: "e2e", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/${serverRef}`), {
-    requestInit: { headers: { "x-gateway-api-key": key, ...(traceId ? { "x-gateway-trace-id": traceId } : {}) } },
+    requestInit: {
+      headers: {
+        "x-gateway-api-key": key,
+        ...(traceId ? { "x-gateway-trace-id": traceId, "x-gateway-metadata": '{"team":"mcp-e2e"}' } : {}),
+      },
+    },
   });
   await client.connect(transport);
   return client;
@@ -211,6 +216,7 @@ describe("MCP gateway endpoint", () => {
       mcp: { serverId: server.id, serverSlug: server.slug, name: "echo", toolError: false },
     });
     expect(callLog.mcp.argumentsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(callLog.metadata).toEqual({ team: "mcp-e2e" });
     expect(callLog.mcp.arguments).toBeUndefined();
     expect(JSON.stringify(callLog)).not.toContain("logged");
     expect(callLog.mcp.resultBytes).toBeGreaterThan(0);
