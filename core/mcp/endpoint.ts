@@ -156,7 +156,13 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
     void upstream.close();
   };
   // The SDK's answer for this request: the caller's JSON-RPC errors are in it; the log notes the first.
-  const answered = await transport.handleRequest(request, { parsedBody: body });
+  let answered: Response;
+  try {
+    answered = await transport.handleRequest(request, { parsedBody: body });
+  } catch (error) {
+    cleanUp();
+    throw error;
+  }
   return whenBodyEnds(answered, () => {
     if (failure && !record.error) record.error = { message: failure.message, code: "mcp_error" };
     cleanUp();

@@ -8,6 +8,7 @@ import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError, type McpToolDescriptor, type McpToolHost, type McpToolResult } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
 import { connectUpstream } from "./upstream-client.ts";
+import { UpstreamPool } from "./upstream-pool.ts";
 
 /** At most this many tools are offered from one server (a model's tool list has limits of its own). */
 const MAX_TOOLS = 500;
@@ -106,6 +107,9 @@ export function createMcpToolHost(services: Services): McpToolHost {
   };
 }
 
+/** Kept upstream clients of server-side tool calls (upstream-pool.ts). */
+const pool = new UpstreamPool({ ttlMs: 20_000, maxEntries: 200 });
+
 async function withUpstream<T>(
   services: Services,
   principal: Principal,
@@ -113,19 +117,21 @@ async function withUpstream<T>(
   signal: AbortSignal | undefined,
   use: (client: Client) => Promise<T>,
 ): Promise<T> {
-  let client: Client | undefined;
+  const { server, integration } = target;
+  const caller = principal.userId ? `user:${principal.userId}` : `key:${principal.keyId ?? principal.kind}`;
+  const key = `${server.id}@${server.version}|${integration.id}@${integration.version}|${caller}`;
   try {
-    const headers = await upstreamAuthHeaders(services, target.integration, {
-      server: target.server,
-      userId: principal.userId,
-      signal,
-    });
-    client = await connectUpstream(services, target.integration, headers, signal);
-    return await use(client);
+    return await pool.use(
+      key,
+      async () => {
+        const headers = await upstreamAuthHeaders(services, integration, { server, userId: principal.userId, signal });
+        // Not the caller's signal: a kept client outlives this call.
+        return connectUpstream(services, integration, headers);
+      },
+      use,
+    );
   } catch (error) {
     throw error instanceof McpToolError ? error : upstreamError(error);
-  } finally {
-    await client?.close().catch(() => {});
   }
 }
 

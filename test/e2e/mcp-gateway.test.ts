@@ -276,6 +276,10 @@ describe("MCP gateway endpoint", () => {
       },
     );
     expect(result.structuredContent).toEqual({ sum: 2 });
+    // A tool loop's next call reuses the connected upstream client: no new initialize upstream.
+    const before = upstream.requestHeaders.length;
+    await host.callTool(principal, server.slug, { name: "echo", arguments: { text: "again" } }, { traceId: "t2" });
+    expect(upstream.requestHeaders.length - before).toBe(1);
     await expect(
       host.callTool(principal, server.slug, { name: "secret_admin_tool", arguments: {} }, { traceId: "t" }),
     ).rejects.toMatchObject({ status: 404 });
