@@ -237,7 +237,10 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
         const ref = request.params.ref;
         const name = ref.type === "ref/prompt" ? ref.name : ref.uri;
         hooks.note({ name });
-        const open = ref.type === "ref/prompt" ? allowed.prompts.has(ref.name) : allowed.templates.includes(ref.uri);
+        const open =
+          ref.type === "ref/prompt"
+            ? allowed.prompts.has(ref.name)
+            : resourceAllowed(ref.uri) || allowed.templates.includes(ref.uri);
         if (!open) throw hidden(ref.type === "ref/prompt" ? "Prompt" : "Resource template", name);
         return (await upstreamFor(extra)).complete(forwardParams(request.params), options(extra));
       }),

@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { UpstreamPool } from "../../../core/mcp/upstream-pool.ts";
 
 const fakeClient = () => {
-  const client = { closed: false, close: async () => void (client.closed = true) };
+  const client = {
+    closed: false,
+    async close() {
+      client.closed = true;
+    },
+  };
   return client as unknown as Client & { closed: boolean };
 };
 
