@@ -44,7 +44,10 @@ export async function fetchAgentCard(rawUrl: string, options: CardFetchOptions):
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => {});
-      throw invalidCard(`The agent card could not be fetched from ${candidate}: HTTP ${response.status}.`, "agent_card_unavailable");
+      throw invalidCard(
+        `The agent card could not be fetched from ${candidate}: HTTP ${response.status}.`,
+        "agent_card_unavailable",
+      );
     }
     return { card: parseAgentCard(await readCardText(response)), cardUrl: candidate };
   }
@@ -71,7 +74,8 @@ async function fetchFollowingPublicRedirects(first: string, options: CardFetchOp
     const location = response.headers.get("location");
     if (response.status < 300 || response.status >= 400 || !location) return response;
     await response.body?.cancel().catch(() => {});
-    if (hop >= MAX_REDIRECTS) throw invalidCard("The agent card URL redirects too many times.", "agent_card_unavailable");
+    if (hop >= MAX_REDIRECTS)
+      throw invalidCard("The agent card URL redirects too many times.", "agent_card_unavailable");
     target = (await checkCustomHost(new URL(location, target).href, options.trustedHosts, "url")).href;
   }
 }

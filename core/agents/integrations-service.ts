@@ -77,7 +77,8 @@ async function changed(
   });
 }
 
-const notFound = (ref: string) => new NotFound(`No agent integration '${ref}'.`, { code: "agent_integration_not_found" });
+const notFound = (ref: string) =>
+  new NotFound(`No agent integration '${ref}'.`, { code: "agent_integration_not_found" });
 
 /** May this caller see (and invoke) the agent? Organisation-wide callers: every agent of the organisation. */
 export function agentVisibleTo(principal: Principal, agent: AgentIntegration): boolean {

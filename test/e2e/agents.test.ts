@@ -66,7 +66,14 @@ beforeAll(async () => {
     await createKey(gateway, gateway.adminKey, "workspace", "service", {
       name: "agents-a",
       workspace_id: workspaceA,
-      scopes: ["agent_integrations.create", "agent_integrations.read", "agent_integrations.list", "agents.invoke", "logs.list", "logs.view"],
+      scopes: [
+        "agent_integrations.create",
+        "agent_integrations.read",
+        "agent_integrations.list",
+        "agents.invoke",
+        "logs.list",
+        "logs.view",
+      ],
     })
   ).key;
   const created = await call(gateway, keyA, "POST", "/v2/agent-integrations", {
@@ -212,7 +219,9 @@ describe("invocation through the A2A SDK client", () => {
         jsonrpc: "2.0",
         id: 3,
         method: "message/send",
-        params: { message: { kind: "message", messageId: "m-1", role: "user", parts: [{ kind: "text", text: "log me" }] } },
+        params: {
+          message: { kind: "message", messageId: "m-1", role: "user", parts: [{ kind: "text", text: "log me" }] },
+        },
       },
       { "x-gateway-trace-id": traceId },
     );
@@ -309,13 +318,21 @@ describe("POST /v2/agent-integrations/fetch-agent-card", () => {
   it("rejects private addresses, metadata hosts and unsafe schemes without TRUSTED_CUSTOM_HOSTS", async () => {
     const strict = await startTestGateway({ TRUSTED_CUSTOM_HOSTS: "" });
     try {
-      for (const url of [agent.url, "http://169.254.169.254/latest", "http://metadata.google.internal/", "file:///etc/passwd"]) {
+      for (const url of [
+        agent.url,
+        "http://169.254.169.254/latest",
+        "http://metadata.google.internal/",
+        "file:///etc/passwd",
+      ]) {
         const refused = await fetchCard({ url }, strict);
         expect(refused.status, url).toBe(400);
         expect(refused.body.error.code).toBe("invalid_custom_host");
       }
       // Registering is refused alike.
-      const created = await call(strict, strict.adminKey, "POST", "/v2/agent-integrations", { name: "x", url: agent.url });
+      const created = await call(strict, strict.adminKey, "POST", "/v2/agent-integrations", {
+        name: "x",
+        url: agent.url,
+      });
       expect(created.status).toBe(400);
     } finally {
       await strict.close();
