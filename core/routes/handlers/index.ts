@@ -28,6 +28,7 @@ import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
 import { handlers as providers } from "./providers.ts";
 import { handlers as modelPricing } from "./model-pricing.ts";
+import { handlers as agents } from "./agents.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
@@ -68,6 +69,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   integrations,
   providers,
   "model-pricing": modelPricing,
+  agents,
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
