@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import {
+  type OAuthClientProvider,
+  auth,
   discoverAuthorizationServerMetadata,
   discoverOAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import type { Principal } from "../../core/auth/principal.ts";
@@ -709,6 +712,75 @@ describe("authenticateMcpBearer", () => {
     const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
     const issued = (await exchange(clientId, code, verifier)).body;
     expect(await bearer(issued.access_token, resourceOf(server.id))).toMatchObject({ kind: "oauth" });
+  });
+});
+
+describe("the MCP SDK's OAuth client", () => {
+  it("discovers, registers, authorizes with PKCE and exchanges the code against the gateway", async () => {
+    let client: OAuthClientInformationMixed | undefined;
+    let tokens: OAuthTokens | undefined;
+    let verifier = "";
+    let authorizationUrl: URL | undefined;
+    const provider: OAuthClientProvider = {
+      redirectUrl: REDIRECT,
+      clientMetadata: {
+        client_name: "SDK client",
+        redirect_uris: [REDIRECT],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      clientInformation: () => client,
+      saveClientInformation: (information) => {
+        client = information;
+      },
+      tokens: () => tokens,
+      saveTokens: (saved) => {
+        tokens = saved;
+      },
+      redirectToAuthorization: (url) => {
+        authorizationUrl = url;
+      },
+      saveCodeVerifier: (value) => {
+        verifier = value;
+      },
+      codeVerifier: () => verifier,
+    };
+    const serverUrl = resourceOf(server.slug);
+    expect(await auth(provider, { serverUrl })).toBe("REDIRECT");
+    expect(authorizationUrl?.searchParams.get("resource")).toBe(serverUrl);
+    expect(authorizationUrl?.searchParams.get("code_challenge_method")).toBe("S256");
+    // The user signs in with a key and allows, as a browser would.
+    const signIn = await (await fetch(authorizationUrl!)).text();
+    const consent = await (
+      await fetch(
+        `${gateway.url}/oauth/authorize/sign-in`,
+        form({
+          request_id: hiddenField(signIn, "request_id")!,
+          csrf: hiddenField(signIn, "csrf")!,
+          api_key: workspaceKey,
+        }),
+      )
+    ).text();
+    const decided = await fetch(
+      `${gateway.url}/oauth/authorize/consent`,
+      form({
+        request_id: hiddenField(consent, "request_id")!,
+        csrf: hiddenField(consent, "csrf")!,
+        decision: "approve",
+      }),
+    );
+    const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
+    expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe("AUTHORIZED");
+    expect(tokens?.access_token).toMatch(/^gwoat_/);
+    expect(await bearer(tokens!.access_token, serverUrl)).toMatchObject({
+      kind: "oauth",
+      workspaceId: server.workspaceId,
+    });
+    // And its refresh (tokens held, no code): a rotated pair.
+    const before = tokens!.refresh_token;
+    expect(await auth(provider, { serverUrl })).toBe("AUTHORIZED");
+    expect(tokens?.refresh_token).not.toBe(before);
   });
 });
 
