@@ -511,6 +511,11 @@ describe("tokens", () => {
     });
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(issued.refresh_token);
+    expect((await introspect(issued.refresh_token)).body.active).toBe(false);
+    expect((await introspect(rotated.body.refresh_token)).body).toMatchObject({
+      active: true,
+      token_type: "refresh_token",
+    });
     expect(await bearer(rotated.body.access_token)).toMatchObject({ kind: "oauth" });
     const reused = await token({
       grant_type: "refresh_token",

@@ -115,7 +115,8 @@ export async function findLiveToken(records: Records, token: string): Promise<St
   if (token.length > 200 || !/^gwo[ar]t_[A-Za-z0-9_-]+$/.test(token)) return undefined;
   const key = tokenKey(token);
   const item = (await records.get(key.pk, key.sk)) as unknown as StoredToken | undefined;
-  if (!item || item.expiresAt <= Date.now() / 1000) return undefined;
+  // A rotated refresh token is spent: no longer live (its reuse is handled by claimRefreshToken).
+  if (!item || item.expiresAt <= Date.now() / 1000 || item.rotated) return undefined;
   if (await familyRevoked(records, item.familyId)) return undefined;
   return item;
 }
