@@ -15,6 +15,7 @@ import { type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/
 import { createSession } from "../../core/sso/sessions.ts";
 import { seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { startOidcProvider } from "../helpers/oidc-provider.ts";
 
 /**
  * The gateway's OAuth 2.1 server for MCP clients end to end over real HTTP: discovery from a protected-resource
@@ -717,6 +718,62 @@ describe("authenticateMcpBearer", () => {
     const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
     const issued = (await exchange(clientId, code, verifier)).body;
     expect(await bearer(issued.access_token, resourceOf(server.id))).toMatchObject({ kind: "oauth" });
+  });
+});
+
+describe("sign-in with SSO", () => {
+  it("the sign-in page sends the user through SSO and back to the authorize request, signed in", async () => {
+    const idp = await startOidcProvider();
+    try {
+      idp.clients.set("gateway-web", { secret: "web-client-secret-0123456789" });
+      idp.nextUser = { email: "dana@example.com", email_verified: true, name: "Dana" };
+      const put = await fetch(`${gateway.url}/v1/admin/organisation/sso`, {
+        method: "PUT",
+        headers: { "x-gateway-api-key": gateway.adminKey, "content-type": "application/json" },
+        body: JSON.stringify({
+          issuer: idp.issuer,
+          client_id: "gateway-web",
+          client_secret: "web-client-secret-0123456789",
+          token_endpoint_auth_method: "client_secret_basic",
+          allowed_domains: ["example.com"],
+        }),
+      });
+      expect(put.status).toBe(200);
+      const clientId = await publicClient();
+      const { verifier, challenge } = pkce();
+      const signIn = await (await fetch(authorizeUrl(clientId, challenge))).text();
+      const link = /href="([^"]+)"/.exec(signIn)?.[1]?.replace(/&amp;/g, "&");
+      expect(link).toMatch(/^\/v1\/auth\/sso\/login\?redirect=/);
+      const login = await fetch(`${gateway.url}${link}`, { redirect: "manual" });
+      const atIdp = await fetch(login.headers.get("location")!, { redirect: "manual" });
+      const callback = await fetch(atIdp.headers.get("location")!, { redirect: "manual" });
+      expect(callback.status).toBe(302);
+      const back = callback.headers.get("location")!;
+      expect(back.startsWith("/oauth/authorize?")).toBe(true);
+      const cookie = callback.headers
+        .getSetCookie()
+        .map((value) => value.split(";")[0])
+        .join("; ");
+      const consent = await (await fetch(`${gateway.url}${back}`, { headers: { cookie } })).text();
+      expect(consent).toContain("Signed in as dana@example.com");
+      const decided = await fetch(`${gateway.url}/oauth/authorize/consent`, {
+        ...form({
+          request_id: hiddenField(consent, "request_id")!,
+          csrf: hiddenField(consent, "csrf")!,
+          decision: "approve",
+        }),
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      });
+      const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
+      const issued = (await exchange(clientId, code, verifier)).body;
+      expect((await introspect(issued.access_token)).body).toMatchObject({
+        active: true,
+        sub: userId,
+        display_name: "Dana Display",
+      });
+    } finally {
+      await idp.close();
+    }
   });
 });
 
