@@ -469,6 +469,26 @@ describe("tokens", () => {
     expect(refresh.body.error).toBe("invalid_grant");
   });
 
+  it("two concurrent exchanges of one code: one is a replay, and no token of that code stays usable; an expired code fails", async () => {
+    const clientId = await publicClient();
+    const { verifier, challenge } = pkce();
+    const code = await authorizeWithKey(clientId, challenge, workspaceKey);
+    const answers = await Promise.all([exchange(clientId, code, verifier), exchange(clientId, code, verifier)]);
+    expect(answers.filter((answer) => answer.status === 200).length).toBeLessThanOrEqual(1);
+    expect(answers.some((answer) => answer.body.error === "invalid_grant")).toBe(true);
+    for (const answer of answers) {
+      if (answer.status === 200) expect(await bearer(answer.body.access_token)).toBeInstanceOf(HttpError);
+    }
+    const late = await authorizeWithKey(clientId, challenge, workspaceKey);
+    const { sha256Hex } = await import("../../core/ids.ts");
+    await records().update(`OAUTHCODE#${sha256Hex(late)}`, "OAUTHCODE", {
+      set: { expiresAt: Math.floor(Date.now() / 1000) - 1 },
+    });
+    const expired = await exchange(clientId, late, verifier);
+    expect(expired.body.error).toBe("invalid_grant");
+    expect(expired.body.error_description).toMatch(/expired/);
+  });
+
   it("refuses a wrong verifier, another redirect_uri, another client, and unknown grants", async () => {
     const clientId = await publicClient();
     const otherClient = await publicClient();
@@ -672,6 +692,13 @@ describe("authenticateMcpBearer", () => {
     for (const bad of ["", "gwoat_forged", issued.refresh_token, gateway.adminKey]) {
       expect(await bearer(bad)).toBeInstanceOf(HttpError);
     }
+    // An expired access token is refused.
+    const { sha256Hex } = await import("../../core/ids.ts");
+    const second = (await exchange(clientId, await authorizeWithKey(clientId, challenge, key.secret), verifier)).body;
+    await records().update(`OAUTHAT#${sha256Hex(second.access_token)}`, "OAUTHAT", {
+      set: { expiresAt: Math.floor(Date.now() / 1000) - 1 },
+    });
+    expect(await bearer(second.access_token)).toBeInstanceOf(HttpError);
     // OAuth tokens open only the MCP endpoint, never the rest of the API.
     const api = await fetch(`${gateway.url}/v1/admin/workspaces`, {
       headers: { authorization: `Bearer ${issued.access_token}` },
