@@ -59,10 +59,18 @@ export async function issueTokens(
   const now = Math.floor(Date.now() / 1000);
   const family = familyKey(grant.familyId);
   const familyTtl = now + Math.max(lifetimes.accessSeconds, lifetimes.refresh ? lifetimes.refreshSeconds : 0);
+  // Conditional writes only: a revocation racing this issue (a replayed code) must never be overwritten.
   const existing = await records.get(family.pk, family.sk);
   if (existing?.revoked) throw new FamilyRevoked();
-  if (!existing || (existing.ttl as number) < familyTtl) {
-    await records.put({ ...family, clientId: grant.clientId, revoked: false, ttl: familyTtl });
+  try {
+    if (!existing) {
+      await records.put({ ...family, clientId: grant.clientId, revoked: false, ttl: familyTtl }, { exists: false });
+    } else if ((existing.ttl as number) < familyTtl) {
+      await records.update(family.pk, family.sk, { set: { ttl: familyTtl } }, { equals: { revoked: false } });
+    }
+  } catch (error) {
+    if (error instanceof ConditionFailedError) throw new FamilyRevoked();
+    throw error;
   }
   const stored = Object.fromEntries(Object.entries(grant).filter(([, value]) => value !== undefined));
   const access = `${ACCESS_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
