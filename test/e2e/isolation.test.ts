@@ -60,6 +60,9 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
   sso: { none: "organisation-wide, admin only (other organisations: test/e2e/sso.test.ts)" },
+  oauth: {
+    none: "public OAuth endpoints (client credentials, sign-in forms); workspaces and organisations kept apart in mcp-oauth.test.ts and mcp-oauth-upstream.test.ts",
+  },
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },

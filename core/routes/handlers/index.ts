@@ -2,6 +2,7 @@ import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
 import { handlers as sso } from "./sso.ts";
+import { handlers as oauth } from "./oauth.ts";
 import { handlers as batches } from "./batches.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as messages } from "./messages.ts";
@@ -77,6 +78,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   "api-keys": apiKeys,
   auth,
   sso,
+  oauth,
   workspaces,
   users,
   scim,
