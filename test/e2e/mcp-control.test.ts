@@ -371,7 +371,8 @@ describe("MCP control plane", () => {
           ["workspace B", keyB],
           ["other organisation", otherOrgKey],
         ] as const) {
-          const body = route.method === "GET" || route.method === "DELETE" ? undefined : (VALID_BODIES[route.path] ?? {});
+          const body =
+            route.method === "GET" || route.method === "DELETE" ? undefined : (VALID_BODIES[route.path] ?? {});
           const answer = await api(key, route.method, route.path.replace(":id", ref), body);
           if (answer.status !== 404)
             failures.push(`${name}: ${route.method} ${route.path} (${ref}) -> ${answer.status}`);
