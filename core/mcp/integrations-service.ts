@@ -4,6 +4,7 @@ import { audit } from "../control/deps.ts";
 import { Conflict, Forbidden, Invalid } from "../control/errors.ts";
 import { type CountedPage, offsetPage } from "../control/paging.ts";
 import { slugFrom } from "../control/provider-credentials.ts";
+import { workspaceStore } from "../control/workspaces.ts";
 import { checkCustomHost } from "../security/custom-host.ts";
 import {
   type McpAdminDeps,
@@ -317,10 +318,21 @@ export async function updateWorkspaces(
       code: "workspace_integration",
     });
   }
+  // Entries name workspaces of this organisation, by id or slug; stored by id.
+  const named: Array<{ id: string; enabled: boolean }> = [];
+  for (const [index, entry] of input.workspaces.entries()) {
+    const workspace = await workspaceStore(deps.records).get(principal.organisationId, entry.id);
+    if (!workspace)
+      throw new Invalid(`No workspace '${entry.id}'.`, {
+        param: `workspaces[${index}].id`,
+        code: "workspace_not_found",
+      });
+    named.push({ id: workspace.id, enabled: entry.enabled });
+  }
   const entries = new Map(
     input.override_existing_workspace_access ? [] : current.workspaces.map((entry) => [entry.id, entry]),
   );
-  for (const entry of input.workspaces) entries.set(entry.id, { id: entry.id, enabled: entry.enabled });
+  for (const entry of named) entries.set(entry.id, entry);
   const changes: Partial<McpIntegration> = { workspaces: [...entries.values()] };
   if (input.global_workspace_access) changes.global_workspace_access = input.global_workspace_access.enabled;
   const updated = await mcpIntegrationStore(deps.records).update(current, changes);

@@ -329,6 +329,11 @@ describe("MCP control plane", () => {
     expect(await failure(createIn(keyA))).toEqual({ status: 400, param: "mcp_integration_id" });
     expect((await failure(portkeyFor(keyA).mcpIntegrations.retrieve({ id: id! }))).status).toBe(404);
 
+    expect(
+      await failure(
+        admin.mcpIntegrations.workspaces.update({ id: id!, workspaces: [{ id: "ws_nope", enabled: true }] }),
+      ),
+    ).toEqual({ status: 400, param: "workspaces[0].id" });
     await admin.mcpIntegrations.workspaces.update({ id: id!, workspaces: [{ id: wsA.id, enabled: true }] });
     expect(await admin.mcpIntegrations.workspaces.list({ id: id! })).toMatchObject({
       workspaces: [{ id: wsA.id, enabled: true }],
