@@ -7,6 +7,7 @@ import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.ts";
+import { sendJson, startMockServer } from "../helpers/mock-server.ts";
 
 /**
  * The MCP control plane through the portkey-ai SDK's `mcpIntegrations.*` and `mcpServers.*`, unmodified, against a
@@ -433,6 +434,45 @@ describe("MCP control plane", () => {
     await portkeyFor(userKeyA).mcpServers.connections.delete({ id: server.id! });
     await portkeyFor(keyA).mcpServers.connections.delete({ id: server.id!, user_id: otherUserA.id });
     expect(items(await portkeyFor(keyA).mcpServers.connections.list({ id: server.id! }))).toEqual([]);
+  });
+
+  it("authenticates with OAuth client credentials: the sealed client secret goes only to the token endpoint", async () => {
+    const clientSecret = "client-secret-value-0123456789";
+    const [tokenServer, guarded] = await Promise.all([
+      startMockServer((_request, response) =>
+        sendJson(response, 200, { access_token: "cc-access-token-0123456789", token_type: "Bearer", expires_in: 600 }),
+      ),
+      startMcpUpstream({ requiredHeaders: { authorization: "Bearer cc-access-token-0123456789" } }),
+    ]);
+    try {
+      const portkey = portkeyFor(keyA);
+      const { id } = await portkey.mcpIntegrations.create({
+        name: "Client credentials",
+        url: guarded.url,
+        auth_type: "oauth_client_credentials",
+        transport: "http",
+        configurations: {
+          client_id: "gateway-client",
+          client_secret: clientSecret,
+          token_url: `${tokenServer.url}/token`,
+        },
+      });
+      expect(await portkey.mcpIntegrations.sync({ id: id! })).toMatchObject({ sync_status: "synced" });
+      const basic = Buffer.from(`gateway-client:${clientSecret}`).toString("base64");
+      expect(tokenServer.requests[0]?.headers.authorization).toBe(`Basic ${basic}`);
+      expect(guarded.requestHeaders.every((headers) => !JSON.stringify(headers).includes(clientSecret))).toBe(true);
+      const shown = await portkey.mcpIntegrations.retrieve({ id: id! });
+      expect(shown.configurations).toMatchObject({ client_id: "gateway-client", client_secret: "cl********6789" });
+      const server = await portkey.mcpServers.create({ name: "CC", mcp_integration_id: id! });
+      expect(await portkey.mcpServers.getClientInfo({ id: server.id! })).toMatchObject({
+        client_id: "gateway-client",
+        has_client_secret: true,
+        source: "integration",
+      });
+      expect(answers.join("\n")).not.toContain(clientSecret);
+    } finally {
+      await Promise.all([tokenServer.close(), guarded.close()]);
+    }
   });
 
   it("answers bad bodies 400 naming the param, and refuses private upstream addresses", async () => {
