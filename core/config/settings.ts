@@ -149,6 +149,8 @@ const SETTINGS = {
   // Server-side MCP tools (core/mcp/server-side)
 
   // Agents gateway (core/agents)
+  // Timeout of one agent card fetch (registering an agent, POST /v2/agent-integrations/fetch-agent-card).
+  AGENT_CARD_FETCH_TIMEOUT_MS: positiveInt(10_000, 1, 120_000),
 
   // Web console (console/)
 } satisfies Record<string, Parser<unknown>>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES, type RouteSpec } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 
 /**
  * Workspace isolation matrix, derived from the route table. Every path parameter of every authenticated
@@ -55,6 +56,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
   "model-pricing": ["modelPrice"],
+  agents: ["agentIntegration"],
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
   sso: { none: "organisation-wide, admin only (other organisations: test/e2e/sso.test.ts)" },
@@ -93,6 +95,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
   "/v1/model-pricing/:id": "modelPrice",
+  "/v2/agent-integrations/:id": "agentIntegration",
+  "/v1/agents/:agent": "agentIntegration",
   "/v1/api-keys/:id": "key",
   "/v1/api-keys/:type": null,
   "/v1/api-keys/:type/:subType": null,
@@ -131,6 +135,8 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/integrations/:id": { name: "probe" },
   "PUT /v1/virtual-keys/:slug": { name: "probe" },
   "PUT /v1/model-pricing/:id": { note: "probe" },
+  "PUT /v2/agent-integrations/:id": { name: "probe" },
+  "POST /v1/agents/:agent": { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "probe" } },
   "PUT /v1/api-keys/:id": { name: "probe" },
   "PUT /v1/admin/workspaces/:id": { name: "probe" },
   "PUT /v2/workspaces/:id": { name: "probe" },
@@ -159,6 +165,7 @@ const BODIES: Record<string, unknown> = {
 };
 
 let gateway: TestGateway;
+let agentCardServer: MockServer;
 let admin: string;
 /** A's resources: id, and slug where the resource has one. */
 const a: Record<string, { id: string; slug?: string }> = {};
@@ -283,6 +290,16 @@ beforeAll(async () => {
       prices: { input: 1 },
     }),
   );
+  // An A2A agent card for workspace A's agent integration (fetched when it is registered).
+  agentCardServer = await startMockServer((_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ name: "A's agent", url: "http://127.0.0.1:9/a2a" }));
+  });
+  await make(
+    "agentIntegration",
+    () => call(gateway, keyA.key, "POST", "/v2/agent-integrations", { name: "a-agent", url: agentCardServer.url }),
+    true,
+  );
   await make("usageLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
   );
@@ -321,6 +338,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
+  await agentCardServer?.close();
 });
 
 interface Case {
@@ -448,6 +466,7 @@ describe("workspace isolation", () => {
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
       ["modelPrice", "/v1/model-pricing/"],
+      ["agentIntegration", "/v2/agent-integrations/"],
       ["key", "/v1/api-keys/"],
       ["workspace", "/v1/admin/workspaces/"],
       ["log", "/v1/logs/"],

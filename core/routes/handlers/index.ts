@@ -29,6 +29,7 @@ import { handlers as integrations } from "./integrations.ts";
 import { handlers as providers } from "./providers.ts";
 import { handlers as mcpAdmin } from "./mcp-admin.ts";
 import { handlers as modelPricing } from "./model-pricing.ts";
+import { handlers as agents } from "./agents.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
@@ -70,6 +71,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   providers,
   "mcp-admin": mcpAdmin,
   "model-pricing": modelPricing,
+  agents,
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
