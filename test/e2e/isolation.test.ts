@@ -67,6 +67,7 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
   providers: { none: "workspace providers; kept apart in providers-api.test.ts" },
+  "mcp-admin": ["mcpIntegration", "mcpServer"],
   scim: { none: "organisation-wide (a SCIM token or an admin key); organisations kept apart in scim.test.ts" },
   deployments: { none: "organisation-wide, admin only; other organisations: deployments.test.ts" },
   policies: ["usageLimit", "rateLimit"],
@@ -112,6 +113,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
   "/v1/providers/:id": null,
+  "/v1/mcp-integrations/:id": "mcpIntegration",
+  "/v1/mcp-servers/:id": "mcpServer",
   // Organisation-wide SCIM resources (admin keys only): organisations kept apart in scim.test.ts.
   "/v1/admin/scim/tokens/:id": null,
   "/v1/admin/scim/group-mappings/:id": null,
@@ -155,6 +158,13 @@ const BODIES: Record<string, unknown> = {
   "POST /v1/prompts/:id/render": { variables: { name: "probe" } },
   "POST /v1/prompts/:id/completions": { variables: { name: "probe" } },
   "POST /v1/prompts/:id/generate": { variables: { name: "probe" } },
+  "PUT /v1/mcp-integrations/:id": { name: "probe" },
+  "PUT /v1/mcp-integrations/:id/workspaces": { workspaces: [] },
+  "PUT /v1/mcp-integrations/:id/capabilities": { capabilities: [] },
+  "PUT /v1/mcp-servers/:id": { name: "probe" },
+  "PUT /v1/mcp-servers/:id/capabilities": { capabilities: [] },
+  "PUT /v1/mcp-servers/:id/user-access": { default_user_access: "allow" },
+  "PUT /v1/mcp-servers/:id/tokens": { access_token: "probe-token" },
 };
 
 let gateway: TestGateway;
@@ -298,6 +308,28 @@ beforeAll(async () => {
   );
   await make("rateLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/rate-limits", { unit: "rpm", value: 100 }),
+  );
+  await make(
+    "mcpIntegration",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/mcp-integrations", {
+        name: "a-mcp",
+        slug: "a-mcp",
+        url: "http://127.0.0.1:9/mcp",
+        auth_type: "headers",
+        configurations: { headers: { "x-key": "secret-of-a-mcp" } },
+      }),
+    true,
+  );
+  await make(
+    "mcpServer",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/mcp-servers", {
+        name: "a-mcp-server",
+        slug: "a-mcp-server",
+        mcp_integration_id: a.mcpIntegration!.id,
+      }),
+    true,
   );
   await make("invite", () =>
     call(gateway, admin, "POST", "/v1/admin/users/invites", {
@@ -444,6 +476,8 @@ describe("workspace isolation", () => {
       ["export", "/v1/logs/exports/"],
       ["usageLimit", "/v2/policies/usage-limits/"],
       ["rateLimit", "/v2/policies/rate-limits/"],
+      ["mcpIntegration", "/v1/mcp-integrations/"],
+      ["mcpServer", "/v1/mcp-servers/"],
     ];
     const failures: string[] = [];
     for (const [fixture, base] of reads) {

@@ -28,6 +28,7 @@ import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
 import { handlers as providers } from "./providers.ts";
+import { handlers as mcpAdmin } from "./mcp-admin.ts";
 import { handlers as modelPricing } from "./model-pricing.ts";
 import { handlers as agents } from "./agents.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
@@ -69,6 +70,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   guardrails,
   integrations,
   providers,
+  "mcp-admin": mcpAdmin,
   "model-pricing": modelPricing,
   agents,
   "virtual-keys": virtualKeys,
