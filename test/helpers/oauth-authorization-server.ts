@@ -77,7 +77,7 @@ export async function startMockAuthorizationServer(): Promise<MockAuthorizationS
       const query = new URL(request.path, "http://x").searchParams;
       const client = state.clients.get(query.get("client_id") ?? "");
       const redirectUri = query.get("redirect_uri") ?? "";
-      if (!client || !client.redirectUris.includes(redirectUri) || query.get("code_challenge_method") !== "S256") {
+      if (!client?.redirectUris.includes(redirectUri) || query.get("code_challenge_method") !== "S256") {
         return sendJson(response, 400, { error: "invalid_request" });
       }
       const code = randomBytes(16).toString("hex");
