@@ -69,6 +69,20 @@ export async function buildConsole(outdir = CONSOLE_DIST_DIR): Promise<void> {
   });
 }
 
+/**
+ * npm's install step (`prepare`): builds the console so a fresh clone's `npm install && npm start` serves it. An
+ * install without dev dependencies (`--omit=dev`) has no Vite: it says so and goes on rather than failing.
+ */
+async function prepareConsole(): Promise<void> {
+  try {
+    await import("vite");
+  } catch {
+    console.warn("Not building the web console: Vite is not installed (dev dependencies omitted).");
+    return;
+  }
+  await buildConsole();
+}
+
 /** Where the realtime container service's bundle goes (services/realtime/Dockerfile builds it there too). */
 export const REALTIME_DIST_DIR = join(root, "dist", "realtime");
 
@@ -118,9 +132,10 @@ export function assertNoLazyCommonJs(metafile: esbuild.Metafile): void {
 }
 
 // `node scripts/build.ts` builds dist/ for npm start; `node scripts/build.ts realtime [outdir]` the container
-// service; `node scripts/build.ts console [outdir]` only the web console (npm's install step, the AWS deploy).
+// service; `node scripts/build.ts console [outdir]` only the web console (the AWS deploy); `prepare`: npm install.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv[2] === "realtime") await buildRealtimeService(process.argv[3]);
   else if (process.argv[2] === "console") await buildConsole(process.argv[3]);
+  else if (process.argv[2] === "prepare") await prepareConsole();
   else await buildLocal();
 }
