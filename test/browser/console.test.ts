@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOidcProvider } from "../helpers/oidc-provider.ts";
 import { type ConsoleSetup, browserSkipReason, openConsole, signIn, startConsoleSetup } from "./harness.ts";
 
 const skipReason = browserSkipReason();
@@ -115,6 +116,147 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       expect(problems).toEqual([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it("filters the logs by status, opens a trace as a tree of spans, and records feedback on it", async () => {
+    const trace = `browser-trace-${Date.now()}`;
+    const span = (id: string, parent?: string) => ({
+      "x-gateway-trace-id": trace,
+      "x-gateway-span-id": id,
+      "x-gateway-span-name": `step ${id}`,
+      ...(parent ? { "x-gateway-parent-span-id": parent } : {}),
+    });
+    // Feedback is given with a workspace key (organisation keys are refused): sign in and call with one.
+    const admin = { "x-gateway-api-key": setup.gateway.adminKey, "content-type": "application/json" };
+    const workspaces = await (await fetch(`${setup.gateway.url}/v1/admin/workspaces`, { headers: admin })).json();
+    const created = await fetch(`${setup.gateway.url}/v1/api-keys/workspace/service`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({
+        name: "console browser test",
+        workspace_id: workspaces.data[0].id,
+        scopes: ["logs.list", "logs.view", "feedback.create", "analytics.view"],
+      }),
+    });
+    expect(created.status).toBe(201);
+    const workspaceKey: string = (await created.json()).key;
+    const ask = (headers: Record<string, string>) =>
+      setup.openai.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] },
+        { headers: { "x-gateway-api-key": workspaceKey, ...headers } },
+      );
+    await ask(span("root"));
+    await ask(span("child", "root"));
+    setup.upstream.setFault({ status: 429, times: 1 });
+    await expect(ask({})).rejects.toThrow();
+
+    const { context, page, problems } = await openConsole(setup);
+    try {
+      await signIn(page, workspaceKey);
+      await page.goto(`${setup.gateway.url}/#/logs`);
+      await page.getByLabel("Status", { exact: true }).fill("429");
+      await page.getByRole("button", { name: "Apply filters" }).click();
+      expect(page.url()).toContain("status=429");
+      // Only failures are listed once the filtered page is in: every data row carries the 429 badge.
+      const rows = page.locator("tbody tr");
+      const failed = rows.filter({ hasText: "429" });
+      await expect
+        .poll(
+          async () => {
+            const [all, matching] = [await rows.count(), await failed.count()];
+            if (matching > 0 && all === matching) return true;
+            await page.getByRole("button", { name: "Refresh" }).click();
+            return false;
+          },
+          { timeout: 20_000, interval: 500 },
+        )
+        .toBe(true);
+      expect(await page.getByRole("row").filter({ hasText: "gpt-4o-mini" }).filter({ hasText: "200" }).count()).toBe(0);
+
+      await page.goto(`${setup.gateway.url}/#/logs/trace/${trace}`);
+      const tree = page.getByRole("list", { name: "Spans" });
+      await tree.getByRole("link", { name: /step root/ }).waitFor();
+      // The child span is nested under its parent.
+      expect(
+        await tree
+          .locator("li li")
+          .getByRole("link", { name: /step child/ })
+          .count(),
+      ).toBe(1);
+
+      const before = await (
+        await fetch(`${setup.gateway.url}/v1/analytics/summary`, {
+          headers: { "x-gateway-api-key": workspaceKey },
+        })
+      ).json();
+      await page.getByLabel("Value (-10 to 10)").fill("7");
+      await page.getByRole("button", { name: "Send feedback" }).click();
+      await page.getByRole("status").filter({ hasText: "Feedback 7 recorded" }).waitFor();
+      const after = await (
+        await fetch(`${setup.gateway.url}/v1/analytics/summary`, {
+          headers: { "x-gateway-api-key": workspaceKey },
+        })
+      ).json();
+      expect(after.feedback.total).toBe(before.feedback.total + 1);
+
+      // An out-of-range value: the gateway's 400 is shown with the parameter it names.
+      await page.getByLabel("Value (-10 to 10)").fill("11");
+      await page.getByRole("button", { name: "Send feedback" }).click();
+      await page.getByRole("alert").filter({ hasText: "value" }).waitFor();
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  // Last: it turns SSO on for the organisation.
+  it("offers SSO once the organisation has it, signs in through the identity provider, and signs out", async () => {
+    const { context: before, page: plain } = await openConsole(setup);
+    try {
+      await plain.getByLabel("API key", { exact: true }).waitFor();
+      await plain.waitForLoadState("networkidle"); // the SSO probe has answered
+      expect(await plain.getByRole("link", { name: "Sign in with SSO" }).count()).toBe(0);
+    } finally {
+      await before.close();
+    }
+
+    const idp = await startOidcProvider();
+    try {
+      idp.clients.set("console-web", { secret: "console-web-secret-0123456789" });
+      idp.nextUser = { email: "console-user@example.com", email_verified: true, name: "Console User" };
+      const settings = await fetch(`${setup.gateway.url}/v1/admin/organisation/sso`, {
+        method: "PUT",
+        headers: { "x-gateway-api-key": setup.gateway.adminKey, "content-type": "application/json" },
+        body: JSON.stringify({
+          issuer: idp.issuer,
+          client_id: "console-web",
+          client_secret: "console-web-secret-0123456789",
+          token_endpoint_auth_method: "client_secret_basic",
+          allowed_domains: ["example.com"],
+        }),
+      });
+      expect(settings.status, await settings.text()).toBe(200);
+
+      const { context, page, problems } = await openConsole(setup);
+      try {
+        await page.getByRole("link", { name: "Sign in with SSO" }).click();
+        // Gateway -> identity provider -> callback (session cookie) -> the console, which finds the session.
+        await page.getByRole("button", { name: "Sign out" }).waitFor();
+        expect(await page.locator(".who").textContent()).toBe("Console User");
+        expect(await page.evaluate(() => document.cookie)).toContain("gateway_csrf=");
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.getByLabel("API key", { exact: true }).waitFor();
+        // The session is over at the gateway too: a reload does not sign back in.
+        await page.reload();
+        await page.getByLabel("API key", { exact: true }).waitFor();
+        expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    } finally {
+      await idp.close();
     }
   });
 });

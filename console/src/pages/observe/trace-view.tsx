@@ -102,7 +102,8 @@ function FeedbackForm({ traceId }: { traceId: string }) {
   }
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="feedback-title">
+    // noValidate: the gateway validates (one source of truth) and its 400 names the field.
+    <form class="card" onSubmit={submit} aria-labelledby="feedback-title" noValidate>
       <h2 id="feedback-title">Feedback on this trace</h2>
       <div class="toolbar">
         <Field label="Value (-10 to 10)">
