@@ -75,6 +75,10 @@ export function readCookie(name: string): string | undefined {
   return undefined;
 }
 
+/** The metadata every console call carries (`x-gateway-metadata`). */
+export const CONSOLE_METADATA = { key: "_source", value: "console" } as const;
+const CONSOLE_METADATA_HEADER = JSON.stringify({ [CONSOLE_METADATA.key]: CONSOLE_METADATA.value });
+
 export type Query = Record<string, string | number | boolean | null | undefined>;
 
 export interface ApiInit extends Omit<RequestInit, "body"> {
@@ -124,6 +128,9 @@ export async function api<T>(path: string, init: ApiInit = {}): Promise<T> {
   } else {
     sent = body as BodyInit | null | undefined;
   }
+  // Tags the console's own calls in their request logs, so the Logs page can leave them out (live tail would
+  // otherwise list its own polls).
+  if (!headers.has("x-gateway-metadata")) headers.set("x-gateway-metadata", CONSOLE_METADATA_HEADER);
   const method = (rest.method ?? "GET").toUpperCase();
   if (credentials?.kind === "api_key") headers.set("x-gateway-api-key", credentials.key);
   if (credentials?.kind === "session" && method !== "GET" && method !== "HEAD") {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOidcProvider } from "../helpers/oidc-provider.ts";
-import { type ConsoleSetup, browserSkipReason, openConsole, signIn, startConsoleSetup } from "./harness.ts";
+import {
+  type ConsoleSetup,
+  browserSkipReason,
+  openConsole,
+  signIn,
+  startConsoleSetup,
+  unlabelledControls,
+} from "./harness.ts";
 
 const skipReason = browserSkipReason();
 
@@ -76,7 +83,15 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
           { timeout: 20_000, interval: 500 },
         )
         .toBe(true);
-      await row.click();
+      // The console's own calls (its GET /v1/logs polls) are logged too, tagged, and left out by default.
+      expect(await page.getByRole("row").filter({ hasText: "/v1/logs" }).count()).toBe(0);
+      await page.getByLabel("Hide the console's own requests").uncheck();
+      expect(await page.getByRole("row").filter({ hasText: "/v1/logs" }).count()).toBeGreaterThan(0);
+      await page.getByLabel("Hide the console's own requests").check();
+      expect(await unlabelledControls(page)).toEqual([]);
+      // Keyboard: a row is focusable and Enter opens it.
+      await row.focus();
+      await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: /^Request log/ }).waitFor();
       const cost = (await page.getByTestId("log-cost").textContent())!.trim();
       expect(cost).toMatch(/^\$\d+\.\d+$/);
@@ -88,6 +103,7 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       await tile.waitFor();
       await expect.poll(async () => (await tile.textContent())?.trim(), { timeout: 10_000 }).toBe(cost);
       expect((await page.locator('[data-tile="Requests"]').textContent())?.trim()).not.toBe("0");
+      expect(await unlabelledControls(page)).toEqual([]);
       // uPlot drew its charts (canvas), allowed by the policy.
       await expect
         .poll(() => page.locator("figure.chart canvas").count(), { timeout: 10_000 })

@@ -88,3 +88,21 @@ export async function signIn(page: Page, key: string): Promise<void> {
   // The nav may be folded away (phone widths): the Sign out button is always shown.
   await page.getByRole("button", { name: "Sign out" }).waitFor();
 }
+
+/** Form controls and buttons of the page with no accessible name (no label, aria-label or text). */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>("input, select, textarea, button")]
+      .filter((element) => {
+        if ((element as HTMLInputElement).type === "hidden") return false;
+        const labels = (element as HTMLInputElement).labels;
+        return !(
+          (labels && labels.length > 0) ||
+          element.getAttribute("aria-label") ||
+          element.getAttribute("aria-labelledby") ||
+          (element.tagName === "BUTTON" && element.textContent?.trim())
+        );
+      })
+      .map((element) => element.outerHTML.slice(0, 160)),
+  );
+}

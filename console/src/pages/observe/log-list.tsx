@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { type ListPage, api } from "../../api.ts";
+import { CONSOLE_METADATA, type ListPage, api } from "../../api.ts";
 import { formatCost, formatMs, formatNumber, formatTime, fromLocalInput, toLocalInput } from "../../format.ts";
 import { href, navigate, replaceQuery } from "../../router.ts";
 import { useSession } from "../../session.ts";
@@ -53,6 +53,7 @@ export function LogList({ query }: { query: URLSearchParams }) {
   const [draft, setDraft] = useState<Filters>(applied);
   const [cursors, setCursors] = useState<string[]>([]);
   const [tail, setTail] = useState(false);
+  const [hideOwn, setHideOwn] = useState(true);
   const cursor = cursors.at(-1);
   const appliedKey = JSON.stringify(applied);
 
@@ -132,6 +133,10 @@ export function LogList({ query }: { query: URLSearchParams }) {
         <label class="checkbox">
           <input type="checkbox" checked={tail} onChange={(event) => setTail(event.currentTarget.checked)} /> Live tail
         </label>
+        <label class="checkbox">
+          <input type="checkbox" checked={hideOwn} onChange={(event) => setHideOwn(event.currentTarget.checked)} /> Hide
+          the console's own requests
+        </label>
         <Button onClick={page.reload} busy={page.loading && !tail}>
           Refresh
         </Button>
@@ -143,7 +148,7 @@ export function LogList({ query }: { query: URLSearchParams }) {
       <Table
         caption="Request logs"
         columns={COLUMNS}
-        rows={page.data?.data ?? []}
+        rows={(page.data?.data ?? []).filter((log) => !hideOwn || !isConsoleCall(log))}
         rowKey={(log) => log.id}
         onOpen={(log) => navigate(`/logs/${encodeURIComponent(log.id)}`)}
         empty={page.loading ? "Loading…" : "No requests match these filters."}
@@ -162,3 +167,5 @@ export function LogList({ query }: { query: URLSearchParams }) {
     </section>
   );
 }
+
+const isConsoleCall = (log: LogEntry) => log.metadata?.[CONSOLE_METADATA.key] === CONSOLE_METADATA.value;
