@@ -49,7 +49,7 @@ export function currentCredentials(): Credentials | null {
   return credentials;
 }
 
-export function useCredentials(next: Credentials | null): void {
+export function saveCredentials(next: Credentials | null): void {
   credentials = next;
   try {
     sessionStorage.removeItem(KEY_STORAGE);
@@ -148,7 +148,7 @@ export async function api<T>(path: string, init: ApiInit = {}): Promise<T> {
   if (!response.ok) {
     const error = parseError(text, response.status);
     if (response.status === 401 && credentials) {
-      useCredentials(null);
+      saveCredentials(null);
       for (const listener of signedOutListeners) listener();
     }
     throw new ApiError(response.status, error);

@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, type Credentials, api, currentCredentials, onSignedOut, useCredentials } from "./api.ts";
+import { ApiError, type Credentials, api, currentCredentials, onSignedOut, saveCredentials } from "./api.ts";
 import { Layout } from "./layout.tsx";
 import { SessionContext, type SessionInfo } from "./session.ts";
 import { SignIn } from "./sign-in.tsx";
@@ -40,13 +40,13 @@ function App() {
         (self) => {
           if (self.auth_method !== "session") return;
           const next: Credentials = { kind: "session", csrfToken: self.csrf_token };
-          useCredentials(next);
+          saveCredentials(next);
           setCredentials(next);
           setDisplayName(self.display_name ?? self.email ?? "Signed in");
         },
         () => {
           if (credentials?.kind === "session") {
-            useCredentials(null);
+            saveCredentials(null);
             setCredentials(null);
           }
         },
@@ -85,7 +85,7 @@ function App() {
           if (!(error instanceof ApiError)) throw error;
         });
       }
-      useCredentials(null);
+      saveCredentials(null);
       sessionStorage.removeItem(WORKSPACE_STORAGE);
       setCredentials(null);
       window.location.hash = "";

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, type Credentials, api, useCredentials } from "./api.ts";
+import { ApiError, type Credentials, api, saveCredentials } from "./api.ts";
 import { Button, ErrorBanner, Field } from "./ui/index.ts";
 
 export const SSO_LOGIN_PATH = "/v1/auth/sso/login";
@@ -24,12 +24,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credentials: Credentials) 
     setBusy(true);
     setError(null);
     const credentials: Credentials = { kind: "api_key", key: trimmed };
-    useCredentials(credentials);
+    saveCredentials(credentials);
     try {
       await checkKey();
       onSignedIn(credentials);
     } catch (failure) {
-      useCredentials(null);
+      saveCredentials(null);
       setError(failure);
     } finally {
       setBusy(false);
