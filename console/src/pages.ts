@@ -34,6 +34,8 @@ export const PAGES: PageDef[] = [
   { route: "/logs", title: "Logs", group: "Observe", load: () => import("./pages/observe/logs.tsx") },
   { route: "/analytics", title: "Analytics", group: "Observe", load: () => import("./pages/observe/analytics.tsx") },
   // Manage pages (part B): one line each, in the order the nav shows them.
+  { route: "/keys", title: "API keys", group: "Manage", load: () => import("./pages/manage/keys.tsx") },
+  { route: "/configs", title: "Configs", group: "Manage", load: () => import("./pages/manage/configs.tsx") },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */

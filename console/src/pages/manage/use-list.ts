@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import "./manage.css";
 import { type ListPage, type Query, api } from "../../api.ts";
 
 export interface ListState<T> {
