@@ -36,6 +36,8 @@ export const PAGES: PageDef[] = [
   // Manage pages (part B): one line each, in the order the nav shows them.
   { route: "/keys", title: "API keys", group: "Manage", load: () => import("./pages/manage/keys.tsx") },
   { route: "/configs", title: "Configs", group: "Manage", load: () => import("./pages/manage/configs.tsx") },
+  { route: "/workspaces", title: "Workspaces", group: "Manage", load: () => import("./pages/manage/workspaces.tsx") },
+  { route: "/users", title: "Users", group: "Manage", load: () => import("./pages/manage/users.tsx") },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */
