@@ -38,6 +38,18 @@ export const PAGES: PageDef[] = [
   { route: "/configs", title: "Configs", group: "Manage", load: () => import("./pages/manage/configs.tsx") },
   { route: "/workspaces", title: "Workspaces", group: "Manage", load: () => import("./pages/manage/workspaces.tsx") },
   { route: "/users", title: "Users", group: "Manage", load: () => import("./pages/manage/users.tsx") },
+  {
+    route: "/integrations",
+    title: "Integrations",
+    group: "Manage",
+    load: () => import("./pages/manage/integrations.tsx"),
+  },
+  {
+    route: "/virtual-keys",
+    title: "Virtual keys",
+    group: "Manage",
+    load: () => import("./pages/manage/virtual-keys.tsx"),
+  },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */
