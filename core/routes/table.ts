@@ -97,6 +97,18 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
+    // The web console (console/, issue 29): its built static files, public like any web page (it signs in
+    // through the API). Served by the local gateway; on AWS the Router serves them from a bucket.
+    name: "console",
+    dataPlane: false,
+    timeoutSeconds: 10,
+    platform: "static",
+    routes: [
+      { method: "GET", path: "/", handler: "consoleFile", auth: "none" },
+      { method: "GET", path: "/assets/*", handler: "consoleFile", auth: "none" },
+    ],
+  },
+  {
     // Self-hosted gateway deployments (issue 28): organisation admins register and delete them; a deployment
     // posts heartbeats with its own key (scope deployments.heartbeat), `self` naming its own deployment.
     name: "deployments",

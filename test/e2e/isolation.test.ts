@@ -44,6 +44,7 @@ const INFERENCE_FAMILIES = new Set([
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
 const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   health: { none: "public" },
+  console: { none: "public static files (the web console)" },
   metrics: { none: "public" },
   blobs: { none: "signed URLs, no API key" },
   logs: ["log", "export", "trace"],

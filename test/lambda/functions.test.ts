@@ -12,7 +12,7 @@ import { QUEUE_NAMES } from "../../core/store/ports.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** Container families (the realtime WebSocket proxy) have no Lambda entry: infra/realtime.ts runs them. */
-const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform !== "container");
+const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => (family.platform ?? "lambda") === "lambda");
 const HANDLERS_DIR = "core/routes/handlers/";
 
 const importsOf = (source: string) =>

@@ -16,6 +16,7 @@ import { handlers as ocr } from "./ocr.ts";
 import { handlers as assistants } from "./assistants.ts";
 import { handlers as fineTuning } from "./fine-tuning.ts";
 import { handlers as health } from "./health.ts";
+import { handlers as webConsole } from "./console.ts";
 import { handlers as deployments } from "./deployments.ts";
 import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
@@ -42,6 +43,7 @@ import { handlers as workspaces } from "./workspaces.ts";
 /** Every family's handler module, for platforms that mount all families in one process (local server). */
 export const ALL_HANDLERS: Record<string, HandlerMap> = {
   health,
+  console: webConsole,
   deployments,
   chat,
   responses,
