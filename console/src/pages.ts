@@ -50,6 +50,8 @@ export const PAGES: PageDef[] = [
     group: "Manage",
     load: () => import("./pages/manage/virtual-keys.tsx"),
   },
+  { route: "/policies", title: "Policies", group: "Manage", load: () => import("./pages/manage/policies.tsx") },
+  { route: "/guardrails", title: "Guardrails", group: "Manage", load: () => import("./pages/manage/guardrails.tsx") },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */
