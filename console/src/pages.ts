@@ -52,6 +52,8 @@ export const PAGES: PageDef[] = [
   },
   { route: "/policies", title: "Policies", group: "Manage", load: () => import("./pages/manage/policies.tsx") },
   { route: "/guardrails", title: "Guardrails", group: "Manage", load: () => import("./pages/manage/guardrails.tsx") },
+  { route: "/prompts", title: "Prompts", group: "Manage", load: () => import("./pages/manage/prompts.tsx") },
+  { route: "/audit-logs", title: "Audit logs", group: "Manage", load: () => import("./pages/manage/audit-logs.tsx") },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */
