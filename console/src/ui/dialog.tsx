@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useId, useRef } from "preact/hooks";
 import { Button } from "./button.tsx";
 
 interface DialogProps {
@@ -14,6 +14,8 @@ interface DialogProps {
 /** A modal <dialog>: the browser traps focus, Escape closes it, focus returns to the opener. */
 export function Dialog({ title, open, onClose, children, actions }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Unique per dialog: a page holds several, and each must be named by its own title.
+  const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -21,9 +23,9 @@ export function Dialog({ title, open, onClose, children, actions }: DialogProps)
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" onClose={onClose} onCancel={onClose}>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
       <header class="dialog-header">
-        <h2 id="dialog-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
       </header>
       <div class="dialog-body">{children}</div>
       <footer class="dialog-actions">

@@ -1,0 +1,100 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { type Browser, type Page, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
+
+/**
+ * The Manage pages in a real browser (Debian's chromium driven by playwright-core) against the in-process
+ * gateway serving the built console: an API key is created with scopes and its secret is shown once, then
+ * revoked (and refused by the API); an invalid config shows the 400's message and path, a valid one is saved.
+ */
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let gateway: TestGateway;
+let browser: Browser;
+let page: Page;
+const api = apiCaller(() => gateway);
+
+beforeAll(async () => {
+  execFileSync(
+    process.execPath,
+    [`${root}node_modules/vite/bin/vite.js`, "build", "--config", "console/vite.config.ts"],
+    {
+      cwd: root,
+      stdio: "pipe",
+    },
+  );
+  gateway = await startTestGateway();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--no-sandbox"],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${gateway.url}/`);
+  await page.getByRole("textbox", { name: "API key" }).fill(gateway.adminKey);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.close();
+});
+
+describe("console Manage pages", () => {
+  it("creates an API key with scopes, shows its secret once, and revokes it (then the API refuses it)", async () => {
+    await page.goto(`${gateway.url}/#/keys`);
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const dialog = page.getByRole("dialog", { name: "Create API key" });
+    await dialog.getByLabel("Name", { exact: true }).fill("browser key");
+    await dialog.locator('input[value="logs.list"]').check();
+    await dialog.locator('input[value="configs.list"]').check();
+    await dialog.getByRole("button", { name: "Create key" }).click();
+
+    const shown = page.getByRole("dialog", { name: 'Key "browser key" created' });
+    await shown.getByText("This is the only time it is shown.").waitFor();
+    const secret = await shown.getByTestId("secret-value").inputValue();
+    expect(secret.length).toBeGreaterThan(20);
+    // The key works, with the scopes picked.
+    expect((await api("GET", "/v1/configs", undefined, secret)).status).toBe(200);
+    expect((await api("GET", "/v1/api-keys", undefined, secret)).status).toBe(403);
+    await shown.getByRole("button", { name: "Close" }).click();
+
+    // Once closed, the secret is nowhere in the page: the table shows only the masked hint.
+    const row = page.getByRole("row").filter({ hasText: "browser key" });
+    await row.waitFor();
+    expect(await page.content()).not.toContain(secret);
+
+    await row.getByRole("button", { name: "Revoke key browser key" }).click();
+    await page.getByRole("dialog", { name: "Revoke key" }).getByRole("button", { name: "Revoke" }).click();
+    await row.waitFor({ state: "detached" });
+    expect((await api("GET", "/v1/configs", undefined, secret)).status).toBe(401);
+    const listed = await api("GET", "/v1/api-keys");
+    expect(listed.body.data.find((key: { name: string }) => key.name === "browser key").status).toBe("revoked");
+  });
+
+  it("shows an invalid config's error with its param path, then saves a valid config", async () => {
+    await page.goto(`${gateway.url}/#/configs/new`);
+    await page.getByRole("heading", { name: "New config" }).waitFor();
+    await page.getByLabel("Name", { exact: true }).fill("browser config");
+    const editor = page.getByLabel("Config (JSON)");
+    await editor.fill(
+      JSON.stringify({ strategy: { mode: "loadbalance" }, targets: [{ provider: "openai", weight: -1 }] }, null, 2),
+    );
+    await page.getByRole("button", { name: "Create config" }).click();
+    await expect.poll(() => page.getByTestId("error-param").textContent()).toBe("config.targets[0].weight");
+    expect(await page.getByRole("alert").first().textContent()).toContain("weight");
+    expect((await api("GET", "/v1/configs")).body.data).toHaveLength(0);
+
+    await editor.fill(JSON.stringify({ strategy: { mode: "fallback" }, targets: [{ provider: "openai" }] }, null, 2));
+    await page.getByRole("button", { name: "Create config" }).click();
+    await page.getByRole("heading", { name: "Config browser config" }).waitFor();
+    const saved = (await api("GET", "/v1/configs")).body.data;
+    expect(saved.map((config: { name: string }) => config.name)).toEqual(["browser config"]);
+    expect(page.url()).toContain(`#/configs/${saved[0].id}`);
+    await page.getByRole("link", { name: "Version 1" }).waitFor();
+  });
+});
