@@ -97,4 +97,52 @@ describe("console Manage pages", () => {
     expect(page.url()).toContain(`#/configs/${saved[0].id}`);
     await page.getByRole("link", { name: "Version 1" }).waitFor();
   });
+
+  it("opens every Manage page for an admin without an error, at phone width too", async () => {
+    const pages: Array<[string, string]> = [
+      ["/keys", "API keys"],
+      ["/configs", "Configs"],
+      ["/workspaces", "Workspaces"],
+      ["/users", "Users"],
+      ["/integrations", "Integrations"],
+      ["/virtual-keys", "Virtual keys"],
+      ["/policies", "Policies"],
+      ["/policies?kind=rate-limits", "Policies"],
+      ["/guardrails", "Guardrails"],
+      ["/prompts", "Prompts"],
+      ["/audit-logs", "Audit logs"],
+    ];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const [route, title] of pages) {
+        await page.goto(`${gateway.url}/#${route}`);
+        await page.getByRole("heading", { name: title, exact: true }).waitFor();
+        await page.waitForLoadState("networkidle");
+        expect(await page.getByRole("alert").count(), route).toBe(0);
+        // Nothing wider than the screen: tables scroll inside their own box.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow, `${route} at ${width}px`).toBeLessThanOrEqual(0);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("shows a 403 as a clear 'not allowed' message for a key without the scope", async () => {
+    const limited = await api("POST", "/v1/api-keys/organisation/service", {
+      name: "logs only",
+      scopes: ["logs.list"],
+    });
+    const context = await browser.newContext();
+    const other = await context.newPage();
+    other.setDefaultTimeout(10_000);
+    await other.goto(`${gateway.url}/`);
+    await other.getByRole("textbox", { name: "API key" }).fill(limited.body.key);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByRole("navigation", { name: "Console" }).waitFor();
+    await other.goto(`${gateway.url}/#/keys`);
+    const alert = other.getByRole("alert").filter({ hasText: "Not allowed (403)" });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("api_keys.list");
+    await context.close();
+  });
 });
