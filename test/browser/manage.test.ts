@@ -145,4 +145,68 @@ describe("console Manage pages", () => {
     expect(await alert.textContent()).toContain("api_keys.list");
     await context.close();
   });
+
+  it("keeps integration credentials write-only: the masked hint is shown, a blank field keeps the stored key", async () => {
+    const secretKey = "sk-browser-test-0123456789abcdef";
+    await page.goto(`${gateway.url}/#/integrations`);
+    await page.getByRole("button", { name: "Add integration" }).click();
+    const dialog = page.getByRole("dialog", { name: "Add integration" });
+    await dialog.getByLabel("Name", { exact: true }).fill("OpenAI prod");
+    await dialog.getByLabel("Slug", { exact: true }).fill("openai-prod");
+    await dialog.getByLabel("Provider", { exact: true }).fill("openai");
+    await dialog.getByLabel("API key", { exact: true }).fill(secretKey);
+    await dialog.getByRole("button", { name: "Create" }).click();
+    const row = page.getByRole("row").filter({ hasText: "OpenAI prod" });
+    await row.waitFor();
+    const stored = (await api("GET", "/v1/integrations/openai-prod")).body;
+    expect(stored.masked_api_key).not.toContain(secretKey);
+    expect(await row.textContent()).toContain(stored.masked_api_key);
+    expect(await page.content()).not.toContain(secretKey);
+
+    await row.getByRole("button", { name: "Edit OpenAI prod" }).click();
+    const edit = page.getByRole("dialog", { name: "Edit OpenAI prod" });
+    const keyField = edit.getByLabel("API key", { exact: true });
+    expect(await keyField.inputValue()).toBe("");
+    expect(await keyField.getAttribute("placeholder")).toBe(stored.masked_api_key);
+    await edit.getByLabel("Name", { exact: true }).fill("OpenAI production");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("row").filter({ hasText: "OpenAI production" }).waitFor();
+    const after = (await api("GET", "/v1/integrations/openai-prod")).body;
+    expect(after.name).toBe("OpenAI production");
+    expect(after.masked_api_key).toBe(stored.masked_api_key);
+  });
+
+  it("renders a prompt version in the playground with the variables its template prints", async () => {
+    const workspace = (await api("GET", "/v1/admin/workspaces")).body.data[0];
+    const created = await api("POST", "/v1/prompts", {
+      name: "Tutor",
+      workspace_id: workspace.id,
+      model: "gpt-4o-mini",
+      string: JSON.stringify([
+        { role: "system", content: "You are a {{tone}} tutor." },
+        { role: "user", content: "Explain {{topic}}" },
+      ]),
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`${gateway.url}/#/prompts/${created.body.id}`);
+    await page.getByRole("heading", { name: "Playground" }).waitFor();
+    await page.getByLabel("Variable tone").fill("patient");
+    await page.getByLabel("Variable topic").fill("tides");
+    await page.getByRole("button", { name: "Render" }).click();
+    const output = page.getByTestId("playground-output");
+    await output.waitFor();
+    const rendered = JSON.parse((await output.textContent()) ?? "{}");
+    expect(rendered.data.messages).toEqual([
+      { role: "system", content: "You are a patient tutor." },
+      { role: "user", content: "Explain tides" },
+    ]);
+
+    // A variable left out: the gateway's 400 is shown, naming it.
+    await page.getByLabel("Variable topic").fill("");
+    await page.getByLabel("Variable tone").fill("");
+    await page.getByRole("button", { name: "Render" }).click();
+    const refusal = page.getByRole("alert").filter({ hasText: "missing_variable" });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toMatch(/tone|topic/);
+  });
 });

@@ -37,7 +37,8 @@ export function PromptPlayground({ promptId, versions }: PlaygroundProps) {
   const chosen = versions.find((entry) => entry.value === version) ?? versions[0];
   const names = useMemo(() => templateVariables(chosen?.template ?? ""), [chosen?.template]);
   const target = `/v1/prompts/${encodeURIComponent(promptId)}${version ? `@${encodeURIComponent(version)}` : ""}`;
-  const variables = Object.fromEntries(names.map((name) => [name, values[name] ?? ""]));
+  // An empty field is left out, so the gateway names the variable still missing rather than printing "".
+  const variables = Object.fromEntries(names.filter((name) => values[name]).map((name) => [name, values[name]]));
 
   const call = (kind: "render" | "run") =>
     action.run(async () => {
@@ -64,7 +65,9 @@ export function PromptPlayground({ promptId, versions }: PlaygroundProps) {
           </select>
         )}
       </Field>
-      {names.length === 0 && <p class="muted">This version prints no variables.</p>}
+      <p class="muted">
+        {names.length === 0 ? "This version prints no variables." : "Empty variables are left out of the request."}
+      </p>
       {names.map((name) => (
         <Field key={name} label={`Variable ${name}`}>
           {({ id }) => (
