@@ -1,51 +1,45 @@
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { type Browser, type Page, chromium } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
+import { type ConsoleSetup, browserSkipReason, openConsole, signIn, startConsoleSetup } from "./harness.ts";
 
 /**
- * The Manage pages in a real browser (Debian's chromium driven by playwright-core) against the in-process
- * gateway serving the built console: an API key is created with scopes and its secret is shown once, then
- * revoked (and refused by the API); an invalid config shows the 400's message and path, a valid one is saved.
+ * The Manage pages in a real browser (Debian's chromium driven by playwright-core, test/browser/harness.ts)
+ * against the `npm start` bundle serving the built console: an API key is created with scopes and its secret is
+ * shown once, then revoked (and refused by the API); an invalid config shows the 400's message and path, a valid
+ * one is saved; credentials stay write-only; the prompt playground renders; a 403 is said plainly.
  */
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-let gateway: TestGateway;
-let browser: Browser;
+const skipReason = browserSkipReason();
+let setup: ConsoleSetup;
+let context: BrowserContext;
 let page: Page;
-const api = apiCaller(() => gateway);
+let problems: string[];
 
-beforeAll(async () => {
-  execFileSync(
-    process.execPath,
-    [`${root}node_modules/vite/bin/vite.js`, "build", "--config", "console/vite.config.ts"],
-    {
-      cwd: root,
-      stdio: "pipe",
-    },
-  );
-  gateway = await startTestGateway();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox"],
+/** The gateway's JSON API with a key (the admin key by default): status and parsed body. */
+async function api(method: string, path: string, body?: unknown, key = setup.gateway.adminKey) {
+  const response = await fetch(`${setup.gateway.url}${path}`, {
+    method,
+    headers: { "x-gateway-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  await page.goto(`${gateway.url}/`);
-  await page.getByRole("textbox", { name: "API key" }).fill(gateway.adminKey);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Console" }).waitFor();
-}, 120_000);
+  return { status: response.status, body: (await response.json()) as any };
+}
 
-afterAll(async () => {
-  await browser?.close();
-  await gateway?.close();
-});
+describe.skipIf(skipReason !== undefined)("console Manage pages", () => {
+  beforeAll(async () => {
+    setup = await startConsoleSetup();
+    ({ context, page, problems } = await openConsole(setup));
+    page.setDefaultTimeout(10_000);
+    await signIn(page, setup.gateway.adminKey);
+  }, 120_000);
 
-describe("console Manage pages", () => {
+  afterAll(async () => {
+    await context?.close();
+    await setup?.close();
+  });
+
   it("creates an API key with scopes, shows its secret once, and revokes it (then the API refuses it)", async () => {
-    await page.goto(`${gateway.url}/#/keys`);
+    await page.goto(`${setup.gateway.url}/#/keys`);
     await page.getByRole("heading", { name: "API keys" }).waitFor();
     await page.getByRole("button", { name: "Create key" }).click();
     const dialog = page.getByRole("dialog", { name: "Create API key" });
@@ -77,7 +71,7 @@ describe("console Manage pages", () => {
   });
 
   it("shows an invalid config's error with its param path, then saves a valid config", async () => {
-    await page.goto(`${gateway.url}/#/configs/new`);
+    await page.goto(`${setup.gateway.url}/#/configs/new`);
     await page.getByRole("heading", { name: "New config" }).waitFor();
     await page.getByLabel("Name", { exact: true }).fill("browser config");
     const editor = page.getByLabel("Config (JSON)");
@@ -115,7 +109,7 @@ describe("console Manage pages", () => {
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 800 });
       for (const [route, title] of pages) {
-        await page.goto(`${gateway.url}/#${route}`);
+        await page.goto(`${setup.gateway.url}/#${route}`);
         await page.getByRole("heading", { name: title, exact: true }).waitFor();
         await page.waitForLoadState("networkidle");
         expect(await page.getByRole("alert").count(), route).toBe(0);
@@ -125,6 +119,7 @@ describe("console Manage pages", () => {
       }
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+    expect(problems).toEqual([]);
   });
 
   it("shows a 403 as a clear 'not allowed' message for a key without the scope", async () => {
@@ -132,23 +127,19 @@ describe("console Manage pages", () => {
       name: "logs only",
       scopes: ["logs.list"],
     });
-    const context = await browser.newContext();
-    const other = await context.newPage();
-    other.setDefaultTimeout(10_000);
-    await other.goto(`${gateway.url}/`);
-    await other.getByRole("textbox", { name: "API key" }).fill(limited.body.key);
-    await other.getByRole("button", { name: "Sign in" }).click();
-    await other.getByRole("navigation", { name: "Console" }).waitFor();
-    await other.goto(`${gateway.url}/#/keys`);
-    const alert = other.getByRole("alert").filter({ hasText: "Not allowed (403)" });
+    const other = await openConsole(setup);
+    other.page.setDefaultTimeout(10_000);
+    await signIn(other.page, limited.body.key);
+    await other.page.goto(`${setup.gateway.url}/#/keys`);
+    const alert = other.page.getByRole("alert").filter({ hasText: "Not allowed (403)" });
     await alert.waitFor();
     expect(await alert.textContent()).toContain("api_keys.list");
-    await context.close();
+    await other.context.close();
   });
 
   it("keeps integration credentials write-only: the masked hint is shown, a blank field keeps the stored key", async () => {
     const secretKey = "sk-browser-test-0123456789abcdef";
-    await page.goto(`${gateway.url}/#/integrations`);
+    await page.goto(`${setup.gateway.url}/#/integrations`);
     await page.getByRole("button", { name: "Add integration" }).click();
     const dialog = page.getByRole("dialog", { name: "Add integration" });
     await dialog.getByLabel("Name", { exact: true }).fill("OpenAI prod");
@@ -188,7 +179,7 @@ describe("console Manage pages", () => {
       ]),
     });
     expect(created.status).toBe(201);
-    await page.goto(`${gateway.url}/#/prompts/${created.body.id}`);
+    await page.goto(`${setup.gateway.url}/#/prompts/${created.body.id}`);
     await page.getByRole("heading", { name: "Playground" }).waitFor();
     await page.getByLabel("Variable tone").fill("patient");
     await page.getByLabel("Variable topic").fill("tides");
