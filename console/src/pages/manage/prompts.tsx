@@ -128,12 +128,7 @@ function PromptForm({
               <input id={id} required value={name} onInput={(event) => setName(event.currentTarget.value)} />
             )}
           </Field>
-          <WorkspaceSelect
-            value={workspace}
-            onChange={setWorkspace}
-            emptyLabel="Your own workspace"
-            error={param === "workspace_id" ? param : null}
-          />
+          <WorkspaceSelect value={workspace} onChange={setWorkspace} error={param === "workspace_id" ? param : null} />
         </>
       )}
       <Field

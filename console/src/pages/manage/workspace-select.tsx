@@ -1,3 +1,4 @@
+import { useEffect } from "preact/hooks";
 import { useSession } from "../../session.ts";
 import { Field } from "../../ui/index.ts";
 
@@ -17,6 +18,12 @@ interface WorkspaceSelectProps {
 export function WorkspaceSelect({ label = "Workspace", value, onChange, emptyLabel, error }: WorkspaceSelectProps) {
   const session = useSession();
   const workspaces = session.workspaces;
+  // Without an empty choice the select shows its first workspace: hold that as the value too (the list may
+  // arrive after the form opened), so what is sent is what is seen.
+  const first = workspaces[0]?.id;
+  useEffect(() => {
+    if (emptyLabel === undefined && first && !workspaces.some((workspace) => workspace.id === value)) onChange(first);
+  }, [emptyLabel, first, value, workspaces, onChange]);
   return (
     <Field
       label={label}
