@@ -14,6 +14,8 @@ interface TimeChartProps {
   times: number[];
   series: ChartSeries[];
   format?: (value: number) => string;
+  /** A fixed value range (rates: 0..1); otherwise the data's. */
+  range?: [number, number];
   height?: number;
 }
 
@@ -21,7 +23,7 @@ interface TimeChartProps {
  * A time-series line chart (uPlot, bundled: canvas drawing, ~50 KB). It takes its container's width and
  * follows it as the window resizes. The figure's label gives screen readers the latest values.
  */
-export function TimeChart({ title, times, series, format = String, height = 200 }: TimeChartProps) {
+export function TimeChart({ title, times, series, format = String, range, height = 200 }: TimeChartProps) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
@@ -31,8 +33,8 @@ export function TimeChart({ title, times, series, format = String, height = 200 
         width: Math.max(240, element.clientWidth),
         height,
         legend: { show: true },
-        scales: { x: { time: true } },
-        axes: [{}, { values: (_chart, ticks) => ticks.map(format), size: 70 }],
+        scales: { x: { time: true }, y: range ? { range } : {} },
+        axes: [{}, { values: (_chart, ticks) => ticks.map(format), size: 84 }],
         series: [
           {},
           ...series.map((line) => ({
@@ -53,7 +55,7 @@ export function TimeChart({ title, times, series, format = String, height = 200 
       resize.disconnect();
       chart.destroy();
     };
-  }, [times, series, height, format]);
+  }, [times, series, height, format, range]);
   const latest = series
     .map((line) => {
       const value = line.values.at(-1);

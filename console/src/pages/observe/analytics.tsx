@@ -47,6 +47,7 @@ const GRAPHS: Array<{
   title: string;
   lines: Array<{ field: string; label: string; color: string }>;
   format: (value: number) => string;
+  range?: [number, number];
 }> = [
   {
     metric: "requests",
@@ -90,6 +91,7 @@ const GRAPHS: Array<{
     title: "Cache hit rate",
     lines: [{ field: "rate", label: "Hit rate", color: "#0b5cad" }],
     format: formatPercent,
+    range: [0, 1],
   },
   {
     metric: "users",
@@ -102,6 +104,7 @@ const GRAPHS: Array<{
     title: "Feedback",
     lines: [{ field: "avg_value", label: "Average value", color: "#bf8700" }],
     format: (value) => value.toFixed(2),
+    range: [-10, 10],
   },
 ];
 
@@ -238,7 +241,14 @@ export default function AnalyticsPage({ query }: PageProps) {
       <ErrorBanner error={graphs.error} />
       <div class="charts">
         {charts?.map(({ spec, times, series }) => (
-          <TimeChart key={spec.metric} title={spec.title} times={times} series={series} format={spec.format} />
+          <TimeChart
+            key={spec.metric}
+            title={spec.title}
+            times={times}
+            series={series}
+            format={spec.format}
+            range={spec.range}
+          />
         ))}
       </div>
 
@@ -280,7 +290,7 @@ export default function AnalyticsPage({ query }: PageProps) {
         empty={group === "metadata" && !metadataKey ? "Enter a metadata key." : "No requests in this range."}
         columns={[
           {
-            header: group === "metadata" ? metadataKey || "Value" : group,
+            header: group === "metadata" ? metadataKey || "Value" : group[0].toUpperCase() + group.slice(1),
             cell: (row) => String(row[group === "metadata" ? "value" : group] ?? "—"),
           },
           { header: "Requests", cell: (row) => formatNumber(row.requests), numeric: true },
