@@ -88,7 +88,9 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       await expect.poll(async () => (await tile.textContent())?.trim(), { timeout: 10_000 }).toBe(cost);
       expect((await page.locator('[data-tile="Requests"]').textContent())?.trim()).not.toBe("0");
       // uPlot drew its charts (canvas), allowed by the policy.
-      expect(await page.locator("figure.chart canvas").count()).toBeGreaterThanOrEqual(8);
+      await expect
+        .poll(() => page.locator("figure.chart canvas").count(), { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(8);
       expect(problems).toEqual([]);
     } finally {
       await context.close();
