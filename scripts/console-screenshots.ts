@@ -48,6 +48,27 @@ const SHOTS: Shot[] = [
       await page.locator("figure.chart canvas").nth(7).waitFor();
     },
   },
+  {
+    file: "keys.png",
+    async open(page) {
+      await page.goto(`${page.url().split("#")[0]}#/keys`);
+      await page.getByRole("row").filter({ hasText: "ci-deploy" }).waitFor();
+    },
+  },
+  {
+    file: "configs.png",
+    async open(page) {
+      await page.goto(`${page.url().split("#")[0]}#/configs/new`);
+      await page.getByLabel("Name", { exact: true }).fill("fallback to anthropic");
+      await page
+        .getByLabel("Config (JSON)")
+        .fill(
+          JSON.stringify({ strategy: { mode: "loadbalance" }, targets: [{ provider: "openai", weight: -1 }] }, null, 2),
+        );
+      await page.getByRole("button", { name: "Create config" }).click();
+      await page.getByTestId("error-param").waitFor();
+    },
+  },
 ];
 
 const setup = await startConsoleSetup();
@@ -79,6 +100,12 @@ try {
     .create({ model: "gpt-4o", messages: [{ role: "user", content: "Hi" }] })
     .catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  // A key for the API keys page (the bootstrap key is there already).
+  await fetch(`${setup.gateway.url}/v1/api-keys/organisation/service`, {
+    method: "POST",
+    headers: { "x-gateway-api-key": setup.gateway.adminKey, "content-type": "application/json" },
+    body: JSON.stringify({ name: "ci-deploy", scopes: ["configs.read", "configs.list", "logs.list"] }),
+  });
 
   mkdirSync(OUT_DIR, { recursive: true });
   const { context, page } = await openConsole(setup, { width: 1280, height: 900 });

@@ -34,6 +34,26 @@ export const PAGES: PageDef[] = [
   { route: "/logs", title: "Logs", group: "Observe", load: () => import("./pages/observe/logs.tsx") },
   { route: "/analytics", title: "Analytics", group: "Observe", load: () => import("./pages/observe/analytics.tsx") },
   // Manage pages (part B): one line each, in the order the nav shows them.
+  { route: "/keys", title: "API keys", group: "Manage", load: () => import("./pages/manage/keys.tsx") },
+  { route: "/configs", title: "Configs", group: "Manage", load: () => import("./pages/manage/configs.tsx") },
+  { route: "/workspaces", title: "Workspaces", group: "Manage", load: () => import("./pages/manage/workspaces.tsx") },
+  { route: "/users", title: "Users", group: "Manage", load: () => import("./pages/manage/users.tsx") },
+  {
+    route: "/integrations",
+    title: "Integrations",
+    group: "Manage",
+    load: () => import("./pages/manage/integrations.tsx"),
+  },
+  {
+    route: "/virtual-keys",
+    title: "Virtual keys",
+    group: "Manage",
+    load: () => import("./pages/manage/virtual-keys.tsx"),
+  },
+  { route: "/policies", title: "Policies", group: "Manage", load: () => import("./pages/manage/policies.tsx") },
+  { route: "/guardrails", title: "Guardrails", group: "Manage", load: () => import("./pages/manage/guardrails.tsx") },
+  { route: "/prompts", title: "Prompts", group: "Manage", load: () => import("./pages/manage/prompts.tsx") },
+  { route: "/audit-logs", title: "Audit logs", group: "Manage", load: () => import("./pages/manage/audit-logs.tsx") },
 ];
 
 /** The page owning `path` (its route or a sub-path of it), with the remainder. */

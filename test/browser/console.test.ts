@@ -70,7 +70,7 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       expect(await page.evaluate(() => Object.values(sessionStorage))).toContain(setup.gateway.adminKey);
       expect(page.url()).not.toContain(setup.gateway.adminKey);
 
-      await page.getByRole("link", { name: "Logs" }).click();
+      await page.getByRole("link", { name: "Logs", exact: true }).click();
       const row = page.getByRole("row").filter({ hasText: "gpt-4o-mini" }).first();
       // The log is written just after the answer: refresh until it is listed.
       await expect

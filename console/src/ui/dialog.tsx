@@ -14,6 +14,7 @@ interface DialogProps {
 /** A modal <dialog>: the browser traps focus, Escape closes it, focus returns to the opener. */
 export function Dialog({ title, open, onClose, children, actions }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Unique per dialog: a page holds several, and each must be named by its own title.
   const titleId = useId();
   useEffect(() => {
     const dialog = ref.current;
@@ -22,7 +23,7 @@ export function Dialog({ title, open, onClose, children, actions }: DialogProps)
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onClose={onClose}>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
       <header class="dialog-header">
         <h2 id={titleId}>{title}</h2>
       </header>
