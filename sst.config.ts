@@ -22,6 +22,8 @@ export default $config({
     await import("./infra/secrets.ts");
     const { router } = await import("./infra/api.ts");
     await import("./infra/workers.ts");
+    // The web console's static files, from a bucket behind the same Router (infra/console.ts).
+    await import("./infra/console.ts");
     // The realtime WebSocket proxy: a container service running all the time (docs/deploying-aws.md says what it
     // costs). GATEWAY_REALTIME_SERVICE=off at deploy time leaves it out.
     if (process.env.GATEWAY_REALTIME_SERVICE !== "off") await import("./infra/realtime.ts");

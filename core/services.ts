@@ -15,6 +15,7 @@ import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
 import type { Stores } from "./store/ports.ts";
 import type { McpToolHost } from "./mcp/tool-host.ts";
+import type { ConsoleFiles } from "./console/static-files.ts";
 import { createMcpToolHost } from "./mcp/gateway-tool-host.ts";
 
 /**
@@ -60,6 +61,8 @@ export interface Services {
   resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget>;
   /** The MCP gateway's tools, for server-side MCP tool execution (core/mcp/tool-host.ts). */
   mcpTools?: McpToolHost;
+  /** The web console's built files, where the gateway serves them itself (local; core/console/static-files.ts). */
+  consoleFiles?: ConsoleFiles;
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {

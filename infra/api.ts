@@ -7,14 +7,15 @@ import { routerPrefixes } from "./router-prefixes.ts";
  * The HTTP API: one streaming Lambda function (with a function URL) per route family of the route table,
  * and one Router (CloudFront) in front that sends each family's path prefixes to its function. Families that
  * run in a container (RouteFamily.platform, the realtime WebSocket proxy) get no function: infra/realtime.ts
- * routes their prefixes to its service.
+ * routes their prefixes to its service, and static families (the web console) are served from a bucket
+ * (infra/console.ts).
  */
 
 /** Data-plane families get more memory: Lambda's CPU share grows with it, and it shortens cold starts. */
 const memoryOf = (family: RouteFamily) => (family.dataPlane ? "1024 MB" : "512 MB");
 
 /** The families deployed as Lambda functions. */
-export const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform !== "container");
+export const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => (family.platform ?? "lambda") === "lambda");
 
 export const functions: Record<string, sst.aws.Function> = Object.fromEntries(
   LAMBDA_FAMILIES.map((family) => [

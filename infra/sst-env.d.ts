@@ -154,6 +154,31 @@ declare namespace sst {
       readonly url: SstOutput<string>;
     }
 
+    /**
+     * Static files uploaded to a bucket of their own (after `build.command`, from `build.output`), served by a
+     * CloudFront distribution of their own or, with `router`, through that Router at `router.path`.
+     */
+    class StaticSite {
+      constructor(
+        name: string,
+        args?: {
+          path?: string;
+          build?: { command: string; output: string };
+          router?: { instance: Router; path?: string; domain?: string };
+          assets?: {
+            fileOptions?: Array<{
+              files: string | string[];
+              ignore?: string | string[];
+              cacheControl?: string;
+              contentType?: string;
+            }>;
+          };
+          dev?: false;
+        },
+      );
+      readonly url: SstOutput<string>;
+    }
+
     class Queue {
       constructor(
         name: string,

@@ -8,7 +8,8 @@ import * as esbuild from "esbuild";
  * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source in
  * memory. The storage thread (WAL checkpoints, log
  * writes) is a second entry point, emitted next to the main bundle where storage-thread.ts looks for it.
- * better-sqlite3 stays a package import (native addon).
+ * better-sqlite3 stays a package import (native addon). The web console (console/, Vite) is built first, into
+ * dist/console next to the bundle, where the local gateway serves it from (core/platform/local/console-files.ts).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST_DIR = join(root, "dist");
@@ -26,6 +27,7 @@ export async function buildLocal(
   entry: { name: string; source: string } = { name: "main", source: "core/platform/local/main.ts" },
 ): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
+  await buildConsole(join(outdir, "console"));
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
     entryPoints: {
@@ -49,6 +51,36 @@ export async function buildLocal(
     metafile: true,
   });
   assertNoLazyCommonJs(metafile);
+}
+
+/** Where the web console's static files go (the local gateway serves them; infra/console.ts uploads them). */
+export const CONSOLE_DIST_DIR = join(DIST_DIR, "console");
+
+/**
+ * Builds the web console (console/vite.config.ts) into `outdir`: index.html and content-hashed assets, every
+ * dependency bundled (no CDN). Vite is loaded only here, so the server build's other users never pay for it.
+ */
+export async function buildConsole(outdir = CONSOLE_DIST_DIR): Promise<void> {
+  const vite = await import("vite");
+  await vite.build({
+    configFile: join(root, "console", "vite.config.ts"),
+    build: { outDir: outdir, emptyOutDir: true },
+    logLevel: "warn",
+  });
+}
+
+/**
+ * npm's install step (`prepare`): builds the console so a fresh clone's `npm install && npm start` serves it. An
+ * install without dev dependencies (`--omit=dev`) has no Vite: it says so and goes on rather than failing.
+ */
+async function prepareConsole(): Promise<void> {
+  try {
+    await import("vite");
+  } catch {
+    console.warn("Not building the web console: Vite is not installed (dev dependencies omitted).");
+    return;
+  }
+  await buildConsole();
 }
 
 /** Where the realtime container service's bundle goes (services/realtime/Dockerfile builds it there too). */
@@ -99,8 +131,11 @@ export function assertNoLazyCommonJs(metafile: esbuild.Metafile): void {
   }
 }
 
-// `node scripts/build.ts` builds dist/ for npm start; `node scripts/build.ts realtime [outdir]` the container service.
+// `node scripts/build.ts` builds dist/ for npm start; `node scripts/build.ts realtime [outdir]` the container
+// service; `node scripts/build.ts console [outdir]` only the web console (the AWS deploy); `prepare`: npm install.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv[2] === "realtime") await buildRealtimeService(process.argv[3]);
+  else if (process.argv[2] === "console") await buildConsole(process.argv[3]);
+  else if (process.argv[2] === "prepare") await prepareConsole();
   else await buildLocal();
 }

@@ -163,10 +163,18 @@ const SETTINGS = {
   OTEL_BLRP_EXPORT_TIMEOUT: positiveInt(30_000, 1, 600_000),
 
   // OAuth 2.1 server for MCP clients (core/mcp/oauth)
+  GATEWAY_OAUTH_ACCESS_TOKEN_TTL_SECONDS: positiveInt(3600, 60, 86_400),
+  GATEWAY_OAUTH_REFRESH_TOKEN_TTL_SECONDS: positiveInt(30 * 86_400, 300, 365 * 86_400),
+  // A registered client that never gets a token is forgotten after this; each grant extends it.
+  GATEWAY_OAUTH_UNUSED_CLIENT_TTL_SECONDS: positiveInt(86_400, 60, 30 * 86_400),
+  // Dynamic client registrations the whole gateway accepts per hour (anonymous: this bounds the store).
+  GATEWAY_OAUTH_REGISTRATIONS_PER_HOUR: positiveInt(200, 1, 1_000_000),
 
   // Server-side MCP tools (core/mcp/server-side)
 
   // Agents gateway (core/agents)
+  // Timeout of one agent card fetch (registering an agent, POST /v2/agent-integrations/fetch-agent-card).
+  AGENT_CARD_FETCH_TIMEOUT_MS: positiveInt(10_000, 1, 120_000),
 
   // Web console (console/)
 } satisfies Record<string, Parser<unknown>>;

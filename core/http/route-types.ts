@@ -47,7 +47,8 @@ export interface RouteFamily {
    * Where the family runs on AWS. `lambda` (the default): one function per family (infra/api.ts).
    * `container`: a long-lived service instead, for what a Lambda cannot hold (the realtime WebSocket proxy,
    * infra/realtime.ts); infra/api.ts makes no function for it and the Router sends its prefixes to the service.
+   * `static`: static files the Router serves from a bucket (the web console, infra/console.ts); no function.
    */
-  platform?: "lambda" | "container";
+  platform?: "lambda" | "container" | "static";
   routes: RouteSpec[];
 }

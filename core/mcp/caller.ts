@@ -3,11 +3,13 @@ import type { Principal } from "../auth/principal.ts";
 import { gatewayHeader } from "../http/gateway-headers.ts";
 import { HttpError, forbidden } from "../http/errors.ts";
 import type { Services } from "../services.ts";
+import { authenticateMcpBearer } from "./oauth/bearer.ts";
+import { ACCESS_TOKEN_PREFIX } from "./oauth/tokens.ts";
 
 /**
  * Who calls the MCP endpoint. MCP clients can usually only set `Authorization`, so besides the gateway's own
- * ways (`x-gateway-api-key`, a bearer JWT) a bearer token that is not a JWT is read as a gateway API key (on
- * this route `Authorization` never carries a provider key). A missing or refused credential answers 401 with
+ * ways (`x-gateway-api-key`, a bearer JWT) a bearer token is read as an access token of the gateway's OAuth
+ * server (`gwoat_...`), else as a gateway API key (on this route `Authorization` never carries a provider key). A missing or refused credential answers 401 with
  * the `WWW-Authenticate` challenge MCP clients follow to the protected-resource metadata (RFC 9728).
  */
 export async function authenticateMcpCaller(
@@ -22,14 +24,18 @@ export async function authenticateMcpCaller(
     }
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "")?.[1];
     if (bearer) {
-      // OAUTH HOOK (issue 27, branch mcp-oauth): tokens the gateway's OAuth server issued to MCP clients go
-      // first, e.g. `const oauth = await authenticateMcpBearer(bearer, services, resourceUrl(...)); if (oauth)
-      // return oauth;`, before the gateway API key fallback below.
+      // An access token of the gateway's own OAuth server (core/mcp/oauth), checked against this resource; its
+      // refusals carry their own `invalid_token` challenge.
+      if (bearer.startsWith(ACCESS_TOKEN_PREFIX)) {
+        return await authenticateMcpBearer(bearer, services, mcpResourceUrl(request, services, serverRef));
+      }
       return await services.apiKeys.authenticate(bearer);
     }
   } catch (error) {
-    if (error instanceof HttpError && error.status === 401)
+    if (error instanceof HttpError && error.status === 401) {
+      if (error.headers["www-authenticate"]) throw error;
       throw challenge(request, services, serverRef, error.message);
+    }
     throw error;
   }
   throw challenge(

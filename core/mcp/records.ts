@@ -90,6 +90,8 @@ export interface McpServer extends Resource {
   capability_overrides: Record<string, boolean>;
   default_user_access: "allow" | "deny";
   user_access: Array<{ user_id: string; enabled: boolean }>;
+  /** Metadata set for this server (`POST /mcp-servers/:id/metadata/sync` with a body), over the integration's. */
+  metadata?: McpServerInfo;
   ownerId?: string;
 }
 

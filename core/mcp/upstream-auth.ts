@@ -1,7 +1,8 @@
 import { openValue } from "../control/sealed-values.ts";
 import { guardedFetch } from "../security/guarded-dispatcher.ts";
 import type { Services } from "../services.ts";
-import { type McpConnection, type McpIntegration, type McpServer, connectionKey } from "./records.ts";
+import { upstreamAccessToken } from "./oauth/upstream-tokens.ts";
+import type { McpIntegration, McpServer } from "./records.ts";
 import { McpToolError } from "./tool-host.ts";
 
 /**
@@ -94,32 +95,27 @@ async function discoverTokenUrl(serverUrl: string, fetch: typeof globalThis.fetc
   return tokenUrl;
 }
 
-/** The calling user's connection token, else the workspace-wide one. Expired or absent: the user must connect. */
+/** The calling user's connection token (refreshed when expired), else the workspace-wide one; else they must connect. */
 async function connectionToken(
   services: Services,
   integration: McpIntegration,
   options: { server?: McpServer; userId?: string },
 ): Promise<string> {
   const server = options.server;
-  if (!server)
+  if (!server) {
     throw new McpToolError(
       400,
       `MCP integration ${integration.slug} needs a server to connect through.`,
       "mcp_auth_missing",
     );
-  const records = services.stores.records;
-  const own = options.userId
-    ? await records.get(connectionKey(server.id, options.userId).pk, connectionKey(server.id, options.userId).sk)
-    : undefined;
-  const shared = own ? undefined : await records.get(connectionKey(server.id).pk, connectionKey(server.id).sk);
-  const connection = (own ?? shared) as McpConnection | undefined;
-  const now = Math.floor(Date.now() / 1000);
-  if (!connection || (connection.expires_at && connection.expires_at <= now)) {
-    throw new McpToolError(
-      403,
-      `Connect your account to MCP server ${server.slug} first (GET /oauth/upstream/${server.slug}/connect).`,
-      "mcp_connection_required",
-    );
   }
-  return String(await openValue(services.stores.secrets, connection.access_token));
+  const token =
+    (options.userId ? await upstreamAccessToken(services, server, options.userId) : undefined) ??
+    (await upstreamAccessToken(services, server, undefined));
+  if (token) return token;
+  throw new McpToolError(
+    403,
+    `Connect your account to MCP server ${server.slug} first (GET /oauth/upstream/${server.slug}/connect).`,
+    "mcp_connection_required",
+  );
 }

@@ -45,6 +45,22 @@ import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../con
 import { workspaceCreateSchema, workspaceUpdateSchema } from "../control/workspaces-schemas.ts";
 import { customLogRequest } from "../logs/schemas.ts";
 import { rateCreateSchema, rateUpdateSchema, usageCreateSchema, usageUpdateSchema } from "../policies/requests.ts";
+import {
+  capabilitySwitchesSchema,
+  mcpIntegrationCreateSchema,
+  mcpIntegrationSyncSchema,
+  mcpIntegrationUpdateSchema,
+  mcpWorkspacesUpdateSchema,
+} from "../mcp/integrations-schemas.ts";
+import {
+  mcpServerCreateSchema,
+  mcpServerUpdateSchema,
+  serverCapabilitiesSchema,
+  serverCapabilitiesSyncSchema,
+  serverMetadataSchema,
+  tokensSetSchema,
+  userAccessUpdateSchema,
+} from "../mcp/servers-schemas.ts";
 
 /**
  * The zod schema each route validates its JSON body with, by `METHOD path` as the route table writes it: the
@@ -128,5 +144,17 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "PUT /v1/policies/usage-limits/:id": usageUpdateSchema,
   "POST /v1/policies/rate-limits": rateCreateSchema,
   "PUT /v1/policies/rate-limits/:id": rateUpdateSchema,
+  "POST /v1/mcp-integrations": mcpIntegrationCreateSchema,
+  "PUT /v1/mcp-integrations/:id": mcpIntegrationUpdateSchema,
+  "POST /v1/mcp-integrations/:id/sync": mcpIntegrationSyncSchema,
+  "PUT /v1/mcp-integrations/:id/workspaces": mcpWorkspacesUpdateSchema,
+  "PUT /v1/mcp-integrations/:id/capabilities": capabilitySwitchesSchema,
+  "POST /v1/mcp-servers": mcpServerCreateSchema,
+  "PUT /v1/mcp-servers/:id": mcpServerUpdateSchema,
+  "PUT /v1/mcp-servers/:id/capabilities": serverCapabilitiesSchema,
+  "POST /v1/mcp-servers/:id/capabilities/sync": serverCapabilitiesSyncSchema,
+  "PUT /v1/mcp-servers/:id/user-access": userAccessUpdateSchema,
+  "POST /v1/mcp-servers/:id/metadata/sync": serverMetadataSchema,
+  "PUT /v1/mcp-servers/:id/tokens": tokensSetSchema,
   "POST /mcp/:server": mcpRequestBody,
 };

@@ -25,6 +25,21 @@ function pathOf(route: RouteSpec): string {
   return route.path.replace(/:\w+/g, "does-not-exist");
 }
 
+/**
+ * The OAuth endpoints answer in OAuth's error shape (`error` a code, `error_description`; core/mcp/oauth) with the
+ * gateway's `message` and `type` beside it; the authorize pages answer HTML pages. Both are read as one shape here.
+ */
+const OAUTH_PAGES = new Set(["/oauth/authorize/sign-in", "/oauth/authorize/consent"]);
+
+function asGatewayError(route: RouteSpec, json: any, text: string): any {
+  if (OAUTH_PAGES.has(route.path)) return { error: { message: text, type: "page" } };
+  if (route.path.startsWith("/oauth/") && typeof json?.error === "string") {
+    expect(json.error_description).toEqual(expect.any(String));
+    return { error: { message: json.message, type: json.type } };
+  }
+  return json;
+}
+
 async function call(route: RouteSpec, body: string | undefined): Promise<{ status: number; json: any }> {
   const response = await fetch(`${gateway.url}${pathOf(route)}`, {
     method: route.method,
@@ -42,7 +57,7 @@ async function call(route: RouteSpec, body: string | undefined): Promise<{ statu
   } catch {
     json = undefined;
   }
-  return { status: response.status, json };
+  return { status: response.status, json: asGatewayError(route, json, text) };
 }
 
 describe("bad input on every route", () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_FAMILIES, type RouteSpec } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 
 /**
  * Workspace isolation matrix, derived from the route table. Every path parameter of every authenticated
@@ -47,6 +48,7 @@ const INFERENCE_FAMILIES = new Set([
 /** Every control-plane family: the resources A owns in it, or why it has none. Grow it with each new family. */
 const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   health: { none: "public" },
+  console: { none: "public static files (the web console)" },
   metrics: { none: "public" },
   blobs: { none: "signed URLs, no API key" },
   logs: ["log", "export", "trace"],
@@ -58,13 +60,18 @@ const FAMILY_ROWS: Record<string, string[] | { none: string }> = {
   integrations: ["integration"],
   "virtual-keys": ["virtualKey"],
   "model-pricing": ["modelPrice"],
+  agents: ["agentIntegration"],
   "api-keys": ["key"],
   auth: { none: "the caller's own identity" },
   sso: { none: "organisation-wide, admin only (other organisations: test/e2e/sso.test.ts)" },
+  oauth: {
+    none: "public OAuth endpoints (client credentials, sign-in forms); workspaces and organisations kept apart in mcp-oauth.test.ts and mcp-oauth-upstream.test.ts",
+  },
   workspaces: ["workspace", "user"],
   users: ["user", "invite"],
   organisation: { none: "organisation-wide, admin only" },
   providers: { none: "workspace providers; kept apart in providers-api.test.ts" },
+  "mcp-admin": ["mcpIntegration", "mcpServer"],
   scim: { none: "organisation-wide (a SCIM token or an admin key); organisations kept apart in scim.test.ts" },
   deployments: { none: "organisation-wide, admin only; other organisations: deployments.test.ts" },
   policies: ["usageLimit", "rateLimit"],
@@ -95,6 +102,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/integrations/:id": "integration",
   "/v1/virtual-keys/:slug": "virtualKey",
   "/v1/model-pricing/:id": "modelPrice",
+  "/v2/agent-integrations/:id": "agentIntegration",
+  "/v1/agents/:agent": "agentIntegration",
   "/v1/api-keys/:id": "key",
   "/v1/api-keys/:type": null,
   "/v1/api-keys/:type/:subType": null,
@@ -108,6 +117,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v2/policies/rate-limits/:id": "rateLimit",
   "/v1/policies/rate-limits/:id": "rateLimit",
   "/v1/providers/:id": null,
+  "/v1/mcp-integrations/:id": "mcpIntegration",
+  "/v1/mcp-servers/:id": "mcpServer",
   // Organisation-wide SCIM resources (admin keys only): organisations kept apart in scim.test.ts.
   "/v1/admin/scim/tokens/:id": null,
   "/v1/admin/scim/group-mappings/:id": null,
@@ -131,6 +142,8 @@ const BODIES: Record<string, unknown> = {
   "PUT /v1/integrations/:id": { name: "probe" },
   "PUT /v1/virtual-keys/:slug": { name: "probe" },
   "PUT /v1/model-pricing/:id": { note: "probe" },
+  "PUT /v2/agent-integrations/:id": { name: "probe" },
+  "POST /v1/agents/:agent": { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "probe" } },
   "PUT /v1/api-keys/:id": { name: "probe" },
   "PUT /v1/admin/workspaces/:id": { name: "probe" },
   "PUT /v2/workspaces/:id": { name: "probe" },
@@ -149,9 +162,17 @@ const BODIES: Record<string, unknown> = {
   "POST /v1/prompts/:id/render": { variables: { name: "probe" } },
   "POST /v1/prompts/:id/completions": { variables: { name: "probe" } },
   "POST /v1/prompts/:id/generate": { variables: { name: "probe" } },
+  "PUT /v1/mcp-integrations/:id": { name: "probe" },
+  "PUT /v1/mcp-integrations/:id/workspaces": { workspaces: [] },
+  "PUT /v1/mcp-integrations/:id/capabilities": { capabilities: [] },
+  "PUT /v1/mcp-servers/:id": { name: "probe" },
+  "PUT /v1/mcp-servers/:id/capabilities": { capabilities: [] },
+  "PUT /v1/mcp-servers/:id/user-access": { default_user_access: "allow" },
+  "PUT /v1/mcp-servers/:id/tokens": { access_token: "probe-token" },
 };
 
 let gateway: TestGateway;
+let agentCardServer: MockServer;
 let admin: string;
 /** A's resources: id, and slug where the resource has one. */
 const a: Record<string, { id: string; slug?: string }> = {};
@@ -276,11 +297,43 @@ beforeAll(async () => {
       prices: { input: 1 },
     }),
   );
+  // An A2A agent card for workspace A's agent integration (fetched when it is registered).
+  agentCardServer = await startMockServer((_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ name: "A's agent", url: "http://127.0.0.1:9/a2a" }));
+  });
+  await make(
+    "agentIntegration",
+    () => call(gateway, keyA.key, "POST", "/v2/agent-integrations", { name: "a-agent", url: agentCardServer.url }),
+    true,
+  );
   await make("usageLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/usage-limits", { type: "requests", credit_limit: 100 }),
   );
   await make("rateLimit", () =>
     call(gateway, keyA.key, "POST", "/v2/policies/rate-limits", { unit: "rpm", value: 100 }),
+  );
+  await make(
+    "mcpIntegration",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/mcp-integrations", {
+        name: "a-mcp",
+        slug: "a-mcp",
+        url: "http://127.0.0.1:9/mcp",
+        auth_type: "headers",
+        configurations: { headers: { "x-key": "secret-of-a-mcp" } },
+      }),
+    true,
+  );
+  await make(
+    "mcpServer",
+    () =>
+      call(gateway, keyA.key, "POST", "/v1/mcp-servers", {
+        name: "a-mcp-server",
+        slug: "a-mcp-server",
+        mcp_integration_id: a.mcpIntegration!.id,
+      }),
+    true,
   );
   await make("invite", () =>
     call(gateway, admin, "POST", "/v1/admin/users/invites", {
@@ -292,6 +345,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
+  await agentCardServer?.close();
 });
 
 interface Case {
@@ -419,12 +473,15 @@ describe("workspace isolation", () => {
       ["integration", "/v1/integrations/"],
       ["virtualKey", "/v1/virtual-keys/"],
       ["modelPrice", "/v1/model-pricing/"],
+      ["agentIntegration", "/v2/agent-integrations/"],
       ["key", "/v1/api-keys/"],
       ["workspace", "/v1/admin/workspaces/"],
       ["log", "/v1/logs/"],
       ["export", "/v1/logs/exports/"],
       ["usageLimit", "/v2/policies/usage-limits/"],
       ["rateLimit", "/v2/policies/rate-limits/"],
+      ["mcpIntegration", "/v1/mcp-integrations/"],
+      ["mcpServer", "/v1/mcp-servers/"],
     ];
     const failures: string[] = [];
     for (const [fixture, base] of reads) {

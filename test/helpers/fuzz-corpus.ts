@@ -302,6 +302,11 @@ function controlRequest(random: Random, gateway: { adminKey: string }): FuzzRequ
     body = random.chance(0.2) ? malformed(random) : hostileValue(random);
     if (random.chance(0.5))
       body = `{"name":${hostileValue(random)},"slug":${hostileValue(random)},"config":${hostileValue(random)},"metadata":${hostileValue(random)}}`;
+    // The OAuth endpoints and authorize pages read forms (core/mcp/oauth): hostile forms too.
+    if (route.path.startsWith("/oauth/") && random.chance(0.6)) {
+      headers["content-type"] = "application/x-www-form-urlencoded";
+      body = oauthForm(random);
+    }
   }
   return {
     method: route.method,
@@ -310,6 +315,47 @@ function controlRequest(random: Random, gateway: { adminKey: string }): FuzzRequ
     body,
     label: `${route.method} ${(path + query).slice(0, 200)}`,
   };
+}
+
+/** A form for the OAuth endpoints: real parameter names with hostile values, repeats, odd encodings. */
+function oauthForm(random: Random): string {
+  const names = [
+    "grant_type",
+    "code",
+    "code_verifier",
+    "redirect_uri",
+    "client_id",
+    "client_secret",
+    "refresh_token",
+    "token",
+    "token_type_hint",
+    "resource",
+    "scope",
+    "request_id",
+    "csrf",
+    "api_key",
+    "decision",
+  ];
+  const values = [
+    "authorization_code",
+    "refresh_token",
+    "approve",
+    "gwoat_x",
+    "gwort_x",
+    "gwoac_x",
+    "gwoc_x",
+    "%",
+    "%ZZ",
+    "\u0000",
+    "x".repeat(70_000),
+    "http://127.0.0.1/cb#frag",
+    "__proto__",
+  ];
+  const pairs = Array.from({ length: 1 + random.int(8) }, () => {
+    const value = random.pick(values);
+    return `${random.pick(names)}=${random.chance(0.5) ? encodeURIComponent(value) : value}`;
+  });
+  return pairs.join("&");
 }
 
 const INFERENCE_ROUTES = [

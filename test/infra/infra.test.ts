@@ -10,7 +10,7 @@ import { installRecordingSst, type RecordedComponent, type Recording } from "./r
 const ROOT = resolve(import.meta.dirname, "../..");
 
 /** Families deployed as functions; the others (RouteFamily.platform "container") run in the realtime service. */
-const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform !== "container");
+const LAMBDA_FAMILIES = ROUTE_FAMILIES.filter((family) => (family.platform ?? "lambda") === "lambda");
 const CONTAINER_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform === "container");
 
 /** A concrete request path for a route: parameters and wildcards filled in. */
@@ -143,7 +143,42 @@ describe("api", () => {
   });
 
   it("gives streamed answers CloudFront's longest read timeout", () => {
-    for (const route of recording.routes) expect(route.args.readTimeout).toBe("60 seconds");
+    const siteUrls = recording.of("StaticSite").map((site) => site.instance.url);
+    for (const route of recording.routes.filter((candidate) => !siteUrls.includes(candidate.url))) {
+      expect(route.args.readTimeout).toBe("60 seconds");
+    }
+  });
+});
+
+describe("web console", () => {
+  const STATIC_FAMILIES = ROUTE_FAMILIES.filter((family) => family.platform === "static");
+
+  it("is a static site built by scripts/build.ts into dist/console, behind the gateway's Router at /", () => {
+    const [site, ...others] = recording.of("StaticSite");
+    expect(others).toHaveLength(0);
+    expect(site.name).toBe("Console");
+    expect(site.args.build).toEqual({ command: "node scripts/build.ts console", output: "dist/console" });
+    expect(site.args.router).toEqual({ instance: recording.named("Router", "Gateway").instance, path: "/" });
+    const cacheOf = (files: string) =>
+      site.args.assets.fileOptions.find((option: any) => option.files === files)?.cacheControl;
+    expect(cacheOf("**/*.html")).toBe("no-cache");
+    expect(cacheOf("assets/**")).toContain("immutable");
+  });
+
+  it("gets the static families' paths, which have no function; the API's paths still reach theirs", () => {
+    const site = recording.named("StaticSite", "Console").instance;
+    expect(STATIC_FAMILIES.map((family) => family.name)).toEqual(["console"]);
+    const handlers = recording.of("Function").map((fn) => fn.args.handler);
+    for (const family of STATIC_FAMILIES) {
+      expect(handlers).not.toContain(`functions/${family.name}.handler`);
+      for (const route of family.routes)
+        expect(recording.routeRequest(concretePath(route.path)), route.path).toBe(site.url);
+    }
+    expect(recording.functionByUrl(recording.routeRequest("/v1/logs")!)?.args.handler).toBe("functions/logs.handler");
+    expect(recording.functionByUrl(recording.routeRequest("/health")!)?.args.handler).toBe("functions/health.handler");
+    expect(recording.functionByUrl(recording.routeRequest("/v1/unknown")!)?.args.handler).toBe(
+      "functions/passthrough.handler",
+    );
   });
 });
 

@@ -20,7 +20,8 @@ export interface RecordedComponent {
     | "Cron"
     | "Vpc"
     | "Cluster"
-    | "Service";
+    | "Service"
+    | "StaticSite";
   name: string;
   args: any;
   instance: any;
@@ -180,6 +181,27 @@ export function installRecordingSst(stage = "test"): Recording {
     }
   }
 
+  /**
+   * As sst.aws.StaticSite: uploads `path` (or `build.output` after `build.command`) to a bucket of its own; with
+   * `router`, served through that Router at `router.path` (default `/`) instead of a distribution of its own.
+   */
+  class StaticSite {
+    readonly url: string;
+    constructor(name: string, args: any = {}) {
+      if (args.build && (!args.build.command || !args.build.output)) {
+        throw new Error(`StaticSite ${name}: build needs a command and an output`);
+      }
+      this.url = `https://${name.toLowerCase()}-assets.s3.us-east-1.amazonaws.com/`;
+      register("StaticSite", name, args, this);
+      const target = args.router;
+      if (target) {
+        if (!(target.instance instanceof Router))
+          throw new Error(`StaticSite ${name}: router.instance is not a Router`);
+        target.instance.route(target.path ?? "/", this.url);
+      }
+    }
+  }
+
   class Queue {
     readonly componentName: string;
     readonly url: string;
@@ -292,7 +314,21 @@ export function installRecordingSst(stage = "test"): Recording {
   }
 
   Object.assign(globalThis, {
-    sst: { Secret, aws: { Function: LambdaFunction, Router, Dynamo, Bucket, Queue, Cron, Vpc, Cluster, Service } },
+    sst: {
+      Secret,
+      aws: {
+        Function: LambdaFunction,
+        Router,
+        Dynamo,
+        Bucket,
+        Queue,
+        Cron,
+        Vpc,
+        Cluster,
+        Service,
+        StaticSite,
+      },
+    },
     aws: { s3: { VectorsVectorBucket, VectorsIndex } },
     $app: { name: "ai-gateway", stage, removal: RETAINED_STAGES.includes(stage) ? "retain" : "remove" },
     $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) => String.raw(strings, ...values),

@@ -10,7 +10,14 @@ import { PROVIDERS_PAGE, withProvidersTable } from "../../scripts/providers-tabl
 const ROOT = resolve(import.meta.dirname, "../..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 const readme = read("README.md");
-const PAGES = ["README.md", "bench/README.md", ...readdirSync(join(ROOT, "docs")).map((name) => `docs/${name}`)];
+// Markdown pages only: docs/ also holds folders of images (docs/console/*.png).
+const PAGES = [
+  "README.md",
+  "bench/README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 const anchorOf = (heading: string) =>

@@ -11,6 +11,7 @@ import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";
 import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment-heartbeat.ts";
 import { LocalSecretResolver } from "./local-secret-refs.ts";
+import { folderConsoleFiles } from "./console-files.ts";
 import { createLocalStores } from "./local-stores.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { WorkerLoop } from "./worker-loop.ts";
@@ -49,6 +50,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     ),
   });
   const services = createServices(settings, stores);
+  services.consoleFiles = folderConsoleFiles();
   const bootstrap = await ensureOrganisation(stores.records);
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });

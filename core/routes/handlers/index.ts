@@ -2,6 +2,7 @@ import type { HandlerMap } from "../../http/context.ts";
 import { handlers as apiKeys } from "./api-keys.ts";
 import { handlers as auth } from "./auth.ts";
 import { handlers as sso } from "./sso.ts";
+import { handlers as oauth } from "./oauth.ts";
 import { handlers as batches } from "./batches.ts";
 import { handlers as chat } from "./chat.ts";
 import { handlers as messages } from "./messages.ts";
@@ -16,6 +17,7 @@ import { handlers as ocr } from "./ocr.ts";
 import { handlers as assistants } from "./assistants.ts";
 import { handlers as fineTuning } from "./fine-tuning.ts";
 import { handlers as health } from "./health.ts";
+import { handlers as webConsole } from "./console.ts";
 import { handlers as deployments } from "./deployments.ts";
 import { handlers as logs } from "./logs.ts";
 import { handlers as analytics } from "./analytics.ts";
@@ -27,7 +29,9 @@ import { handlers as configs } from "./configs.ts";
 import { handlers as guardrails } from "./guardrails.ts";
 import { handlers as integrations } from "./integrations.ts";
 import { handlers as providers } from "./providers.ts";
+import { handlers as mcpAdmin } from "./mcp-admin.ts";
 import { handlers as modelPricing } from "./model-pricing.ts";
+import { handlers as agents } from "./agents.ts";
 import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
@@ -43,6 +47,7 @@ import { handlers as workspaces } from "./workspaces.ts";
 /** Every family's handler module, for platforms that mount all families in one process (local server). */
 export const ALL_HANDLERS: Record<string, HandlerMap> = {
   health,
+  console: webConsole,
   deployments,
   chat,
   responses,
@@ -68,7 +73,9 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   guardrails,
   integrations,
   providers,
+  "mcp-admin": mcpAdmin,
   "model-pricing": modelPricing,
+  agents,
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
@@ -77,6 +84,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   "api-keys": apiKeys,
   auth,
   sso,
+  oauth,
   workspaces,
   users,
   scim,

@@ -38,6 +38,11 @@ describe("scopes", () => {
       "organisation_exclusions.update",
       "guardrails.invoke",
       "agents.invoke",
+      // The MCP control plane (core/routes/table.ts family mcp-admin).
+      ...["create", "read", "list", "update", "delete"].flatMap((action) => [
+        `mcp_integrations.${action}`,
+        `mcp_servers.${action}`,
+      ]),
     ]) {
       expect(isKnownScope(scope), scope).toBe(true);
     }

@@ -42,9 +42,9 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
 ];
 
 // Lambda entries only: container families (the realtime service) have no functions/ entry.
-const DATA_PLANE = ROUTE_FAMILIES.filter((family) => family.dataPlane && family.platform !== "container").map(
-  (family) => family.name,
-);
+const DATA_PLANE = ROUTE_FAMILIES.filter(
+  (family) => family.dataPlane && (family.platform ?? "lambda") === "lambda",
+).map((family) => family.name);
 
 /**
  * The inputs (repo-relative paths) of the chunks each entry loads at init. One build for all entries (ten times
