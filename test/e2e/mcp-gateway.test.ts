@@ -2,6 +2,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
+import { subjectFromApiKey } from "../../core/mcp/oauth/grant-subject.ts";
+import { issueTokens } from "../../core/mcp/oauth/tokens.ts";
 import type { McpServer } from "../../core/mcp/records.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
@@ -170,6 +172,44 @@ describe("MCP gateway endpoint", () => {
     );
     expect((await client.listTools()).tools).toHaveLength(2);
     await client.close();
+  });
+
+  it("accepts an access token of the gateway's OAuth server granted for this server, and no other", async () => {
+    const services = gateway.gateway.services;
+    const grant = async (resource: string) =>
+      issueTokens(
+        services.stores.records,
+        {
+          clientId: "client-e2e",
+          scope: "mcp",
+          resource,
+          subject: (await subjectFromApiKey(services, memberKey)).subject,
+          familyId: `family-${Math.random()}`,
+        },
+        { accessSeconds: 300, refreshSeconds: 600, refresh: false },
+      );
+    const mine = await grant(`${gateway.url}/mcp/${server.slug}`);
+    const client = new Client({ name: "oauth", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/${server.slug}`), {
+        requestInit: { headers: { authorization: `Bearer ${mine.access_token}` } },
+      }),
+    );
+    expect((await client.callTool({ name: "echo", arguments: { text: "oauth" } })).content).toEqual([
+      { type: "text", text: "echo: oauth" },
+    ]);
+    await client.close();
+    // The token never goes upstream either.
+    expect(JSON.stringify(upstream.requestHeaders)).not.toContain(mine.access_token);
+
+    const elsewhere = await grant(`${gateway.url}/mcp/some-other-server`);
+    const init = mcpPost(undefined);
+    const refused = await fetch(`${gateway.url}/mcp/${server.slug}`, {
+      ...init,
+      headers: { ...init.headers, authorization: `Bearer ${elsewhere.access_token}` },
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
   it("keeps credentials apart: the upstream's never reach the client or the logs, the caller's never go upstream", async () => {
