@@ -45,6 +45,43 @@ beforeAll(async () => {
         model: "e",
         ...usage,
       });
+    // OpenAI's Responses API (the gateway forwards it natively to OpenAI): an answer of its own shape, streamed
+    // as Responses events when asked (a chat completion there would be an invalid upstream answer: a 502).
+    if (req.path.endsWith("/responses")) {
+      const response = {
+        id: "resp_fuzz",
+        object: "response",
+        created_at: 1,
+        status: "completed",
+        model: "m",
+        output: [
+          {
+            type: "message",
+            id: "msg_fuzz",
+            status: "completed",
+            role: "assistant",
+            content: [{ type: "output_text", text: content, annotations: [] }],
+          },
+        ],
+        usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+      };
+      if (body.stream !== true) return sendJson(res, 200, response);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const events = [
+        { type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", output: [] } },
+        {
+          type: "response.output_text.delta",
+          sequence_number: 1,
+          item_id: "msg_fuzz",
+          output_index: 0,
+          content_index: 0,
+          delta: content,
+        },
+        { type: "response.completed", sequence_number: 2, response },
+      ];
+      res.end(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(""));
+      return;
+    }
     if (req.path.endsWith("/completions") && !req.path.endsWith("/chat/completions"))
       return sendJson(res, 200, {
         id: "c",
