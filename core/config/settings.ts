@@ -147,6 +147,8 @@ const SETTINGS = {
   // OAuth 2.1 server for MCP clients (core/mcp/oauth)
 
   // Server-side MCP tools (core/mcp/server-side)
+  // Model calls one request may make while the gateway runs server-side MCP tools (beta server-side-mcp-2026-06-01).
+  GATEWAY_MCP_MAX_TOOL_STEPS: positiveInt(8, 1, 64),
 
   // Agents gateway (core/agents)
 

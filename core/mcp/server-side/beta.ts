@@ -1,0 +1,12 @@
+import type { GatewayRequestHeaders } from "../../http/gateway-headers.ts";
+
+/** The beta (spec 9) that lets a request name MCP tools the gateway runs itself. */
+export const SERVER_SIDE_MCP_BETA = "server-side-mcp-2026-06-01";
+
+/**
+ * Whether a request opted into server-side MCP tools: `x-gateway-beta` (or its `x-portkey-beta` alias) lists the
+ * beta, alone or among other comma-separated betas, in any letter case.
+ */
+export function optedIntoServerSideMcp(gateway: Pick<GatewayRequestHeaders, "beta">): boolean {
+  return gateway.beta.some((beta) => beta.toLowerCase() === SERVER_SIDE_MCP_BETA);
+}
