@@ -77,6 +77,12 @@ export class ToolLoopRun {
     outcome.requestBody = body;
     // A context of its own: admitted by the policies, guarded and timed as one model call.
     const ctx: RequestContext = { ...this.ctx, outcome, startedAt: performance.now() };
+    // Its log names the step (the request's own log, the last step's, keeps the client's span name).
+    const gateway = this.ctx.gateway;
+    if (gateway) {
+      const name = `server-side MCP step ${this.steps}`;
+      ctx.gateway = { ...gateway, spanName: gateway.spanName ? `${gateway.spanName} (${name})` : name };
+    }
     let response: Response;
     try {
       response = await routeInference("chat", body, this.config, this.request, ctx, outcome, this.requestId);
