@@ -4,7 +4,7 @@ import type { RequestContext } from "../../http/context.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { validate } from "../../http/json.ts";
 import { resolveRouting } from "../../routing/source.ts";
-import { optedIntoServerSideMcp, SERVER_SIDE_MCP_BETA } from "./beta.ts";
+import { requireServerSideMcpBeta } from "./beta.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
 import { ToolLoopRun } from "./loop-run.ts";
@@ -24,14 +24,7 @@ export async function serverSideMcpChat(json: unknown, request: Request, ctx: Re
   const tools = raw.tools as unknown[];
   const references = findReferences(tools);
   const gateway = gatewayHeadersOf(request, ctx);
-  if (!optedIntoServerSideMcp(gateway)) {
-    const param = `tools[${references[0]!.index}]`;
-    throw badRequest(
-      `${param} names a server-side MCP tool: send the header 'x-gateway-beta: ${SERVER_SIDE_MCP_BETA}' to have the gateway run it.`,
-      param,
-      "beta_required",
-    );
-  }
+  requireServerSideMcpBeta(gateway, references[0]!.index);
   const body = normaliseChatRequest(
     validate(chatCompletionRequest, {
       ...raw,

@@ -34,7 +34,10 @@ export async function expandTools(
   const byIndex = new Map(references.map((reference) => [reference.index, reference]));
   const clientNames = tools
     .filter((_, index) => !byIndex.has(index))
-    .map((tool) => (tool as { function?: { name?: unknown } }).function?.name)
+    .map((tool) => {
+      const entry = tool as { function?: { name?: unknown }; name?: unknown };
+      return entry.function?.name ?? entry.name;
+    })
     .filter((name): name is string => typeof name === "string");
   const names = new McpToolNames(clientNames);
   // One listing per server, in parallel (a server named twice is listed once).

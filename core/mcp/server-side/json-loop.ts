@@ -9,7 +9,12 @@ import { type ChatToolCall, runToolCalls, splitToolCalls } from "./run-tools.ts"
  * step limit (the answer returned without its server-side calls, `finish_reason` `length`, `gateway_mcp.stopped`
  * saying why). `usage` is the sum over all model calls.
  */
-export async function runJsonLoop(run: ToolLoopRun, firstBody: Record<string, any>): Promise<Response> {
+export async function runJsonLoop(
+  run: ToolLoopRun,
+  firstBody: Record<string, any>,
+  /** The final chat answer in the client's format (a Responses request's Response); chat answers as it is. */
+  present: (answer: Record<string, any>) => Record<string, any> = (answer) => answer,
+): Promise<Response> {
   let body = firstBody;
   try {
     for (;;) {
@@ -25,12 +30,12 @@ export async function runJsonLoop(run: ToolLoopRun, firstBody: Record<string, an
       const choice = answer.choices?.[0];
       const message = choice?.message ?? {};
       const { server, client } = splitToolCalls(message.tool_calls as ChatToolCall[] | undefined, run.names);
-      if (server.length === 0) return finish(run, step.response, answer);
+      if (server.length === 0) return finish(run, present, step.response, answer);
       if (run.steps >= run.maxSteps) {
         message.tool_calls = client.length > 0 ? client : undefined;
         if (!message.tool_calls) delete message.tool_calls;
         choice.finish_reason = client.length > 0 ? "tool_calls" : "length";
-        return finish(run, step.response, answer, "max_tool_steps");
+        return finish(run, present, step.response, answer, "max_tool_steps");
       }
       const { messages, records } = await runToolCalls(server, run.host, run.principal, {
         traceId: run.ctx.traceId,
@@ -40,7 +45,7 @@ export async function runJsonLoop(run: ToolLoopRun, firstBody: Record<string, an
       if (client.length > 0) {
         // The client's tools are the client's to run: return them, the server-side ones already done.
         message.tool_calls = client;
-        return finish(run, step.response, answer, "client_tool_calls");
+        return finish(run, present, step.response, answer, "client_tool_calls");
       }
       body = run.followUp(body, { content: message.content ?? null, toolCalls: server }, messages);
     }
@@ -52,6 +57,7 @@ export async function runJsonLoop(run: ToolLoopRun, firstBody: Record<string, an
 
 function finish(
   run: ToolLoopRun,
+  present: (answer: Record<string, any>) => Record<string, any>,
   response: Response,
   answer: Record<string, any>,
   stopped?: Parameters<ToolLoopRun["summary"]>[0],
@@ -59,8 +65,9 @@ function finish(
   const usage = run.usage;
   if (usage) answer.usage = usage;
   answer.gateway_mcp = run.summary(stopped);
-  const text = JSON.stringify(answer);
-  run.settle({ body: answer, chars: text.length });
+  const presented = present(answer);
+  const text = JSON.stringify(presented);
+  run.settle({ body: presented, chars: text.length });
   const headers = new Headers(response.headers);
   headers.delete("content-length");
   return withHeaders(new Response(text, { status: response.status, headers }), {

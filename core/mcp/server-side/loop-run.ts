@@ -56,6 +56,9 @@ export class ToolLoopRun {
     model: string;
     stream: boolean;
     maxSteps: number;
+    /** The client's route (the steps are chat calls either way) and the id its answer is named by. */
+    route?: "chat" | "responses";
+    requestId?: string;
   }) {
     this.request = options.request;
     this.ctx = options.ctx;
@@ -64,8 +67,8 @@ export class ToolLoopRun {
     this.host = options.host;
     this.principal = options.principal;
     this.maxSteps = options.maxSteps;
-    this.requestId = `chatcmpl-${this.ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
-    this.outcome = newOutcome("chat", options.model, options.stream);
+    this.requestId = options.requestId ?? `chatcmpl-${this.ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
+    this.outcome = newOutcome(options.route ?? "chat", options.model, options.stream);
     this.ctx.outcome = this.outcome;
   }
 
@@ -126,7 +129,8 @@ export class ToolLoopRun {
     const step = this.#pending;
     this.#pending = undefined;
     const own = this.outcome;
-    if (step) Object.assign(own, step.outcome, { done: own.done, finish: own.finish, stream: own.stream });
+    if (step)
+      Object.assign(own, step.outcome, { done: own.done, finish: own.finish, stream: own.stream, route: own.route });
     if (answer) {
       own.responseBody = answer.body;
       if (answer.chars !== undefined) own.responseChars = answer.chars;

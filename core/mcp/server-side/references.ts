@@ -3,7 +3,8 @@ import { badRequest } from "../../http/errors.ts";
 /**
  * Where a request names server-side MCP tools (spec 9). Accepted in a `tools` array:
  * - a function tool named `@gateway-mcp/<server>` (every tool the caller may use on that server) or
- *   `@gateway-mcp/<server>/<tool>` (one tool): `{type: "function", function: {name: "@gateway-mcp/github"}}`;
+ *   `@gateway-mcp/<server>/<tool>` (one tool): `{type: "function", function: {name: "@gateway-mcp/github"}}` in
+ *   chat, `{type: "function", name: "@gateway-mcp/github"}` in Responses;
  * - an MCP tool whose `server_url` is such a reference (OpenAI's Responses `mcp` tool shape):
  *   `{type: "mcp", server_label?, server_url: "@gateway-mcp/github", allowed_tools?: ["search", ...]}`.
  * `@portkey-mcp/` is accepted as an alias of `@gateway-mcp/` (Portkey's clients use that prefix).
@@ -32,8 +33,9 @@ function referenceText(value: unknown): string | undefined {
 /** The string a tools entry names a server-side MCP reference with, if it does (cheap: no validation). */
 function referenceOf(entry: unknown): string | undefined {
   if (!entry || typeof entry !== "object") return undefined;
-  const tool = entry as { type?: unknown; function?: { name?: unknown }; server_url?: unknown };
-  if (tool.type === "function") return referenceText(tool.function?.name);
+  const tool = entry as { type?: unknown; function?: { name?: unknown }; name?: unknown; server_url?: unknown };
+  // Chat nests the name (`function.name`); Responses function tools carry it flat (`name`).
+  if (tool.type === "function") return referenceText(tool.function?.name ?? tool.name);
   if (tool.type === "mcp") return referenceText(tool.server_url);
   return undefined;
 }

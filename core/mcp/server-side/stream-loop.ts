@@ -13,16 +13,19 @@ import { type ChatToolCall, runToolCalls, splitToolCalls } from "./run-tools.ts"
  * summed over all calls (when `stream_options.include_usage`), then `[DONE]`. A call that fails after the first
  * has streamed ends the stream with an OpenAI error event, as any stream failure does.
  */
-export async function runStreamLoop(run: ToolLoopRun, firstBody: Record<string, any>): Promise<Response> {
+export async function runStreamLoop(
+  run: ToolLoopRun,
+  firstBody: Record<string, any>,
+  sink: StreamSink = chatSink(firstBody.stream_options?.include_usage === true),
+): Promise<Response> {
   // The first call is made before answering: its failure (or a refusal) is the HTTP answer, as without tools.
   const first = await run.callModel(firstBody);
   if (first.response.status !== 200 || !isEventStream(first.response)) {
     run.settle();
     return first.response;
   }
-  const includeUsage = firstBody.stream_options?.include_usage === true;
   const live: LiveStep = { cancelled: false };
-  const steps = loopEvents(run, first, firstBody, includeUsage, live);
+  const steps = loopEvents(run, first, firstBody, sink, live);
   const source: SseSource = {
     async next() {
       const { value, done } = await steps.next();
@@ -43,6 +46,27 @@ export async function runStreamLoop(run: ToolLoopRun, firstBody: Record<string, 
   return sseResponse(source, headers);
 }
 
+/** Writes the loop's chat chunks in the client's stream format. */
+export interface StreamSink {
+  /** Whether the client gets the summed usage chunk (the chunk's `choices` are empty). */
+  includeUsage: boolean;
+  chunk(chunk: Record<string, any>): string;
+  /** The stream failed after it began (an OpenAI-shaped error). */
+  failure(error: Record<string, unknown>): string;
+  /** The stream ended after its final chunks. */
+  end(): string;
+}
+
+/** Chat completion chunks, as OpenAI streams them. */
+export function chatSink(includeUsage: boolean): StreamSink {
+  return {
+    includeUsage,
+    chunk: (chunk) => `data: ${JSON.stringify(chunk)}\n\n`,
+    failure: (error) => `data: ${JSON.stringify({ error })}\n\n`,
+    end: () => "data: [DONE]\n\n",
+  };
+}
+
 /** The call being streamed, so a client that leaves cancels it (and the loop makes no further call). */
 interface LiveStep {
   source?: SseSource;
@@ -61,7 +85,7 @@ async function* loopEvents(
   run: ToolLoopRun,
   first: ModelStep,
   firstBody: Record<string, any>,
-  includeUsage: boolean,
+  sink: StreamSink,
   live: LiveStep,
 ): AsyncGenerator<string, void> {
   let step = first;
@@ -83,13 +107,13 @@ async function* loopEvents(
         if (!chunk) continue;
         if (chunk.error) {
           state.failed = true;
-          out += `data: ${JSON.stringify(chunk)}\n\n`;
+          out += sink.failure(chunk.error);
           continue;
         }
         if (typeof chunk.created === "number") created = chunk.created;
         if (typeof chunk.model === "string") model = chunk.model;
         const forwarded = absorb(chunk, state, run.requestId);
-        if (forwarded) out += `data: ${JSON.stringify(forwarded)}\n\n`;
+        if (forwarded) out += sink.chunk(forwarded);
       }
       if (out) yield out;
     }
@@ -119,7 +143,7 @@ async function* loopEvents(
             // A later call refused (a guardrail): its answer as the stream's error event.
             const text = await step.response.text().catch(() => "");
             run.settle();
-            yield `data: ${errorPayload(text)}\n\n`;
+            yield sink.failure(errorPayload(text));
             return;
           }
           continue;
@@ -127,7 +151,7 @@ async function* loopEvents(
       } catch (error) {
         // callModel settled the request with the failed call; a tool fault settles it here.
         run.settle(undefined, error);
-        yield `data: ${JSON.stringify({ error: errorOf(error) })}\n\n`;
+        yield sink.failure(errorOf(error));
         return;
       }
     }
@@ -145,7 +169,7 @@ async function* loopEvents(
           },
         ],
       };
-      out += `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+      out += sink.chunk({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
     });
     const finishReason =
       client.length > 0
@@ -161,10 +185,10 @@ async function* loopEvents(
       gateway_mcp: run.summary(stopped),
     };
     delete (finishChunk as { usage?: unknown }).usage;
-    out += `data: ${JSON.stringify(finishChunk)}\n\n`;
+    out += sink.chunk(finishChunk);
     const usage = run.usage;
-    if (includeUsage && usage) out += `data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`;
-    out += "data: [DONE]\n\n";
+    if (sink.includeUsage && usage) out += sink.chunk({ ...base, choices: [], usage });
+    out += sink.end();
     run.settle({ body: { gateway_mcp: run.summary(stopped), usage } });
     yield out;
     return;
@@ -225,12 +249,10 @@ function errorOf(error: unknown): Record<string, unknown> {
   };
 }
 
-function errorPayload(text: string): string {
+function errorPayload(text: string): Record<string, unknown> {
   try {
     const parsed = JSON.parse(text) as { error?: unknown };
-    if (parsed && typeof parsed === "object" && parsed.error) return JSON.stringify({ error: parsed.error });
+    if (parsed?.error && typeof parsed.error === "object") return parsed.error as Record<string, unknown>;
   } catch {}
-  return JSON.stringify({
-    error: { message: text || "The model call was refused.", type: "server_error", param: null, code: null },
-  });
+  return { message: text || "The model call was refused.", type: "server_error", param: null, code: null };
 }
