@@ -15,6 +15,7 @@ import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
 import type { Stores } from "./store/ports.ts";
 import type { McpToolHost } from "./mcp/tool-host.ts";
+import { createMcpToolHost } from "./mcp/gateway-tool-host.ts";
 
 /**
  * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform.
@@ -91,6 +92,7 @@ export function createServices(settings: Settings, stores: Stores): Services {
       semanticIndex: stores.vectors,
     }),
   };
+  services.mcpTools = createMcpToolHost(services);
   observeLogs(services);
   return services;
 }

@@ -143,6 +143,24 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
   // MCP gateway (core/mcp; docs/mcp.md)
+  // How MCP request logs keep a call's arguments: a hash (default), the structure with every value masked, or
+  // in full (also what the OTLP export sends).
+  MCP_LOG_ARGUMENTS: oneOf(["hash", "masked", "full"], "hash"),
+  // Browser origins allowed to call the MCP endpoint besides GATEWAY_PUBLIC_URL's and loopback ones (DNS
+  // rebinding protection; requests without an Origin header are not affected).
+  MCP_ALLOWED_ORIGINS: commaList,
+  // How long one call to an upstream MCP server may take.
+  MCP_UPSTREAM_TIMEOUT_MS: positiveInt(60_000, 1000, 900_000),
+  // OTLP/HTTP JSON export of MCP request logs (standard OpenTelemetry variables; off unless an endpoint is set).
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_HEADERS: optionalString,
+  OTEL_EXPORTER_OTLP_LOGS_HEADERS: optionalString,
+  OTEL_SERVICE_NAME: stringWithDefault("ai-gateway"),
+  OTEL_BLRP_MAX_QUEUE_SIZE: positiveInt(2048, 1, 1_000_000),
+  OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: positiveInt(512, 1, 100_000),
+  OTEL_BLRP_SCHEDULE_DELAY: positiveInt(1000, 0, 600_000),
+  OTEL_BLRP_EXPORT_TIMEOUT: positiveInt(30_000, 1, 600_000),
 
   // OAuth 2.1 server for MCP clients (core/mcp/oauth)
 

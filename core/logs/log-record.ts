@@ -66,6 +66,21 @@ export interface RequestLog {
   requestBody?: unknown;
   responseBody?: unknown;
   bodiesKey?: string;
+  /** MCP gateway requests (core/mcp/request-log.ts): the JSON-RPC method, tool, arguments as configured, sizes. */
+  mcp?: {
+    serverId: string;
+    serverSlug: string;
+    /** The JSON-RPC method(s) of the HTTP request (`initialize`, `tools/call`...). */
+    method: string;
+    /** The tool, prompt or resource the request named. */
+    name?: string;
+    /** sha256 of the canonical JSON arguments (MCP_LOG_ARGUMENTS=hash), else masked or full arguments. */
+    argumentsHash?: string;
+    arguments?: unknown;
+    resultBytes?: number;
+    /** Whether the tool answered `isError: true`. */
+    toolError?: boolean;
+  };
   /** `gateway` for requests that went through the gateway, `custom` for POST /v1/logs inserts. */
   source: "gateway" | "custom";
 }

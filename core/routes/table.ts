@@ -368,6 +368,20 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/realtime", handler: "realtime", auth: "api_key" }],
   },
   {
+    // The MCP gateway (core/mcp; docs/mcp.md): one streamable-HTTP MCP endpoint per server (stateless; the
+    // handler authenticates itself, to answer 401 with the OAuth protected-resource challenge), and the MCP
+    // registry API's list of the servers a caller may use.
+    name: "mcp",
+    dataPlane: true,
+    timeoutSeconds: 900,
+    routes: [
+      ...(["POST", "GET", "DELETE"] as const).map(
+        (method): RouteSpec => ({ method, path: "/mcp/:server", handler: "mcpEndpoint", auth: "none", body: "json" }),
+      ),
+      { method: "GET", path: "/v0.1/servers", handler: "registryServers", auth: "api_key" },
+    ],
+  },
+  {
     // Generic pass-through (spec 4.7): /v1/proxy/* always forwards raw; /v1/* forwards whatever no dedicated
     // route handles. Configs, retries, custom-host checks and auth apply as on every other route.
     name: "passthrough",

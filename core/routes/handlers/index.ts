@@ -32,6 +32,7 @@ import { handlers as virtualKeys } from "./virtual-keys.ts";
 import { handlers as models } from "./models.ts";
 import { handlers as passthrough } from "./passthrough.ts";
 import { handlers as realtime } from "./realtime.ts";
+import { handlers as mcp } from "./mcp.ts";
 import { handlers as policies } from "./policies.ts";
 import { handlers as prompts } from "./prompts.ts";
 import { handlers as organisation } from "./organisation.ts";
@@ -71,6 +72,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   "virtual-keys": virtualKeys,
   prompts,
   realtime,
+  mcp,
   passthrough,
   "api-keys": apiKeys,
   auth,

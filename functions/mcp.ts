@@ -1,0 +1,5 @@
+import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
+import { handlers } from "../core/routes/handlers/mcp.ts";
+
+/** Lambda entry point of the 'mcp' route family (infra/api.ts). */
+export const handler = createLambdaHandler("mcp", handlers);
