@@ -1,26 +1,39 @@
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeMcpTools, calculatorServer } from "../helpers/fake-mcp-tools.ts";
+import type { McpServer } from "../../core/mcp/records.ts";
+import { createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.ts";
+import { seedMcpServer } from "../helpers/mcp-records.ts";
 import { type MockServer, type RecordedRequest, sendJson, startMockServer, writeSse } from "../helpers/mock-server.ts";
 
 /**
  * Server-side MCP tools (beta server-side-mcp-2026-06-01) through the openai SDK: the gateway expands
  * `@gateway-mcp/<server>` into the server's tools, runs the model's calls to them through the MCP tool host and
- * calls the model again, JSON and streamed, with usage summed and every step logged in the request's trace.
+ * calls the model again, JSON and streamed, with usage summed and every step logged in the request's trace. The
+ * tools are real: the MCP gateway (services.mcpTools) in front of an MCP server built with the SDK, which needs
+ * its own credential header, with one tool hidden by the allow-list and one user denied.
  */
 
 const BETA = { "x-gateway-beta": "server-side-mcp-2026-06-01" };
 const STEP_LIMIT = 3;
 
+const UPSTREAM_SECRET = "upstream-secret-9c2d";
 let gateway: TestGateway;
 let model: MockServer;
-let tools: FakeMcpTools;
+let upstream: McpUpstream;
+let server: McpServer;
+let memberKey: string;
+let deniedKey: string;
 
-/** The mock model: calls calc__add until it sees a tool result (always, under /loop), then answers in text. */
+/**
+ * The mock model: calls the tool named `<server>__add` it was offered until it sees a tool result (always, under
+ * /loop), then answers in text.
+ */
 function answer(request: RecordedRequest, res: Parameters<Parameters<typeof startMockServer>[0]>[1]) {
   const body = request.json();
+  const add = body.tools.map((tool: any) => tool.function.name).find((name: string) => name.endsWith("__add"));
   const last = body.messages.at(-1);
   const looping = request.path.startsWith("/loop");
   const step = body.messages.filter((message: any) => message.role === "tool").length;
@@ -29,7 +42,7 @@ function answer(request: RecordedRequest, res: Parameters<Parameters<typeof star
   const toolCall = {
     id: `call_${step}`,
     type: "function",
-    function: { name: "calc__add", arguments: '{"a":2,"b":3}' },
+    function: { name: add, arguments: '{"a":2,"b":3}' },
   };
   if (!body.stream) {
     sendJson(res, 200, {
@@ -74,7 +87,7 @@ function answer(request: RecordedRequest, res: Parameters<Parameters<typeof star
         chunk({
           role: "assistant",
           content: null,
-          tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: "calc__add", arguments: "" } }],
+          tool_calls: [{ index: 0, id: toolCall.id, type: "function", function: { name: add, arguments: "" } }],
         }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":2,' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '"b":3}' } }] }),
@@ -84,12 +97,12 @@ function answer(request: RecordedRequest, res: Parameters<Parameters<typeof star
   return writeSse(res, [...events, ...(body.stream_options?.include_usage ? [usageChunk] : []), { data: "[DONE]" }]);
 }
 
-function client(path = "v1", headers: Record<string, string> = BETA): OpenAI {
+function client(path = "v1", headers: Record<string, string> = BETA, key = memberKey): OpenAI {
   return new OpenAI({
     apiKey: "sk-test",
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: {
-      "x-gateway-api-key": gateway.adminKey,
+      "x-gateway-api-key": key,
       "x-gateway-provider": "openai",
       "x-gateway-custom-host": `${model.url}/${path}`,
       ...headers,
@@ -113,6 +126,7 @@ async function logsOf(trace: string, count: number): Promise<any[]> {
           headers: { "x-gateway-api-key": gateway.adminKey },
         });
         logs = ((await response.json()) as { data: any[] }).data;
+        // A tool call's log is written when the call ends: wait for all of them.
         return logs.length;
       },
       { timeout: 5000 },
@@ -122,19 +136,41 @@ async function logsOf(trace: string, count: number): Promise<any[]> {
 }
 
 const question = [{ role: "user" as const, content: "What is 2 + 3?" }];
-const mcpTool = { type: "function" as const, function: { name: "@gateway-mcp/calc" } };
+const mcpTool = () => ({ type: "function" as const, function: { name: `@gateway-mcp/${server.slug}` } });
+const modelLogs = (logs: any[]) => logs.filter((log) => log.route === "/v1/chat/completions");
+const toolLogs = (logs: any[]) => logs.filter((log) => log.mcp?.method === "tools/call");
 
 beforeAll(async () => {
   model = await startMockServer(answer);
+  upstream = await startMcpUpstream({ requiredHeaders: { "x-upstream-key": UPSTREAM_SECRET } });
   gateway = await startTestGateway({ GATEWAY_MCP_MAX_TOOL_STEPS: String(STEP_LIMIT) });
-  tools = new FakeMcpTools({ calc: calculatorServer() }, ["secret"]);
-  // A test-only McpToolHost in the gateway's services (the MCP gateway's own lands on branch mcp-gateway).
-  gateway.gateway.services.mcpTools = tools;
+  const workspace = await seedWorkspace(gateway, "Server-side MCP");
+  const member = await seedUser(gateway, "ssm-member@example.com");
+  const denied = await seedUser(gateway, "ssm-denied@example.com");
+  await seedMember(gateway, workspace.id, member.id, "member");
+  await seedMember(gateway, workspace.id, denied.id, "member");
+  const key = (userId: string) =>
+    createKey(gateway, gateway.adminKey, "workspace", "user", {
+      name: "server-side mcp",
+      workspace_id: workspace.id,
+      user_id: userId,
+      scopes: ["*"],
+    }).then((created) => created.key as string);
+  memberKey = await key(member.id);
+  deniedKey = await key(denied.id);
+  ({ server } = await seedMcpServer(gateway, {
+    url: upstream.url,
+    workspaceId: workspace.id,
+    headers: { "X-Upstream-Key": UPSTREAM_SECRET },
+    disabled: ["secret_admin_tool"],
+    server: { user_access: [{ user_id: denied.id, enabled: false }] },
+  }));
 });
 
 afterAll(async () => {
   await gateway?.close();
   await model?.close();
+  await upstream?.close();
 });
 
 describe("server-side MCP tools in chat completions", () => {
@@ -142,7 +178,7 @@ describe("server-side MCP tools in chat completions", () => {
     const before = model.requests.length;
     const { trace, options } = traced();
     const completion = await client().chat.completions.create(
-      { model: "gpt-4o-mini", messages: question, tools: [mcpTool] },
+      { model: "gpt-4o-mini", messages: question, tools: [mcpTool()] },
       options,
     );
     expect(completion.choices[0]!.message.content).toBe("The sum is 5.");
@@ -150,38 +186,42 @@ describe("server-side MCP tools in chat completions", () => {
     expect(completion.usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 10, total_tokens: 40 });
     expect((completion as any).gateway_mcp).toMatchObject({
       steps: 2,
-      tool_calls: [{ server: "calc", tool: "add", is_error: false }],
+      tool_calls: [{ server: server.slug, tool: "add", is_error: false }],
     });
 
     const sent = model.requests.slice(before).map((request) => request.json());
     expect(sent).toHaveLength(2);
-    // The model saw the server's tools, renamed and with their input schemas, never the reference.
-    expect(sent[0].tools).toEqual([
-      {
-        type: "function",
-        function: {
-          name: "calc__add",
-          description: "Adds two numbers",
-          parameters: calculatorServer()[0]!.inputSchema,
-        },
+    // The model saw the server's allowed tools (not the hidden one), renamed, with their input schemas; never
+    // the reference itself.
+    const prefix = server.slug.replace(/[^a-zA-Z0-9_-]/g, "_");
+    expect(sent[0].tools.map((tool: any) => tool.function.name).sort()).toEqual([`${prefix}__add`, `${prefix}__echo`]);
+    expect(sent[0].tools.find((tool: any) => tool.function.name === `${prefix}__add`)).toMatchObject({
+      type: "function",
+      function: {
+        description: "Adds two numbers.",
+        parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
       },
-      { type: "function", function: { name: "calc__fail", parameters: { type: "object", properties: {} } } },
-    ]);
-    // ...and then its own call and the tool's result.
+    });
+    // ...and then its own call and the tool's result (the text content; the upstream also gave structured content).
     expect(sent[1].messages.slice(1)).toEqual([
       {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_0", type: "function", function: { name: "calc__add", arguments: '{"a":2,"b":3}' } }],
+        tool_calls: [
+          { id: "call_0", type: "function", function: { name: `${prefix}__add`, arguments: '{"a":2,"b":3}' } },
+        ],
       },
       { role: "tool", tool_call_id: "call_0", content: "5" },
     ]);
-    expect(tools.calls.at(-1)).toEqual({ server: "calc", tool: "add", arguments: { a: 2, b: 3 }, traceId: trace });
+    expect(upstream.toolCalls.at(-1)).toEqual({ name: "add", arguments: { a: 2, b: 3 } });
 
-    const logs = await logsOf(trace, 2);
-    expect(logs.every((log) => log.traceId === trace && log.route === "/v1/chat/completions")).toBe(true);
+    // One trace: both model calls and the tool call, written by the MCP gateway.
+    const logs = await logsOf(trace, 3);
+    expect(logs.every((log) => log.traceId === trace)).toBe(true);
+    expect(toolLogs(logs)).toHaveLength(1);
+    expect(toolLogs(logs)[0]).toMatchObject({ status: 200, mcp: { name: "add" } });
     // Each model call with its own usage and cost (the request's own record is the last call's).
-    const byTokens = logs.sort((a, b) => a.usage.totalTokens - b.usage.totalTokens);
+    const byTokens = modelLogs(logs).sort((a, b) => a.usage.totalTokens - b.usage.totalTokens);
     expect(byTokens.map((log) => log.usage.totalTokens)).toEqual([15, 25]);
     expect(byTokens.every((log) => log.cost > 0)).toBe(true);
     expect(byTokens[0].spanName).toBe("server-side MCP step 1");
@@ -195,7 +235,7 @@ describe("server-side MCP tools in chat completions", () => {
       {
         model: "gpt-4o-mini",
         messages: question,
-        tools: [mcpTool],
+        tools: [mcpTool()],
         stream: true,
         stream_options: { include_usage: true },
       },
@@ -219,7 +259,9 @@ describe("server-side MCP tools in chat completions", () => {
     const sent = model.requests.slice(before).map((request) => request.json());
     expect(sent).toHaveLength(2);
     expect(sent[1].messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_0", content: "5" });
-    await logsOf(trace, 2);
+    const logs = await logsOf(trace, 3);
+    expect(modelLogs(logs).map((log) => log.stream)).toEqual([true, true]);
+    expect(toolLogs(logs)).toHaveLength(1);
   });
 
   it("answers 400 naming the tool without the beta header, and calls no model", async () => {
@@ -228,7 +270,7 @@ describe("server-side MCP tools in chat completions", () => {
       .chat.completions.create({
         model: "gpt-4o-mini",
         messages: question,
-        tools: [{ type: "function", function: { name: "lookup" } }, mcpTool],
+        tools: [{ type: "function", function: { name: "lookup" } }, mcpTool()],
       })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
@@ -236,13 +278,14 @@ describe("server-side MCP tools in chat completions", () => {
     expect(model.requests.length).toBe(before);
   });
 
-  it("answers 404 for an unknown server and 403 for a denied one before any model call", async () => {
+  it("answers 404 for an unknown server or a hidden tool, and 403 for a denied user, before any model call", async () => {
     const before = model.requests.length;
-    for (const [name, status] of [
-      ["@gateway-mcp/nope", 404],
-      ["@gateway-mcp/secret", 403],
+    for (const [name, status, key] of [
+      ["@gateway-mcp/nope", 404, memberKey],
+      [`@gateway-mcp/${server.slug}/secret_admin_tool`, 404, memberKey],
+      [`@gateway-mcp/${server.slug}`, 403, deniedKey],
     ] as const) {
-      const error = (await client()
+      const error = (await client("v1", BETA, key)
         .chat.completions.create({
           model: "gpt-4o-mini",
           messages: question,
@@ -258,7 +301,7 @@ describe("server-side MCP tools in chat completions", () => {
     const before = model.requests.length;
     const { trace, options } = traced();
     const completion = await client("loop/v1").chat.completions.create(
-      { model: "gpt-4o-mini", messages: question, tools: [mcpTool] },
+      { model: "gpt-4o-mini", messages: question, tools: [mcpTool()] },
       options,
     );
     expect(model.requests.length - before).toBe(STEP_LIMIT);
@@ -266,12 +309,13 @@ describe("server-side MCP tools in chat completions", () => {
     expect(completion.choices[0]!.message.tool_calls).toBeUndefined();
     expect((completion as any).gateway_mcp).toMatchObject({ steps: STEP_LIMIT, stopped: "max_tool_steps" });
     expect((completion as any).gateway_mcp.tool_calls).toHaveLength(STEP_LIMIT - 1);
-    await logsOf(trace, STEP_LIMIT);
+    const logs = await logsOf(trace, STEP_LIMIT + STEP_LIMIT - 1);
+    expect(modelLogs(logs)).toHaveLength(STEP_LIMIT);
 
     const stream = await client("loop/v1").chat.completions.create({
       model: "gpt-4o-mini",
       messages: question,
-      tools: [mcpTool],
+      tools: [mcpTool()],
       stream: true,
     });
     const chunks: any[] = [];
