@@ -324,3 +324,75 @@ describe("server-side MCP tools in chat completions", () => {
     expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
   });
 });
+
+describe("server-side MCP tools in the Responses API", () => {
+  const mcp = () => ({
+    type: "mcp" as const,
+    server_label: "calculator",
+    server_url: `@gateway-mcp/${server.slug}`,
+    allowed_tools: ["add"],
+    require_approval: "never" as const,
+  });
+
+  it("runs the loop through chat calls and answers a stored Response with usage summed", async () => {
+    const before = model.requests.length;
+    const { trace, options } = traced();
+    const response = await client().responses.create(
+      { model: "gpt-4o-mini", input: "What is 2 + 3?", tools: [mcp()] },
+      options,
+    );
+    expect(response.status).toBe("completed");
+    expect(response.output_text).toBe("The sum is 5.");
+    expect(response.usage).toMatchObject({ input_tokens: 30, output_tokens: 10, total_tokens: 40 });
+    expect((response as any).gateway_mcp).toMatchObject({ steps: 2, tool_calls: [{ tool: "add", is_error: false }] });
+
+    const sent = model.requests.slice(before);
+    expect(sent.map((request) => request.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions"]);
+    // allowed_tools kept only `add` of the server's tools.
+    expect(sent[0]!.json().tools.map((tool: any) => tool.function.name)).toEqual([
+      `${server.slug.replace(/[^a-zA-Z0-9_-]/g, "_")}__add`,
+    ]);
+    expect(sent[1]!.json().messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_0", content: "5" });
+
+    // Stored after the answer, as any Response.
+    await expect
+      .poll(
+        async () =>
+          (
+            await client()
+              .responses.retrieve(response.id)
+              .catch(() => undefined)
+          )?.output_text,
+      )
+      .toBe("The sum is 5.");
+    const logs = await logsOf(trace, 3);
+    expect(logs.map((log) => log.route).sort()).toEqual(["/mcp/:server", "/v1/chat/completions", "/v1/responses"]);
+  });
+
+  it("streams the final answer as Responses events", async () => {
+    const stream = await client().responses.create({
+      model: "gpt-4o-mini",
+      input: "What is 2 + 3?",
+      tools: [mcp()],
+      stream: true,
+    });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    const text = events.filter((event) => event.type === "response.output_text.delta").map((event) => event.delta);
+    expect(text.join("")).toBe("The sum is 5.");
+    const completed = events.at(-1);
+    expect(completed.type).toBe("response.completed");
+    expect(completed.response.output_text).toBe("The sum is 5.");
+    expect(completed.response.usage).toMatchObject({ input_tokens: 30, output_tokens: 10 });
+    expect(completed.response.gateway_mcp).toMatchObject({ steps: 2 });
+    expect(events.some((event) => event.type === "response.function_call_arguments.delta")).toBe(false);
+  });
+
+  it("answers 400 without the beta header", async () => {
+    const error = (await client("v1", {})
+      .responses.create({ model: "gpt-4o-mini", input: "hi", tools: [mcp()] })
+      .catch((caught: unknown) => caught)) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(400);
+    expect((error as any).param).toBe("tools[0]");
+  });
+});

@@ -55,6 +55,8 @@ export interface StreamSink {
   failure(error: Record<string, unknown>): string;
   /** The stream ended after its final chunks. */
   end(): string;
+  /** The answer the stream spelled, for the request's log and store (chat: the summary and usage). */
+  answer?(): unknown;
 }
 
 /** Chat completion chunks, as OpenAI streams them. */
@@ -189,7 +191,7 @@ async function* loopEvents(
     const usage = run.usage;
     if (sink.includeUsage && usage) out += sink.chunk({ ...base, choices: [], usage });
     out += sink.end();
-    run.settle({ body: { gateway_mcp: run.summary(stopped), usage } });
+    run.settle({ body: sink.answer?.() ?? { gateway_mcp: run.summary(stopped), usage } });
     yield out;
     return;
   }
