@@ -137,6 +137,8 @@ async function* loopEvents(
           signal: run.ctx.signal,
         });
         run.toolCalls.push(...records);
+        // A client that left while the tools ran gets no further model call.
+        if (live.cancelled) return;
         if (client.length > 0) stopped = "client_tool_calls";
         else {
           body = run.followUp(body, { content: state.content || null, toolCalls: server }, messages);
