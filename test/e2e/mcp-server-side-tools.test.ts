@@ -29,13 +29,15 @@ let deniedKey: string;
 
 /**
  * The mock model: calls the tool named `<server>__add` it was offered until it sees a tool result (always, under
- * /loop), then answers in text.
+ * /loop), then answers in text. Under /mixed it also calls the client's own tool `lookup`.
  */
 function answer(request: RecordedRequest, res: Parameters<Parameters<typeof startMockServer>[0]>[1]) {
   const body = request.json();
   const add = body.tools.map((tool: any) => tool.function.name).find((name: string) => name.endsWith("__add"));
   const last = body.messages.at(-1);
   const looping = request.path.startsWith("/loop");
+  const clientCall = { id: "call_client", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } };
+  const calls = (server: unknown) => [server, ...(request.path.startsWith("/mixed") ? [clientCall] : [])];
   const step = body.messages.filter((message: any) => message.role === "tool").length;
   const usage = { prompt_tokens: 10 + step * 10, completion_tokens: 5, total_tokens: 15 + step * 10 };
   const callTool = looping || last.role !== "tool";
@@ -54,7 +56,7 @@ function answer(request: RecordedRequest, res: Parameters<Parameters<typeof star
         {
           index: 0,
           message: callTool
-            ? { role: "assistant", content: null, tool_calls: [toolCall] }
+            ? { role: "assistant", content: null, tool_calls: calls(toolCall) }
             : { role: "assistant", content: `The sum is ${last.content}.` },
           finish_reason: callTool ? "tool_calls" : "stop",
         },
@@ -91,6 +93,9 @@ function answer(request: RecordedRequest, res: Parameters<Parameters<typeof star
         }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":2,' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '"b":3}' } }] }),
+        ...calls(undefined)
+          .slice(1)
+          .map(() => chunk({ tool_calls: [{ index: 1, ...clientCall }] })),
         chunk({}, "tool_calls"),
       ]
     : [chunk({ role: "assistant", content: "The sum is " }), chunk({ content: `${last.content}.` }), chunk({}, "stop")];
@@ -322,6 +327,37 @@ describe("server-side MCP tools in chat completions", () => {
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.at(-1).choices[0].finish_reason).toBe("length");
     expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
+  });
+});
+
+describe("server-side and client tools in one answer", () => {
+  const lookup = { type: "function" as const, function: { name: "lookup", parameters: { type: "object" } } };
+
+  it("runs the server-side call and returns the client's call as usual (JSON and stream)", async () => {
+    const before = upstream.toolCalls.length;
+    const completion = await client("mixed/v1").chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: question,
+      tools: [lookup, mcpTool()],
+    });
+    expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(completion.choices[0]!.message.tool_calls).toEqual([
+      { id: "call_client", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } },
+    ]);
+    expect((completion as any).gateway_mcp).toMatchObject({ steps: 1, stopped: "client_tool_calls" });
+    expect(upstream.toolCalls.slice(before)).toEqual([{ name: "add", arguments: { a: 2, b: 3 } }]);
+
+    // The SDK's own stream assembler reads the chunks into a completion.
+    const stream = client("mixed/v1").chat.completions.stream({
+      model: "gpt-4o-mini",
+      messages: question,
+      tools: [lookup, mcpTool()],
+    });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(final.choices[0]!.message.tool_calls).toEqual([
+      { id: "call_client", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } },
+    ]);
   });
 });
 
