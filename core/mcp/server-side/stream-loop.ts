@@ -218,7 +218,6 @@ function absorb(chunk: Record<string, any>, state: StepState, id: string): Recor
   }
   if (typeof delta.content === "string") state.content += delta.content;
   if (choice.finish_reason) {
-    state.finish = chunk;
     const { tool_calls: _held, ...rest } = delta;
     state.finish = { ...chunk, choices: [{ ...choice, delta: rest }] };
     return undefined;
