@@ -171,6 +171,8 @@ const SETTINGS = {
   GATEWAY_OAUTH_REGISTRATIONS_PER_HOUR: positiveInt(200, 1, 1_000_000),
 
   // Server-side MCP tools (core/mcp/server-side)
+  // Model calls one request may make while the gateway runs server-side MCP tools (beta server-side-mcp-2026-06-01).
+  GATEWAY_MCP_MAX_TOOL_STEPS: positiveInt(8, 1, 64),
 
   // Agents gateway (core/agents)
   // Timeout of one agent card fetch (registering an agent, POST /v2/agent-integrations/fetch-agent-card).

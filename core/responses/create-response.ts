@@ -6,6 +6,7 @@ import type { TransformContext } from "../providers/types.ts";
 import { badRequest } from "../http/errors.ts";
 import { readJson, validate } from "../http/json.ts";
 import { isLateJson } from "../logs/late-json.ts";
+import { mentionsServerSideMcp } from "../mcp/server-side/references.ts";
 import { startBackground } from "./background.ts";
 import { assignItemIds } from "./item-ids.ts";
 import { responseOwnerOf } from "./owner.ts";
@@ -25,6 +26,10 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = validate(responses.responsesRequest, json) as Record<string, any>;
   const schema = responses.schemaOf(betaHeader(request));
+  // Server-side MCP tools (`@gateway-mcp/...`, beta server-side-mcp-2026-06-01): the gateway runs the tool loop.
+  const serverSideMcp = mentionsServerSideMcp(body)
+    ? await (await import("../mcp/server-side/responses.ts")).prepareServerSideMcpResponses(body, request, ctx)
+    : undefined;
   const owner = responseOwnerOf(ctx.principal!);
   const store = responseStoreOf(ctx.services);
   const stored = body.store !== false;
@@ -93,7 +98,9 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     return Response.json(responses.presentResponse(queued, schema), { status: 200 });
   }
 
-  const response = await runInference("responses", sent, request, ctx, requestId);
+  const response = serverSideMcp
+    ? await serverSideMcp.run(sent, requestId)
+    : await runInference("responses", sent, request, ctx, requestId);
   const outcome = ctx.outcome!;
   if (response.status === 200) {
     ctx.waitUntil(
@@ -113,7 +120,9 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
   const answer = (await response.json()) as Record<string, any>;
   if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
-  return Response.json(answer.object === "response" ? responses.presentResponse(answer, schema) : answer, {
+  const presented = answer.object === "response" ? responses.presentResponse(answer, schema) : answer;
+  if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
+  return Response.json(presented, {
     status: 200,
     headers: withoutLength(response.headers),
   });
