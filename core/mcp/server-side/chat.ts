@@ -1,10 +1,10 @@
 import { gatewayHeadersOf } from "../../gateway/plan.ts";
 import { chatCompletionRequest, normaliseChatRequest } from "../../gateway/schemas/chat.ts";
 import type { RequestContext } from "../../http/context.ts";
-import { HttpError, badRequest } from "../../http/errors.ts";
+import { badRequest } from "../../http/errors.ts";
 import { validate } from "../../http/json.ts";
-import { resolveRouting } from "../../routing/source.ts";
 import { requireServerSideMcpBeta } from "./beta.ts";
+import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
 import { ToolLoopRun } from "./loop-run.ts";
@@ -34,22 +34,7 @@ export async function serverSideMcpChat(json: unknown, request: Request, ctx: Re
   if (body.n != null && body.n !== 1) {
     throw badRequest("Server-side MCP tools need a single choice: `n` must be 1.", "n", "unsupported_parameter");
   }
-  const host = ctx.services.mcpTools;
-  const principal = ctx.principal;
-  if (!host || !principal) {
-    throw new HttpError(501, "Server-side MCP tools are not available on this gateway.", {
-      code: "mcp_unavailable",
-      param: `tools[${references[0]!.index}]`,
-    });
-  }
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const { host, principal, config } = await loopPrerequisites(gateway, references, ctx);
   const expanded = await expandTools(tools, references, host, principal);
   body.tools = expanded.tools;
   body.tool_choice = toolChoiceFor(body.tool_choice, expanded.names);

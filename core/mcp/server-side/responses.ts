@@ -1,10 +1,10 @@
 import { gatewayHeadersOf } from "../../gateway/plan.ts";
 import type { TypedEvent } from "../../formats/types.ts";
 import type { RequestContext } from "../../http/context.ts";
-import { HttpError, badRequest } from "../../http/errors.ts";
+import { badRequest } from "../../http/errors.ts";
 import type { TransformContext } from "../../providers/types.ts";
-import { resolveRouting } from "../../routing/source.ts";
 import { requireServerSideMcpBeta } from "./beta.ts";
+import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
 import { ToolLoopRun } from "./loop-run.ts";
@@ -44,22 +44,7 @@ export async function prepareServerSideMcpResponses(
       "unsupported_parameter",
     );
   }
-  const host = ctx.services.mcpTools;
-  const principal = ctx.principal;
-  if (!host || !principal) {
-    throw new HttpError(501, "Server-side MCP tools are not available on this gateway.", {
-      code: "mcp_unavailable",
-      param: `tools[${references[0]!.index}]`,
-    });
-  }
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const { host, principal, config } = await loopPrerequisites(gateway, references, ctx);
   const expanded = await expandTools(tools, references, host, principal);
   const mcpTools = expanded.tools.filter((tool) =>
     expanded.names.targetOf((tool as { function?: { name?: string } }).function?.name ?? ""),
