@@ -3,6 +3,7 @@ import { createExportSchema, updateExportSchema } from "../exports/log-exports.t
 import { createFeedbackSchema, updateFeedbackSchema } from "../feedback/feedback.ts";
 import { chatCompletionRequest } from "../gateway/schemas/chat.ts";
 import { mcpRequestBody } from "../mcp/jsonrpc-body.ts";
+import { agentIntegrationCreateSchema, agentIntegrationUpdateSchema, fetchAgentCardSchema } from "../agents/schemas.ts";
 import { guardrailInvokeRequest } from "../guardrails/invoke-request.ts";
 import { promptRequest } from "../prompts/request.ts";
 import { completionRequest } from "../gateway/schemas/completions.ts";
@@ -157,4 +158,7 @@ export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/mcp-servers/:id/metadata/sync": serverMetadataSchema,
   "PUT /v1/mcp-servers/:id/tokens": tokensSetSchema,
   "POST /mcp/:server": mcpRequestBody,
+  "POST /v2/agent-integrations/fetch-agent-card": fetchAgentCardSchema,
+  "POST /v2/agent-integrations": agentIntegrationCreateSchema,
+  "PUT /v2/agent-integrations/:id": agentIntegrationUpdateSchema,
 };
