@@ -3,7 +3,7 @@ import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprot
 import type { Services } from "../services.ts";
 import type { McpCapability, McpCapabilityType, McpIntegration, McpServer, McpServerInfo } from "./records.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { connectUpstream } from "./upstream-client.ts";
+import { closeUpstream, connectUpstream } from "./upstream-client.ts";
 
 /** At most this many items of each kind are read from an upstream (a hostile server cannot page forever). */
 const MAX_ITEMS_PER_KIND = 2000;
@@ -49,7 +49,7 @@ export async function discoverUpstream(
       capabilities: keepSwitches(integration.capabilities, discovered),
     };
   } finally {
-    await client.close().catch(() => {});
+    await closeUpstream(client);
   }
 }
 

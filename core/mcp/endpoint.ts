@@ -11,7 +11,7 @@ import { type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { connectUpstream } from "./upstream-client.ts";
+import { closeUpstream, connectUpstream } from "./upstream-client.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
@@ -190,7 +190,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
     },
     async close(): Promise<void> {
       const client = await connecting?.catch(() => undefined);
-      await client?.close().catch(() => {});
+      if (client) await closeUpstream(client);
     },
   };
 }

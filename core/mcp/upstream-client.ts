@@ -40,3 +40,18 @@ async function createTransport(
   const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
   return new StreamableHTTPClientTransport(url, { requestInit, fetch });
 }
+
+/**
+ * Ends an upstream client: a stateful upstream's session is terminated first (HTTP DELETE with its session id;
+ * best effort, bounded), since the gateway opens one per request and a server keeps sessions until told.
+ */
+export async function closeUpstream(client: Client): Promise<void> {
+  const transport = client.transport as { sessionId?: string; terminateSession?: () => Promise<void> } | undefined;
+  if (transport?.sessionId && transport.terminateSession) {
+    await Promise.race([
+      transport.terminateSession().catch(() => {}),
+      new Promise((resolve) => setTimeout(resolve, 5_000).unref?.()),
+    ]);
+  }
+  await client.close().catch(() => {});
+}

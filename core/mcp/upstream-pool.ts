@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { closeUpstream } from "./upstream-client.ts";
 
 /**
  * Connected upstream clients kept briefly for reuse by server-side tool calls (a model's tool loop calls the
@@ -63,7 +64,7 @@ export class UpstreamPool {
   #drop(key: string, client: Promise<Client>): void {
     if (this.#entries.get(key)?.client === client) this.#entries.delete(key);
     // Closed a little later: a call that took this client just before it expired may still be using it.
-    const timer = setTimeout(() => void client.then((c) => c.close()).catch(() => {}), this.#ttlMs);
+    const timer = setTimeout(() => void client.then(closeUpstream).catch(() => {}), this.#ttlMs);
     (timer as { unref?: () => void }).unref?.();
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,14 +13,17 @@ import { z } from "zod";
  */
 export interface McpUpstream {
   url: string;
+  /** Sessions a stateful upstream holds open now (always 0 for a stateless one). */
+  openSessions(): number;
   requestHeaders: IncomingMessage["headers"][];
   toolCalls: Array<{ name: string; arguments: unknown }>;
   close(): Promise<void>;
 }
 
 export async function startMcpUpstream(
-  options: { requiredHeaders?: Record<string, string> } = {},
+  options: { requiredHeaders?: Record<string, string>; stateful?: boolean } = {},
 ): Promise<McpUpstream> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
   const requestHeaders: IncomingMessage["headers"][] = [];
   const toolCalls: McpUpstream["toolCalls"] = [];
   const build = () => {
@@ -71,6 +75,26 @@ export async function startMcpUpstream(
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
+    if (options.stateful) {
+      const id = req.headers["mcp-session-id"];
+      let transport = typeof id === "string" ? sessions.get(id) : undefined;
+      if (!transport) {
+        if (id) {
+          res.writeHead(404, { "content-type": "application/json" }).end('{"error":"unknown session"}');
+          return;
+        }
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          enableJsonResponse: true,
+          onsessioninitialized: (sessionId) => void sessions.set(sessionId, created),
+          onsessionclosed: (sessionId) => void sessions.delete(sessionId),
+        });
+        await build().connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res, body);
+      return;
+    }
     const server = build();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => {
@@ -84,6 +108,7 @@ export async function startMcpUpstream(
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    openSessions: () => sessions.size,
     requestHeaders,
     toolCalls,
     close: () =>
