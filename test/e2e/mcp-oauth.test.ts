@@ -442,6 +442,22 @@ describe("authorize", () => {
     );
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
   });
+
+  it("bounds the pending requests one client can open (each is kept ten minutes)", async () => {
+    const clientId = await publicClient();
+    const { challenge } = pkce();
+    const statuses: number[] = [];
+    for (let i = 0; i < 121; i++) {
+      const page = await fetch(authorizeUrl(clientId, challenge), { redirect: "manual" });
+      await page.body?.cancel();
+      statuses.push(page.status);
+    }
+    expect(statuses.slice(0, 120).every((status) => status === 200)).toBe(true);
+    expect(statuses[120]).toBe(429);
+    // Another application is not held back by this one.
+    const other = await fetch(authorizeUrl(await publicClient(), challenge), { redirect: "manual" });
+    expect(other.status).toBe(200);
+  });
 });
 
 describe("tokens", () => {

@@ -32,6 +32,7 @@ import {
   renewCsrf,
   setSubject,
 } from "../../mcp/oauth/pending-requests.ts";
+import { admitAuthorizationRequest } from "../../mcp/oauth/authorize-limit.ts";
 import { admitRegistration } from "../../mcp/oauth/registration-limit.ts";
 import { findMcpServer, publicBase, resourceUrl } from "../../mcp/oauth/resources.ts";
 import { revokeToken } from "../../mcp/oauth/revocation.ts";
@@ -178,6 +179,9 @@ export const handlers: HandlerMap = {
     if (check.kind === "page") return errorPage(check.message);
     if (check.kind === "redirect") return redirect(check.url);
     const clientName = check.client.client_name ?? check.client.client_id;
+    if (!(await admitAuthorizationRequest(ctx.services.stores.counters, check.client.client_id))) {
+      return errorPage("Too many sign-in attempts for this application. Wait a few minutes and start again.", 429);
+    }
     const { id, csrf } = await createAuthorizationRequest(records, check.request);
     const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
     let refused: string | undefined;
