@@ -16,7 +16,7 @@ import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts"
 import type { Stores } from "./store/ports.ts";
 import type { McpToolHost } from "./mcp/tool-host.ts";
 import type { ConsoleFiles } from "./console/static-files.ts";
-import { createMcpToolHost } from "./mcp/gateway-tool-host.ts";
+import { lazyMcpToolHost } from "./mcp/lazy-tool-host.ts";
 
 /**
  * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform.
@@ -95,7 +95,7 @@ export function createServices(settings: Settings, stores: Stores): Services {
       semanticIndex: stores.vectors,
     }),
   };
-  services.mcpTools = createMcpToolHost(services);
+  services.mcpTools = lazyMcpToolHost(services);
   observeLogs(services);
   return services;
 }
