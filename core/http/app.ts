@@ -11,6 +11,7 @@ import { httpErrorOf } from "./domain-errors.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";
 import { withHeaders } from "./response-headers.ts";
+import { CORS_ANSWER_HEADERS, corsPreflight } from "./cors.ts";
 
 export type FetchHandler = (request: Request, platform: PlatformContext) => Promise<Response>;
 
@@ -73,6 +74,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
         response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal));
       }
       response = withTraceId(response, ctx.traceId);
+      if (route.cors) response = withHeaders(response, CORS_ANSWER_HEADERS);
       // One log record per authenticated request, written after the response (core/logs).
       if (ctx.principal) ctx.waitUntil(logRequest(request, response, route, ctx));
       return response;
@@ -99,11 +101,20 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     method: route.method,
     pattern: pathPattern(route.path),
     catchAll: route.catchAll === true,
+    cors: route.cors === true,
   }));
 
-  /** 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape). */
+  /**
+   * 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape); a CORS
+   * preflight of a `cors` route's path is answered.
+   */
   const unmatched = (request: Request, includeCatchAll: boolean): Response => {
     const path = new URL(request.url).pathname;
+    // A browser's CORS preflight, for the routes that accept calls from other origins.
+    if (request.method === "OPTIONS") {
+      const methods = patterns.filter((route) => route.cors && route.pattern.test(path)).map((route) => route.method);
+      if (methods.length > 0) return corsPreflight(methods);
+    }
     const allowed = patterns
       .filter(
         (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),

@@ -35,6 +35,12 @@ export interface RouteSpec {
    * the data-plane families' routes.
    */
   inference?: true;
+  /**
+   * Callable from web pages of any origin (OAuth discovery, registration and token endpoints, the MCP endpoint):
+   * the app answers the browser's CORS preflight for its path and makes its answers readable cross-origin. Only
+   * for routes whose callers authenticate with headers they set themselves, never with cookies.
+   */
+  cors?: true;
 }
 
 export interface RouteFamily {
