@@ -2,7 +2,8 @@ import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFacto
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EchoAgent, startEchoAgent } from "../helpers/a2a-echo-agent.ts";
-import { call, createKey, seedWorkspace } from "../helpers/control.ts";
+import { type CryptoKey, SignJWT, exportJWK, generateKeyPair } from "jose";
+import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, startMockServer } from "../helpers/mock-server.ts";
 
@@ -31,8 +32,29 @@ const withKey =
     return fetch(input, { ...init, headers });
   };
 
-async function clientFor(key: string, agentRef = slug): Promise<Client> {
-  const fetchImpl = withKey(key);
+/** A fetch that sends a bearer JWT instead (spec 5.4: `agents.invoke` may be granted to JWTs). */
+const withJwt =
+  (jwt: string): typeof fetch =>
+  (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${jwt}`);
+    return fetch(input, { ...init, headers });
+  };
+
+const JWT_ISSUER = "https://idp.agents.test";
+const JWT_AUDIENCE = "ai-gateway";
+let jwtKey: CryptoKey;
+
+const jwtFor = (claims: Record<string, unknown>) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: "RS256", kid: "agents-test" })
+    .setIssuer(JWT_ISSUER)
+    .setAudience(JWT_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign(jwtKey);
+
+async function clientFor(key: string, agentRef = slug, fetchImpl: typeof fetch = withKey(key)): Promise<Client> {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ fetchImpl })],
@@ -59,7 +81,14 @@ const userMessage = (text: string) => ({
 });
 
 beforeAll(async () => {
-  gateway = await startTestGateway();
+  const pair = await generateKeyPair("RS256", { extractable: true });
+  jwtKey = pair.privateKey;
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: "agents-test", alg: "RS256", use: "sig" };
+  gateway = await startTestGateway({
+    GATEWAY_JWT_JWKS: JSON.stringify({ keys: [jwk] }),
+    GATEWAY_JWT_ISSUER: JWT_ISSUER,
+    GATEWAY_JWT_AUDIENCE: JWT_AUDIENCE,
+  });
   agent = await startEchoAgent();
   workspaceA = (await seedWorkspace(gateway, "Agents A")).id;
   keyA = (
@@ -206,6 +235,26 @@ describe("invocation through the A2A SDK client", () => {
     } finally {
       await otherOrg.close();
     }
+  });
+
+  it("accepts a JWT holding agents.invoke and refuses one without it", async () => {
+    const user = await seedUser(gateway, `agent-user-${crypto.randomUUID()}@example.com`);
+    await seedMember(gateway, workspaceA, user.id, "member");
+    const granted = await jwtFor({ email: user.email, workspace_id: workspaceA, scope: "agents.invoke" });
+    const client = await clientFor("", slug, withJwt(granted));
+    const answer = (await client.sendMessage(userMessage("from a jwt"))) as any;
+    expect(textOf(answer.parts)).toBe("echo: from a jwt");
+    const forwarded = agent.requests.at(-1)!;
+    expect(forwarded.headers.authorization).toBeUndefined();
+
+    const withoutScope = await jwtFor({ email: user.email, workspace_id: workspaceA, scope: "logs.list" });
+    const refused = await fetch(`${gateway.url}/v1/agents/${slug}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${withoutScope}`, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "t" } }),
+    });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.message).toContain("agents.invoke");
   });
 
   it("writes one log per invocation (provider a2a, model = slug, method)", async () => {
