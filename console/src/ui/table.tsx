@@ -9,7 +9,7 @@ export interface Column<T> {
   wide?: boolean;
 }
 
-interface TableProps<T> {
+export interface TableProps<T> {
   caption: string;
   columns: Column<T>[];
   rows: T[];

@@ -1,10 +1,10 @@
 import { useState } from "preact/hooks";
 import type { PageProps } from "../../pages.ts";
 import { replaceQuery } from "../../router.ts";
-import { Button, type Column, Dialog, Field, Table } from "../../ui/index.ts";
+import { Button, type Column, Dialog, Field } from "../../ui/index.ts";
 import { isoFromLocal, when } from "./format.ts";
 import { pretty } from "./json-editor.tsx";
-import { Problem } from "./problem.tsx";
+import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
 /** An audit entry as `GET /v1/audit-logs` answers it (core/control/organisation-service.ts presentAudit). */
@@ -114,16 +114,15 @@ export default function AuditLogsPage({ query }: PageProps) {
           Clear
         </Button>
       </form>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption="Audit log entries"
         columns={columns}
-        rows={list.items}
         rowKey={(entry) => entry.id}
         onOpen={setOpen}
-        empty={list.loading ? "Loading…" : "No entries match."}
+        empty="No entries match."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <Dialog
         title={open ? `${open.action} ${open.resource_type}` : ""}
         open={open !== null}

@@ -3,10 +3,11 @@ import { api } from "../../api.ts";
 import type { PageProps } from "../../pages.ts";
 import { href, navigate } from "../../router.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Field, Table, useAsync } from "../../ui/index.ts";
+import { Button, type Column, Field, useAsync } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { when } from "./format.ts";
 import { JsonEditor, parseJsonObject, pretty } from "./json-editor.tsx";
+import { ListTable } from "./list-table.tsx";
 import { Problem } from "./problem.tsx";
 import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
@@ -64,15 +65,14 @@ function ConfigList() {
           New config
         </a>
       </header>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption="Configs"
         columns={columns}
-        rows={list.items}
         rowKey={(config) => config.id}
-        empty={list.loading ? "Loading…" : "No configs yet."}
+        empty="No configs yet."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
     </section>
   );
 }

@@ -2,12 +2,12 @@ import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import type { PageProps } from "../../pages.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Table } from "../../ui/index.ts";
+import { Button, type Column } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { when } from "./format.ts";
 import { JsonDialog } from "./json-dialog.tsx";
 import { pretty } from "./json-editor.tsx";
-import { Problem } from "./problem.tsx";
+import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
 /** A guardrail as `/v1/guardrails` answers it (core/control/guardrails-service.ts presentGuardrail). */
@@ -80,15 +80,14 @@ export default function GuardrailsPage(_props: PageProps) {
           Create guardrail
         </Button>
       </header>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption="Guardrails"
         columns={columns}
-        rows={list.items}
         rowKey={(guardrail) => guardrail.id}
-        empty={list.loading ? "Loading…" : "No guardrails."}
+        empty="No guardrails."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <JsonDialog
         title={editing?.guardrail ? `Edit ${editing.guardrail.name}` : "Create guardrail"}
         label="Guardrail (JSON)"

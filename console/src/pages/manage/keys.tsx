@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import type { PageProps } from "../../pages.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Dialog, Field, Table } from "../../ui/index.ts";
+import { Button, type Column, Dialog, Field } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { isoFromLocal, when } from "./format.ts";
 import { Problem, errorParam } from "./problem.tsx";
@@ -10,6 +10,7 @@ import { ScopePicker } from "./scope-picker.tsx";
 import { SecretOnce } from "./secret-once.tsx";
 import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
+import { ListTable } from "./list-table.tsx";
 
 /** An API key as `GET /v1/api-keys` answers it (core/control/api-keys.ts presentKey): never the secret. */
 interface ApiKey {
@@ -98,15 +99,14 @@ export default function KeysPage(_props: PageProps) {
         />
         Show revoked keys
       </label>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
         caption="API keys"
         columns={columns}
         rows={rows}
         rowKey={(key) => key.id}
-        empty={list.loading ? "Loading…" : "No keys."}
+        empty="No keys."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
 
       <CreateKeyDialog
         open={creating}

@@ -3,12 +3,12 @@ import { api } from "../../api.ts";
 import type { PageProps } from "../../pages.ts";
 import { href } from "../../router.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Table, useAsync } from "../../ui/index.ts";
+import { Button, type Column, useAsync } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { when } from "./format.ts";
 import { JsonDialog } from "./json-dialog.tsx";
 import { pretty } from "./json-editor.tsx";
-import { Problem } from "./problem.tsx";
+import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
 /** A policy as `/v1/policies/{usage-limits,rate-limits}` answers it (core/policies/model.ts presentPolicy). */
@@ -151,15 +151,14 @@ export default function PoliciesPage({ query }: PageProps) {
           Rate limits
         </a>
       </nav>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption={family === "usage-limits" ? "Usage-limit policies" : "Rate-limit policies"}
         columns={columns}
-        rows={list.items}
         rowKey={(policy) => policy.id}
-        empty={list.loading ? "Loading…" : "No policies."}
+        empty="No policies."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <JsonDialog
         title={editing?.policy ? `Edit ${editing.policy.name ?? editing.policy.id}` : "Create policy"}
         label="Policy (JSON)"

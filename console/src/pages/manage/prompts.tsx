@@ -3,7 +3,7 @@ import { api } from "../../api.ts";
 import type { PageProps } from "../../pages.ts";
 import { href, navigate } from "../../router.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Dialog, Field, Table, useAsync } from "../../ui/index.ts";
+import { Button, type Column, Dialog, Field, useAsync } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { when } from "./format.ts";
 import { Problem, errorParam } from "./problem.tsx";
@@ -11,6 +11,7 @@ import { PromptPlayground } from "./prompt-playground.tsx";
 import { useAction } from "./use-action.ts";
 import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
+import { ListTable } from "./list-table.tsx";
 
 /** A prompt as `/v1/prompts` lists it (core/control/prompts-service.ts presentPrompt). */
 interface Prompt {
@@ -65,15 +66,14 @@ function PromptList() {
           New prompt
         </Button>
       </header>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption="Prompts"
         columns={columns}
-        rows={list.items}
         rowKey={(prompt) => prompt.id}
-        empty={list.loading ? "Loading…" : "No prompts yet."}
+        empty="No prompts yet."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <Dialog title="New prompt" open={creating} onClose={() => setCreating(false)}>
         {creating && <PromptForm onSaved={(id) => navigate(`/prompts/${encodeURIComponent(id)}`)} />}
       </Dialog>

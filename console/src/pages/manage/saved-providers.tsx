@@ -1,11 +1,11 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.ts";
 import { useSession } from "../../session.ts";
-import { Button, type Column, Dialog, Table } from "../../ui/index.ts";
+import { Button, type Column, Dialog } from "../../ui/index.ts";
 import { ConfirmDialog } from "./confirm-dialog.tsx";
 import { CredentialForm, type SavedProvider } from "./credential-form.tsx";
 import { when } from "./format.ts";
-import { Problem } from "./problem.tsx";
+import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
 /** How one list page (integrations or virtual keys) reads the API's answer into the form's shape. */
@@ -58,15 +58,14 @@ export function SavedProviders<T>({ kind }: { kind: SavedProviderKind<T> }) {
           Add {kind.noun}
         </Button>
       </header>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
         caption={kind.title}
         columns={columns}
         rows={rows}
         rowKey={(item) => item.id}
-        empty={list.loading ? "Loading…" : `No ${kind.noun}s.`}
+        empty={`No ${kind.noun}s.`}
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <Dialog title={`Add ${kind.noun}`} open={creating} onClose={() => setCreating(false)}>
         {creating && (
           <CredentialForm

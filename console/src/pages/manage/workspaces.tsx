@@ -8,6 +8,7 @@ import { when } from "./format.ts";
 import { Problem, errorParam } from "./problem.tsx";
 import { useAction } from "./use-action.ts";
 import { useList } from "./use-list.ts";
+import { ListTable } from "./list-table.tsx";
 
 /** A workspace as `/v1/admin/workspaces` answers it (core/control/workspaces.ts presentWorkspace). */
 interface Workspace {
@@ -54,15 +55,14 @@ function WorkspaceList() {
           Create workspace
         </Button>
       </header>
-      <Problem error={list.error} />
-      <Table
+      <ListTable
+        list={list}
+        rows={list.items}
         caption="Workspaces"
         columns={columns}
-        rows={list.items}
         rowKey={(workspace) => workspace.id}
-        empty={list.loading ? "Loading…" : "No workspaces."}
+        empty="No workspaces."
       />
-      {list.hasMore && <Button onClick={list.loadMore}>Load more</Button>}
       <CreateWorkspace
         open={creating}
         onClose={() => setCreating(false)}
