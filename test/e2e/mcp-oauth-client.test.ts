@@ -1,12 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.ts";
 import { seedMcpServer } from "../helpers/mcp-records.ts";
+import { codeOf, memoryOAuthProvider, signInWithKeyAndAllow } from "../helpers/oauth-browser.ts";
 
 /**
  * An MCP client that knows nothing but the server's URL, as MCP clients do: the MCP SDK's own client with an
@@ -49,72 +49,9 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-/** An in-memory OAuth client provider, as an MCP client application keeps one. */
-function memoryProvider() {
-  const state: {
-    client?: OAuthClientInformationMixed;
-    tokens?: OAuthTokens;
-    verifier: string;
-    authorizationUrl?: URL;
-  } = { verifier: "" };
-  const provider: OAuthClientProvider = {
-    redirectUrl: REDIRECT,
-    clientMetadata: {
-      client_name: "MCP SDK client",
-      redirect_uris: [REDIRECT],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    },
-    clientInformation: () => state.client,
-    saveClientInformation: (information) => {
-      state.client = information;
-    },
-    tokens: () => state.tokens,
-    saveTokens: (tokens) => {
-      state.tokens = tokens;
-    },
-    redirectToAuthorization: (url) => {
-      state.authorizationUrl = url;
-    },
-    saveCodeVerifier: (verifier) => {
-      state.verifier = verifier;
-    },
-    codeVerifier: () => state.verifier,
-  };
-  return { provider, state };
-}
-
-const hiddenField = (html: string, name: string) =>
-  new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1]?.replace(/&amp;/g, "&");
-
-const form = (values: Record<string, string>): RequestInit => ({
-  method: "POST",
-  headers: { "content-type": "application/x-www-form-urlencoded" },
-  body: new URLSearchParams(values).toString(),
-  redirect: "manual",
-});
-
-/** What the user does in the browser: sign in with a key on the gateway's page, then Allow. */
-async function signInAndAllow(authorizationUrl: URL, apiKey: string): Promise<string> {
-  const signIn = await (await fetch(authorizationUrl)).text();
-  const consent = await (
-    await fetch(
-      `${gateway.url}/oauth/authorize/sign-in`,
-      form({ request_id: hiddenField(signIn, "request_id")!, csrf: hiddenField(signIn, "csrf")!, api_key: apiKey }),
-    )
-  ).text();
-  const decided = await fetch(
-    `${gateway.url}/oauth/authorize/consent`,
-    form({ request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "approve" }),
-  );
-  expect(decided.status).toBe(302);
-  return new URL(decided.headers.get("location")!).searchParams.get("code")!;
-}
-
 describe("an MCP client with only the server's URL", () => {
   it("is sent through the gateway's OAuth flow by the 401, then lists and calls tools with its token", async () => {
-    const { provider, state } = memoryProvider();
+    const { provider, state } = memoryOAuthProvider(REDIRECT);
     const first = new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider });
     const client = new Client({ name: "oauth-e2e", version: "1.0.0" });
     await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -124,7 +61,9 @@ describe("an MCP client with only the server's URL", () => {
     expect(state.authorizationUrl?.searchParams.get("resource")).toBe(serverUrl);
     expect(state.authorizationUrl?.searchParams.get("code_challenge_method")).toBe("S256");
 
-    const code = await signInAndAllow(state.authorizationUrl!, workspaceKey);
+    const decided = await signInWithKeyAndAllow(gateway.url, state.authorizationUrl!, workspaceKey);
+    expect(decided.status).toBe(302);
+    const code = codeOf(decided);
     await first.finishAuth(code);
     expect(state.tokens?.access_token).toMatch(/^gwoat_/);
 

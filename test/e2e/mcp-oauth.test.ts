@@ -15,6 +15,7 @@ import { type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/
 import { createSession } from "../../core/sso/sessions.ts";
 import { seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { codeOf, form, hiddenField, signInWithKeyAndAllow } from "../helpers/oauth-browser.ts";
 import { startOidcProvider } from "../helpers/oidc-provider.ts";
 
 /**
@@ -133,18 +134,6 @@ async function publicClient(): Promise<string> {
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   return answer.body.client_id;
 }
-
-function form(values: Record<string, string>): RequestInit {
-  return {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(values).toString(),
-    redirect: "manual",
-  };
-}
-
-const hiddenField = (html: string, name: string) =>
-  new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1]?.replace(/&amp;/g, "&");
 
 function authorizeUrl(clientId: string, challenge: string, extra: Record<string, string> = {}) {
   const params = new URLSearchParams({
@@ -739,26 +728,9 @@ describe("authenticateMcpBearer", () => {
       code_challenge: challenge,
       code_challenge_method: "S256",
     });
-    const signIn = await (await fetch(`${gateway.url}/oauth/authorize?${params}`)).text();
-    const consent = await (
-      await fetch(
-        `${gateway.url}/oauth/authorize/sign-in`,
-        form({
-          request_id: hiddenField(signIn, "request_id")!,
-          csrf: hiddenField(signIn, "csrf")!,
-          api_key: workspaceKey,
-        }),
-      )
-    ).text();
-    const decided = await fetch(
-      `${gateway.url}/oauth/authorize/consent`,
-      form({
-        request_id: hiddenField(consent, "request_id")!,
-        csrf: hiddenField(consent, "csrf")!,
-        decision: "approve",
-      }),
+    const code = codeOf(
+      await signInWithKeyAndAllow(gateway.url, `${gateway.url}/oauth/authorize?${params}`, workspaceKey),
     );
-    const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
     const issued = (await exchange(clientId, code, verifier)).body;
     expect(await bearer(issued.access_token, resourceOf(server.id))).toMatchObject({ kind: "oauth" });
   });
@@ -856,26 +828,7 @@ describe("the MCP SDK's OAuth client", () => {
     expect(authorizationUrl?.searchParams.get("resource")).toBe(serverUrl);
     expect(authorizationUrl?.searchParams.get("code_challenge_method")).toBe("S256");
     // The user signs in with a key and allows, as a browser would.
-    const signIn = await (await fetch(authorizationUrl!)).text();
-    const consent = await (
-      await fetch(
-        `${gateway.url}/oauth/authorize/sign-in`,
-        form({
-          request_id: hiddenField(signIn, "request_id")!,
-          csrf: hiddenField(signIn, "csrf")!,
-          api_key: workspaceKey,
-        }),
-      )
-    ).text();
-    const decided = await fetch(
-      `${gateway.url}/oauth/authorize/consent`,
-      form({
-        request_id: hiddenField(consent, "request_id")!,
-        csrf: hiddenField(consent, "csrf")!,
-        decision: "approve",
-      }),
-    );
-    const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
+    const code = codeOf(await signInWithKeyAndAllow(gateway.url, authorizationUrl!, workspaceKey));
     expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe("AUTHORIZED");
     expect(tokens?.access_token).toMatch(/^gwoat_/);
     expect(await bearer(tokens!.access_token, serverUrl)).toMatchObject({
