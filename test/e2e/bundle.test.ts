@@ -21,6 +21,7 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
 import { startMcpUpstream } from "../helpers/mcp-upstream.ts";
+import { startEchoAgent } from "../helpers/a2a-echo-agent.ts";
 import { startAzureMock } from "../mocks/azure.ts";
 import { startBedrockMock } from "../mocks/bedrock.ts";
 import { startCohereMock } from "../mocks/cohere.ts";
@@ -716,6 +717,69 @@ describe("every route family through the bundle", () => {
       });
     } finally {
       await upstream.close();
+    }
+  });
+
+  it("MCP admin sync, an A2A agent call and OAuth client registration (their SDKs load on first use)", async () => {
+    const upstream = await startMcpUpstream();
+    const agent = await startEchoAgent();
+    try {
+      // The MCP admin API pulls the upstream's capabilities through the MCP SDK's client.
+      const integration = await api("POST", "/v1/mcp-integrations", {
+        name: "Bundle sync",
+        slug: "bundle-sync",
+        url: upstream.url,
+        auth_type: "none",
+        transport: "http",
+      });
+      expect(integration.status, JSON.stringify(integration.body)).toBe(201);
+      const synced = await api("POST", `/v1/mcp-integrations/${integration.body.id}/sync`, {});
+      expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+      const capabilities = await api("GET", `/v1/mcp-integrations/${integration.body.id}/capabilities`);
+      expect(JSON.stringify(capabilities.body)).toContain("echo");
+
+      // An A2A agent: its card fetched and checked, then a 0.3 message/send relayed by the A2A SDK's handlers.
+      const workspace = await api("POST", "/v1/admin/workspaces", { name: "Bundle agents" });
+      const created = await api("POST", "/v2/agent-integrations", {
+        name: "Echo",
+        slug: "bundle-echo",
+        url: agent.url,
+        workspace_id: workspace.body.id,
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const key = await api("POST", "/v1/api-keys/workspace/service", {
+        name: "bundle-agents",
+        workspace_id: workspace.body.id,
+        scopes: ["agents.invoke"],
+      });
+      const answer = await api(
+        "POST",
+        "/v1/agents/bundle-echo",
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "message/send",
+          params: {
+            message: { kind: "message", messageId: "m-1", role: "user", parts: [{ kind: "text", text: "bundled" }] },
+          },
+        },
+        key.body.key,
+      );
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(JSON.stringify(answer.body.result)).toContain("echo: bundled");
+
+      // The OAuth server for MCP clients: metadata and a dynamic registration.
+      const metadata = await (await fetch(`${gateway.url}/.well-known/oauth-authorization-server`)).json();
+      expect(metadata.code_challenge_methods_supported).toEqual(["S256"]);
+      const registered = await fetch(`${gateway.url}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:3999/cb"], token_endpoint_auth_method: "none" }),
+      });
+      expect(registered.status).toBe(201);
+    } finally {
+      await upstream.close();
+      await agent.close();
     }
   });
 
