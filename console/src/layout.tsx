@@ -1,7 +1,7 @@
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { PAGES, type PageProps, pageFor } from "./pages.ts";
-import { useLocation } from "./router.ts";
+import { currentLocation, useLocation } from "./router.ts";
 import { useSession } from "./session.ts";
 import { Button, ErrorBanner, Field } from "./ui/index.ts";
 
@@ -12,7 +12,8 @@ export function Layout() {
   const match = pageFor(location.path);
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
-    if (!match) window.location.hash = PAGES[0].route;
+    // Read the location now, not at render: the user (or a link) may have gone to a page since.
+    if (!pageFor(currentLocation().path)) window.location.hash = PAGES[0].route;
     setMenuOpen(false);
   }, [location.path]);
   const groups = ["Observe", "Manage"] as const;

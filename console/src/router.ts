@@ -20,6 +20,8 @@ export function useLocation(): Location {
   useEffect(() => {
     const update = () => setLocation(currentLocation());
     window.addEventListener("hashchange", update);
+    // The hash may have changed between the first render and this effect (effects run after paint).
+    update();
     return () => window.removeEventListener("hashchange", update);
   }, []);
   return location;

@@ -352,8 +352,10 @@ describe("a 64 MB file", () => {
       `64 MB file: peak live memory growth ${(upload.growth / 2 ** 20).toFixed(1)} MB uploading, ${(download.growth / 2 ** 20).toFixed(1)} MB downloading`,
     );
     // Holding the file whole anywhere (client, multipart parser, blob write, download) would add 64 MB or more.
-    expect(upload.growth).toBeLessThan(size / 2);
-    expect(download.growth).toBeLessThan(size / 2);
+    // Streaming usually peaks at 13-18 MB here; on a loaded machine the bytes in flight between the in-process
+    // client and gateway have reached 36 MB, so the bound sits between that and the whole file.
+    expect(upload.growth).toBeLessThan(size * 0.75);
+    expect(download.growth).toBeLessThan(size * 0.75);
     await client.files.delete(id);
   }, 120_000);
 });
