@@ -130,6 +130,8 @@ export class GuardrailPhases {
     const { route, outcome } = this.#request;
     // Nothing to judge or to add: the answer goes as it is.
     if (definitions.length === 0 && this.#input.length === 0) return response;
+    // Only the input guardrails' results to add: the answer's text is enough (it is not parsed again).
+    if (definitions.length === 0) return this.#withHookResults(await answerTextOf(outcome, response), response);
     let { text, answer } = await answerOf(outcome, response);
     if (!isRecord(answer))
       return new Response(text, { status: response.status, headers: Object.fromEntries(response.headers) });
@@ -144,7 +146,7 @@ export class GuardrailPhases {
         outcome.responseChars = text.length;
       }
     }
-    return this.#withHookResults(text, answer as Record<string, unknown>, response);
+    return this.#withHookResults(text, response);
   }
 
   async #outputStream(
@@ -347,17 +349,45 @@ export class GuardrailPhases {
   }
 
   /** A JSON answer with `hook_results` added (as Portkey does) when guardrails held the request. */
-  #withHookResults(text: string, answer: Record<string, unknown>, response: Response): Response {
-    // A plain record of headers (what the gateway's own Responses are built from) keeps the answer cheap to send.
-    const init = { status: this.#status(response.status), headers: Object.fromEntries(response.headers) };
-    if (this.#input.length === 0 && this.#output.length === 0) return new Response(text, init);
-    const results = JSON.stringify(hookResults(this.#input, this.#output));
+  #withHookResults(text: string, response: Response): Response {
+    const status = this.#status(response.status);
     // Appended to the answer's own text: an answer passed through as the provider's bytes is not serialised again.
-    const end = text.trimEnd();
-    if (!end.endsWith("}")) return new Response(text, init);
-    const separator = Object.keys(answer).length > 0 ? "," : "";
-    return new Response(`${end.slice(0, -1)}${separator}"hook_results":${results}}`, init);
+    const added =
+      this.#input.length === 0 && this.#output.length === 0
+        ? undefined
+        : withMember(text, "hook_results", JSON.stringify(hookResults(this.#input, this.#output)));
+    const body = added ?? text;
+    // The answer's own headers are kept as they are (no copy), unless one describes the old body's length.
+    if (!response.headers.has("content-length")) return new Response(body, { status, headers: response.headers });
+    const headers = new Headers(response.headers);
+    headers.delete("content-length");
+    return new Response(body, { status, headers });
   }
+}
+
+/** A JSON object's text with one more member written before its closing brace; undefined when not an object. */
+export function withMember(text: string, name: string, valueJson: string): string | undefined {
+  let end = text.length - 1;
+  while (end >= 0 && isJsonSpace(text.charCodeAt(end))) end--;
+  let start = 0;
+  while (start < end && isJsonSpace(text.charCodeAt(start))) start++;
+  if (text[start] !== "{" || text[end] !== "}") return undefined;
+  let inner = end - 1;
+  while (inner > start && isJsonSpace(text.charCodeAt(inner))) inner--;
+  const separator = inner > start ? "," : "";
+  return `${text.slice(0, end)}${separator}${JSON.stringify(name)}:${valueJson}}`;
+}
+
+function isJsonSpace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/** A JSON answer's text, as the pipeline noted it on the outcome, or read from the Response. */
+async function answerTextOf(outcome: InferenceOutcome, response: Response): Promise<string> {
+  const noted = outcome.responseBody;
+  if (isLateJson(noted) && noted.late.kind === "json-text") return noted.late.text;
+  if (isRecord(noted)) return JSON.stringify(noted);
+  return response.text();
 }
 
 /**

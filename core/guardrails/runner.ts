@@ -108,7 +108,9 @@ async function planChecks(
   for (const definition of definitions) {
     for (const spec of definition.checks) {
       if (spec.is_enabled === false) continue;
-      const step = await prepared(definition, spec);
+      // Awaited only the first time a spec is seen: after that, the request goes on without a promise hop.
+      const check = preparedChecks.get(spec) ?? (await prepare(spec));
+      const step: CheckStep = { definition, spec, ...check };
       if (step.check?.rewrites?.(step.parameters) === true) rewriting.push(step);
       else others.push(step);
     }
@@ -116,22 +118,21 @@ async function planChecks(
   return { rewriting, others };
 }
 
-/** Parsed parameters per check spec: stored and compiled guardrails keep their spec objects between requests. */
-const parsedParameters = new WeakMap<CheckSpec, { parameters?: unknown; problem?: string }>();
+type PreparedCheck = Pick<CheckStep, "check" | "parameters" | "problem">;
 
-async function prepared(definition: GuardrailDefinition, spec: CheckSpec): Promise<CheckStep> {
+/** Found, loaded and parsed once per check spec: stored and compiled guardrails keep their spec objects. */
+const preparedChecks = new WeakMap<CheckSpec, PreparedCheck>();
+
+async function prepare(spec: CheckSpec): Promise<PreparedCheck> {
   const check = await findCheck(spec.id);
-  if (!check) return { definition, spec, problem: `unknown check '${spec.id}'` };
+  if (!check) return { problem: `unknown check '${spec.id}'` };
   await check.load?.();
-  let parsed = parsedParameters.get(spec);
-  if (!parsed) {
-    const result = check.parameters.safeParse(spec.parameters ?? {});
-    parsed = result.success
-      ? { parameters: result.data, problem: check.problem?.(result.data) }
-      : { problem: `invalid parameters: ${result.error.issues[0]?.message ?? "refused"}` };
-    parsedParameters.set(spec, parsed);
-  }
-  return { definition, spec, check, ...parsed };
+  const result = check.parameters.safeParse(spec.parameters ?? {});
+  const prepared = result.success
+    ? { check, parameters: result.data, problem: check.problem?.(result.data) }
+    : { check, problem: `invalid parameters: ${result.error.issues[0]?.message ?? "refused"}` };
+  preparedChecks.set(spec, prepared);
+  return prepared;
 }
 
 async function runCheck(
@@ -167,7 +168,9 @@ async function runCheck(
   else requestSignal.addEventListener("abort", onRequestAbort, { once: true });
   const signal = controller.signal;
   try {
-    const result = await untilAborted(Promise.resolve(check.run({ ...input, signal }, step.parameters)), signal);
+    const ran = check.run({ ...input, signal }, step.parameters);
+    // A check that answered at once (most do) needs no race against its signal.
+    const result = ran instanceof Promise ? await untilAborted(ran, signal) : ran;
     const rewrites = check.rewrites?.(step.parameters) === true && result.transformedParts !== undefined;
     const verdict: CheckVerdict = {
       ...base,

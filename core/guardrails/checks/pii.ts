@@ -62,7 +62,7 @@ export const pii: CheckDefinition<Parameters> = {
     const { scanText, redactText, isPhoneCountry } = scanner();
     // problem() refused unknown countries when the guardrail was saved; this also narrows the type.
     if (!isPhoneCountry(defaultCountry)) throw new Error(`default.pii: unknown defaultCountry '${defaultCountry}'`);
-    const options = { categories: new Set(categories ?? PII_CATEGORIES), defaultCountry, signal: input.signal };
+    const options = { categories: categorySet(categories), defaultCountry, signal: input.signal };
     // Every text the phase sends; a phase without parts (nothing to rewrite) is judged on its text.
     const texts = input.parts.length > 0 ? input.parts : [input.text];
     const findings: Finding[][] = [];
@@ -84,6 +84,12 @@ export const pii: CheckDefinition<Parameters> = {
     };
   },
 };
+
+const ALL_CATEGORIES: ReadonlySet<PiiCategory> = new Set(PII_CATEGORIES);
+
+function categorySet(categories: readonly PiiCategory[] | undefined): ReadonlySet<PiiCategory> {
+  return categories ? new Set(categories) : ALL_CATEGORIES;
+}
 
 /** Findings per category, in the order of PII_CATEGORIES (so explanations read the same every time). */
 function countByCategory(findings: readonly Finding[]): Partial<Record<PiiCategory, number>> {
