@@ -32,8 +32,7 @@ export async function resolveMcpTarget(
 ): Promise<McpTarget> {
   const records = services.stores.records;
   const server = await mcpServerStore(records).get(principal.organisationId, serverRef);
-  const outside = !isOrganisationWide(principal) && server?.workspaceId !== principal.workspaceId;
-  if (!server || outside) {
+  if (!server || !serverInReach(principal, server)) {
     throw new McpToolError(404, `No MCP server '${serverRef}' in this workspace.`, "mcp_server_not_found");
   }
   const integration = await mcpIntegrationStore(records).get(principal.organisationId, server.mcp_integration_id);
@@ -44,6 +43,17 @@ export async function resolveMcpTarget(
     throw new McpToolError(403, `You do not have access to MCP server '${server.slug}'.`, "mcp_access_denied");
   }
   return { server, integration, allowed: allowListOf(integration, server) };
+}
+
+/**
+ * Whether a server is in the caller's reach: any server of the organisation for organisation-wide callers,
+ * else only those of the caller's own workspace (a caller bound to no workspace reaches none).
+ */
+export function serverInReach(principal: Principal, server: McpServer): boolean {
+  return (
+    isOrganisationWide(principal) ||
+    (principal.workspaceId !== undefined && server.workspaceId === principal.workspaceId)
+  );
 }
 
 /** What a server exposes, by kind. Hidden and never-synced capabilities are neither listed nor callable. */

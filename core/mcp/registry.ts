@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
-import { workspaceScope } from "../auth/scopes.ts";
 import type { Services } from "../services.ts";
+import { serverInReach } from "./access.ts";
 import {
   type McpCapabilityType,
   type McpIntegration,
@@ -29,13 +29,12 @@ export async function listRegistryServers(
   baseUrl: string,
 ) {
   const records = services.stores.records;
-  const workspaceId = workspaceScope(principal, undefined);
   const search = query.search?.toLowerCase();
   const page = await mcpServerStore(records).list(principal.organisationId, {
     limit: query.limit,
     cursor: query.cursor,
     filter: (server) =>
-      (!workspaceId || server.workspaceId === workspaceId) &&
+      serverInReach(principal, server) &&
       userMayUse(server, principal.userId) &&
       (!search || server.slug.toLowerCase().includes(search) || server.name.toLowerCase().includes(search)),
   });
