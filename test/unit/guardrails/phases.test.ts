@@ -257,6 +257,31 @@ describe("output phase, JSON", () => {
     expect(body.hook_results.after_request_hooks[0]).toMatchObject({ id: "gr_out", verdict: true });
   });
 
+  it("with input guardrails only, adds their hook_results to the answer's text and drops a stale content-length", async () => {
+    const { phases } = setup();
+    await phases.input([forbid("gr_in", "France", { deny: false })], chatBody("France?"));
+    const upstream = jsonAnswer("Paris.");
+    const text = await upstream.text();
+    const answer = new Response(text, {
+      status: 200,
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(text.length),
+        "x-gateway-provider": "openai",
+      },
+    });
+    const response = await phases.output([], answer, chatBody("France?"));
+    expect(response.status).toBe(246);
+    expect(response.headers.get("content-length")).toBeNull();
+    expect(response.headers.get("x-gateway-provider")).toBe("openai");
+    const sent = await response.text();
+    expect(sent.startsWith(text.slice(0, -1))).toBe(true);
+    const body = JSON.parse(sent);
+    expect(body.choices[0].message.content).toBe("Paris.");
+    expect(body.hook_results.before_request_hooks[0]).toMatchObject({ id: "gr_in", verdict: false });
+    expect(body.hook_results.after_request_hooks).toEqual([]);
+  });
+
   it("without guardrails on the request the answer is unchanged (no hook_results)", async () => {
     const { phases } = setup();
     const body = await (await phases.output([], jsonAnswer("Paris."), chatBody("France?"))).json();
