@@ -6,17 +6,17 @@ import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
 import { throwingHttpErrors } from "./http/domain-errors.ts";
 import { setMaxJsonDepth } from "./util/json-depth.ts";
-import { RequestLogger } from "./logs/request-logger.ts";
-import { PolicyEnforcer } from "./policies/enforcer.ts";
-import { AnalyticsRecorder } from "./analytics/recorder.ts";
-import { ResponseCache } from "./cache/response-cache.ts";
-import { type GatewayMetrics, observeLogs } from "./metrics/observe.ts";
+import { RequestLogger } from "./observe/logs/request-logger.ts";
+import { PolicyEnforcer } from "./inference/policies/enforcer.ts";
+import { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
+import { ResponseCache } from "./inference/cache/response-cache.ts";
+import { type GatewayMetrics, observeLogs } from "./observe/metrics/observe.ts";
 import type { ProviderTarget } from "./providers/types.ts";
 import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
-import type { Stores } from "./store/ports.ts";
-import type { McpToolHost } from "./mcp/tool-host.ts";
-import type { ConsoleFiles } from "./console/static-files.ts";
-import { lazyMcpToolHost } from "./mcp/lazy-tool-host.ts";
+import type { QueueMessage, Stores } from "./store/ports.ts";
+import type { McpToolHost } from "./features/mcp/tool-host.ts";
+import type { ConsoleFiles } from "./http/console-files.ts";
+import { lazyMcpToolHost } from "./features/mcp/lazy-tool-host.ts";
 
 /**
  * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform.
@@ -33,19 +33,19 @@ export interface Services {
   /** TRUSTED_CUSTOM_HOSTS, parsed once. */
   trustedHosts: TrustedHosts;
   logger: RequestLogger;
-  /** Analytics aggregates, counted as each log is written (core/analytics). */
+  /** Analytics aggregates, counted as each log is written (core/observe/analytics). */
   analytics: AnalyticsRecorder;
-  /** Prometheus metrics, only when ENABLE_PROMETHEUS is set (core/metrics). */
+  /** Prometheus metrics, only when ENABLE_PROMETHEUS is set (core/observe/metrics). */
   metrics?: GatewayMetrics;
-  /** Usage-limit and rate-limit policies, cached in memory, enforced through Counters (core/policies). */
+  /** Usage-limit and rate-limit policies, cached in memory, enforced through Counters (core/inference/policies). */
   policies: PolicyEnforcer;
   /**
-   * The response cache (core/cache): entries on Records and Blobs; semantic mode's vectors in the platform's
+   * The response cache (core/inference/cache): entries on Records and Blobs; semantic mode's vectors in the platform's
    * vector index (stores.vectors: SQLite + usearch locally, S3 Vectors on AWS).
    */
   cache: ResponseCache;
   /**
-   * Routing seams for the control plane (core/routing/source.ts and core/gateway/plan.ts call them). Until
+   * Routing seams for the control plane (core/inference/routing/source.ts and core/inference/gateway/plan.ts call them). Until
    * configs and providers are stored, saved configs and saved providers answer 404 and there is no default.
    *
    * A saved config by id or slug (`x-gateway-config: pc-...`): its config JSON. Return the same object while
@@ -59,9 +59,9 @@ export interface Services {
    * target it stands for (provider id, credentials, custom host...). Throws 404 when unknown.
    */
   resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget>;
-  /** The MCP gateway's tools, for server-side MCP tool execution (core/mcp/tool-host.ts). */
+  /** The MCP gateway's tools, for server-side MCP tool execution (core/features/mcp/tool-host.ts). */
   mcpTools?: McpToolHost;
-  /** The web console's built files, where the gateway serves them itself (local; core/console/static-files.ts). */
+  /** The web console's built files, where the gateway serves them itself (local; core/http/console-files.ts). */
   consoleFiles?: ConsoleFiles;
 }
 
@@ -98,4 +98,24 @@ export function createServices(settings: Settings, stores: Stores): Services {
   services.mcpTools = lazyMcpToolHost(services);
   observeLogs(services);
   return services;
+}
+
+/**
+ * A queue consumer: handles a batch and names the messages that failed, so only those are delivered again
+ * (SQS partial batch responses on AWS, release in the local worker loop). Must be idempotent: delivery is
+ * at-least-once. The consumers are listed in core/routes/queue-consumers.ts.
+ */
+export type QueueConsumer = (messages: QueueMessage[], services: Services) => Promise<{ failedIds: string[] }>;
+
+/**
+ * Periodic work (polling providers' native batches and fine-tuning jobs, expiring and finishing batches). On AWS
+ * one scheduled Lambda (functions/workers/scheduled.ts, every minute) runs every task; locally the worker loop
+ * runs them on their interval. Tasks must be idempotent and safe to run in two places at once: they change records
+ * only with conditional writes. The tasks are listed in core/routes/scheduled-tasks.ts.
+ */
+export interface ScheduledTask {
+  name: string;
+  /** How often it runs locally; on AWS it runs on every tick of the schedule (one minute). */
+  everySeconds: number;
+  run(services: Services, signal: AbortSignal): Promise<void>;
 }

@@ -7,5 +7,5 @@
 /** 32 bytes of base64: the AES-GCM key that seals provider credentials stored in the table. */
 export const masterKey = new sst.Secret("MasterKey");
 
-/** The first organisation admin API key; only its hash is stored (core/control/bootstrap.ts). */
+/** The first organisation admin API key; only its hash is stored (core/control/organisation/bootstrap.ts). */
 export const bootstrapAdminKey = new sst.Secret("BootstrapAdminKey");

@@ -38,7 +38,7 @@ for (const [name, { queue }] of Object.entries(queues) as [QueueName, (typeof qu
 export const SCHEDULE = "rate(1 minute)";
 
 /**
- * The scheduled worker (functions/workers/scheduled.ts): every task of core/workers/scheduled.ts once a minute:
+ * The scheduled worker (functions/workers/scheduled.ts): every task of core/routes/scheduled-tasks.ts once a minute:
  * polling providers' native batches and fine-tuning jobs, expiring and finishing batches.
  */
 new sst.aws.Cron("Scheduled", {
@@ -62,7 +62,7 @@ new sst.aws.Cron("Scheduled", {
  * expire (REMOVE) never invoke it. A batch writes each distinct counter once, so bigger batches write less
  * per log; the window caps how long a log waits to be counted at low traffic. A batch that cannot finish is
  * reported as a partial batch failure at its first record and delivered again; the worker makes the retry
- * finish the failed attempt without counting anything twice (core/analytics/log-batch.ts). After
+ * finish the failed attempt without counting anything twice (core/observe/analytics/log-batch.ts). After
  * ANALYTICS_STREAM.retries failed attempts Lambda skips the batch (its logs stay stored; only their analytics
  * are missing).
  */

@@ -1,5 +1,5 @@
 import { unauthorized } from "../http/errors.ts";
-import { sha256Hex } from "../ids.ts";
+import { sha256Hex } from "../util/ids.ts";
 import type { Records } from "../store/ports.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { readApiKeyLookup } from "./api-key-records.ts";

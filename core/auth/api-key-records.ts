@@ -1,5 +1,5 @@
 import { type Resource, ResourceStore } from "../control/resource-store.ts";
-import { newSecret, sha256Hex } from "../ids.ts";
+import { newSecret, sha256Hex } from "../util/ids.ts";
 import type { Records } from "../store/ports.ts";
 import type { Principal } from "./principal.ts";
 

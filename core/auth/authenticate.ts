@@ -2,7 +2,13 @@ import { gatewayHeader } from "../http/gateway-headers.ts";
 import { HttpError, unauthorized } from "../http/errors.ts";
 import type { HeaderSource } from "../http/request-headers.ts";
 import type { Services } from "../services.ts";
-import { SESSION_COOKIE, SessionError, type SessionRequest, authenticateSession, readCookie } from "../sso/sessions.ts";
+import {
+  SESSION_COOKIE,
+  SessionError,
+  type SessionRequest,
+  authenticateSession,
+  readCookie,
+} from "../identity/sso/sessions.ts";
 import { looksLikeJwt } from "./jwt.ts";
 import type { Principal } from "./principal.ts";
 
@@ -21,7 +27,7 @@ export async function authenticate(
   if (apiKey) return services.apiKeys.authenticate(apiKey);
   const token = bearerJwt(headers, services);
   if (token) return services.jwt.authenticate(token);
-  // An SSO session cookie (core/sso/sessions.ts), when the caller gives what its CSRF check needs.
+  // An SSO session cookie (core/identity/sso/sessions.ts), when the caller gives what its CSRF check needs.
   const sessionId = request && readCookie(headers.get("cookie"), SESSION_COOKIE);
   if (sessionId) return sessionPrincipal(sessionId, headers, services, request!);
   throw unauthorized("Missing API key. Send your gateway API key in the x-gateway-api-key header.");

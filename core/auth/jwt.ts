@@ -1,9 +1,9 @@
 import type { JWTPayload, JWTVerifyGetKey } from "jose";
 import type { Settings } from "../config/settings.ts";
 import { findMembership, findUserByEmail, findWorkspace } from "../control/directory.ts";
-import { DEPLOYMENT_KEY } from "../control/bootstrap.ts";
+import { DEPLOYMENT_KEY } from "../control/organisation/bootstrap.ts";
 import { HttpError, forbidden } from "../http/errors.ts";
-import { sha256Hex } from "../ids.ts";
+import { sha256Hex } from "../util/ids.ts";
 import { type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import { guardedFetch } from "../security/guarded-dispatcher.ts";
 import type { Records } from "../store/ports.ts";

@@ -5,7 +5,7 @@ export type WorkspaceRole = "manager" | "member";
 
 export interface Principal {
   /** How the caller proved who they are. */
-  /** `oauth`: an access token the gateway's OAuth server issued to an MCP client (core/mcp/oauth). */
+  /** `oauth`: an access token the gateway's OAuth server issued to an MCP client (core/features/mcp/oauth). */
   kind: "api_key" | "jwt" | "session" | "oauth";
   organisationId: string;
   /** Set for workspace keys and for JWTs that name a workspace; admin keys reach every workspace. */

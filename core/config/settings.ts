@@ -82,21 +82,21 @@ const SETTINGS = {
   BLOCK_INLINE_CONFIG: booleanFlag,
   ORGANISATION_HEADERS_TO_MASK: commaList,
   ENABLE_PROMETHEUS: booleanFlag,
-  // Experimental OpenTelemetry spans of guardrail runs (core/guardrails/spans.ts).
+  // Experimental OpenTelemetry spans of guardrail runs (core/inference/guardrails/spans.ts).
   EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: booleanFlag,
   GATEWAY_WORKER_POLL_MS: positiveInt(1000),
   // Local queue worker (core/platform/local/worker-loop.ts): seconds a received message stays hidden before it is
   // delivered again (after a crash), and receives in flight on the batches queue (10 messages each).
   GATEWAY_QUEUE_VISIBILITY_SECONDS: positiveInt(300, 1, 43_200),
   GATEWAY_BATCH_WORKERS: positiveInt(4, 1, 64),
-  // Batches (core/batches): most requests (lines) in one batch's input file.
+  // Batches (core/features/batches): most requests (lines) in one batch's input file.
   GATEWAY_BATCH_MAX_LINES: positiveInt(50_000, 1, 1_000_000),
   GATEWAY_LOG_RETENTION_DAYS: positiveInt(30),
   GATEWAY_LOG_BODIES: ((raw) => raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
-  // Stored responses (core/responses): kept this many days, then absent (GET /v1/responses/{id} answers 404).
+  // Stored responses (core/features/responses): kept this many days, then absent (GET /v1/responses/{id} answers 404).
   GATEWAY_RESPONSES_RETENTION_DAYS: positiveInt(30, 1, 3650),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
   // Response cache (docs/caching.md): max_age when a config gives none, and the largest answer stored.
@@ -108,10 +108,10 @@ const SETTINGS = {
   GATEWAY_JWT_ISSUER: optionalString,
   GATEWAY_JWT_AUDIENCE: optionalString,
   GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS: positiveInt(30, 0),
-  // Semantic cache vector index (core/cache/vectors): entries kept on the local platform, oldest removed first
+  // Semantic cache vector index (core/inference/cache/vectors): entries kept on the local platform, oldest removed first
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES: positiveInt(100_000),
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE: positiveInt(100_000),
-  // Realtime WebSocket sessions (core/realtime): closed after this long without an event either way, and after
+  // Realtime WebSocket sessions (core/inference/realtime): closed after this long without an event either way, and after
   // this long in all; the largest message relayed (1009 past it), and the bytes one direction may have queued
   // for a slow reader before the session closes 1013.
   GATEWAY_REALTIME_IDLE_SECONDS: positiveInt(600, 1, 86_400),
@@ -128,7 +128,7 @@ const SETTINGS = {
   GATEWAY_VECTOR_BUCKET: optionalString,
   GATEWAY_VECTOR_DIMENSIONS: commaList,
   GATEWAY_BOOTSTRAP_ADMIN_KEY: optionalString,
-  // SSO console sessions (core/sso/sessions.ts): how long a sign-in lasts
+  // SSO console sessions (core/identity/sso/sessions.ts): how long a sign-in lasts
   GATEWAY_SESSION_TTL_SECONDS: positiveInt(8 * 3600, 60, 30 * 86_400),
   // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
   // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
@@ -142,7 +142,7 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_KEY: optionalString,
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
-  // MCP gateway (core/mcp; docs/mcp.md)
+  // MCP gateway (core/features/mcp; docs/mcp.md)
   // How MCP request logs keep a call's arguments: a hash (default), the structure with every value masked, or
   // in full (also what the OTLP export sends).
   MCP_LOG_ARGUMENTS: oneOf(["hash", "masked", "full"], "hash"),
@@ -162,7 +162,7 @@ const SETTINGS = {
   OTEL_BLRP_SCHEDULE_DELAY: positiveInt(1000, 0, 600_000),
   OTEL_BLRP_EXPORT_TIMEOUT: positiveInt(30_000, 1, 600_000),
 
-  // OAuth 2.1 server for MCP clients (core/mcp/oauth)
+  // OAuth 2.1 server for MCP clients (core/features/mcp/oauth)
   GATEWAY_OAUTH_ACCESS_TOKEN_TTL_SECONDS: positiveInt(3600, 60, 86_400),
   GATEWAY_OAUTH_REFRESH_TOKEN_TTL_SECONDS: positiveInt(30 * 86_400, 300, 365 * 86_400),
   // A registered client that never gets a token is forgotten after this; each grant extends it.
@@ -170,11 +170,11 @@ const SETTINGS = {
   // Dynamic client registrations the whole gateway accepts per hour (anonymous: this bounds the store).
   GATEWAY_OAUTH_REGISTRATIONS_PER_HOUR: positiveInt(200, 1, 1_000_000),
 
-  // Server-side MCP tools (core/mcp/server-side)
+  // Server-side MCP tools (core/features/mcp/server-side)
   // Model calls one request may make while the gateway runs server-side MCP tools (beta server-side-mcp-2026-06-01).
   GATEWAY_MCP_MAX_TOOL_STEPS: positiveInt(8, 1, 64),
 
-  // Agents gateway (core/agents)
+  // Agents gateway (core/features/agents)
   // Timeout of one agent card fetch (registering an agent, POST /v2/agent-integrations/fetch-agent-card).
   AGENT_CARD_FETCH_TIMEOUT_MS: positiveInt(10_000, 1, 120_000),
 

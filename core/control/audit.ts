@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
-import { newId } from "../ids.ts";
+import { newId } from "../util/ids.ts";
 import { isCredentialField } from "../security/credential-fields.ts";
 import type { Records } from "../store/ports.ts";
 

@@ -1,9 +1,9 @@
 import type { Records } from "../store/ports.ts";
-import { type Membership, getMembership } from "./members.ts";
-import { findOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
+import { type Membership, getMembership } from "./workspaces/members.ts";
+import { findOrganisation, organisationBlocksInlineConfig } from "./organisation/store.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
-import { type User, normaliseEmail, userStore } from "./users.ts";
-import { type Workspace, workspaceStore } from "./workspaces.ts";
+import { type User, normaliseEmail, userStore } from "./users/store.ts";
+import { type Workspace, workspaceStore } from "./workspaces/store.ts";
 
 /**
  * Read-only lookups of records other control-plane modules own (workspaces, users, memberships, the
@@ -28,7 +28,7 @@ export async function findUser(records: Records, organisationId: string, id: str
   return userStore(records).get(organisationId, id);
 }
 
-/** A user by email: users are slugged by their lower-cased email (core/control/users.ts). */
+/** A user by email: users are slugged by their lower-cased email (core/control/users/store.ts). */
 export async function findUserByEmail(
   records: Records,
   organisationId: string,
@@ -39,7 +39,7 @@ export async function findUserByEmail(
   return user && normaliseEmail(user.email) === wanted ? user : undefined;
 }
 
-/** The user's membership of a workspace (core/control/members.ts). */
+/** The user's membership of a workspace (core/control/workspaces/members.ts). */
 export async function findMembership(
   records: Records,
   workspaceId: string,

@@ -1,4 +1,4 @@
-import { newId } from "../ids.ts";
+import { newId } from "../util/ids.ts";
 import { ConditionFailedError, type Page, type Records } from "../store/ports.ts";
 import { Conflict } from "./errors.ts";
 

@@ -4,22 +4,22 @@ import { type TrustedHosts, checkedCustomHostBase } from "../security/custom-hos
 import type { Records, Secrets } from "../store/ports.ts";
 import type { SecretResolver } from "../store/secret-refs.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
-import { openConfigSecrets } from "./config-secrets.ts";
-import { resolveCredentialRefs } from "./credential-refs.ts";
+import { openConfigSecrets } from "./configs/secrets.ts";
+import { resolveCredentialRefs } from "./credentials/refs.ts";
 import { type ControlDeps, audit } from "./deps.ts";
 import { NotFound, Unauthenticated } from "./errors.ts";
-import { type IntegrationResource, findIntegration } from "./integrations.ts";
-import { type ProviderResource, providerExpired, providerStore } from "./providers.ts";
-import { boundWorkspace, openCredentials, targetOf } from "./provider-credentials.ts";
+import { type IntegrationResource, findIntegration } from "./integrations/store.ts";
+import { type ProviderResource, providerExpired, providerStore } from "./providers/store.ts";
+import { boundWorkspace, openCredentials, targetOf } from "./credentials/credentials.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
-import { workspaceMayUse } from "./workspace-access.ts";
+import { workspaceMayUse } from "./workspaces/access.ts";
 
 /**
- * Saved configs and saved providers (integrations, which legacy virtual keys are too: core/control/integrations.ts):
+ * Saved configs and saved providers (integrations, which legacy virtual keys are too: core/control/integrations/store.ts):
  * config records, and the three routing seams of Services (resolveSavedConfig, resolveDefaultConfig, resolveSavedProvider), with short
  * in-memory caches so the data plane pays no store read on warm requests:
  * - saved configs: per organisation + id/slug for CACHE_MS; the config object returned stays the SAME object
- *   while the config's version is unchanged (core/routing caches compiled configs by identity);
+ *   while the config's version is unchanged (core/inference/routing caches compiled configs by identity);
  * - saved providers: per organisation + slug for CACHE_MS, credentials decrypted once per load;
  * - workspace defaults: per workspace for CACHE_MS.
  * Mutations in this process drop the organisation's cache entries at once; other processes (other Lambda
@@ -261,7 +261,7 @@ export async function resolveSavedProvider(slug: string, ctx: SavedResourceCalle
   const key = `${principal.organisationId}:${slug}`;
   let saved = caches.providers.get(key);
   if (!saved) {
-    // An integration's slug, else a workspace provider's (core/control/providers.ts), which names an integration.
+    // An integration's slug, else a workspace provider's (core/control/providers/store.ts), which names an integration.
     let handle: ProviderResource | undefined;
     let resource = await findIntegration(records, principal.organisationId, slug);
     if (!resource) {

@@ -1,5 +1,5 @@
 import type { Secrets } from "../store/ports.ts";
-import { maskSecret } from "./provider-credentials.ts";
+import { maskSecret } from "./credentials/credentials.ts";
 
 /**
  * One secret sealed through the Secrets port inside a record that is otherwise plain JSON (a saved config's

@@ -5,7 +5,7 @@ import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { DomainError } from "../control/errors.ts";
-import { logRequest } from "../logs/log-request.ts";
+import { logRequest } from "../observe/logs/log-request.ts";
 import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
 import { httpErrorOf } from "./domain-errors.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
@@ -75,7 +75,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       }
       response = withTraceId(response, ctx.traceId);
       if (route.cors) response = withHeaders(response, CORS_ANSWER_HEADERS);
-      // One log record per authenticated request, written after the response (core/logs).
+      // One log record per authenticated request, written after the response (core/observe/logs).
       if (ctx.principal) ctx.waitUntil(logRequest(request, response, route, ctx));
       return response;
     };

@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/principal.ts";
-import type { InferenceOutcome } from "../gateway/outcome.ts";
+import type { InferenceOutcome } from "../inference/gateway/outcome.ts";
 import type { Services } from "../services.ts";
 import type { GatewayRequestHeaders } from "./gateway-headers.ts";
 
@@ -15,7 +15,7 @@ export interface RequestContext {
   principal?: Principal;
   /**
    * The gateway request headers (spec 5.3), parsed once: set by the app on authenticated routes; use
-   * `gatewayHeadersOf(request, ctx)` (core/gateway/plan.ts) where it may be missing (unit tests).
+   * `gatewayHeadersOf(request, ctx)` (core/inference/gateway/plan.ts) where it may be missing (unit tests).
    */
   gateway?: GatewayRequestHeaders;
   services: Services;

@@ -3,7 +3,7 @@ import { HttpError } from "./errors.ts";
 
 /**
  * THE mapping from domain errors (core/control/errors.ts: thrown by the control-plane services and by the
- * shared modules under core/control, core/auth and core/policies) to HTTP errors: status by kind; message,
+ * shared modules under core/control, core/auth and core/inference/policies) to HTTP errors: status by kind; message,
  * param and code as the thrower gave them. The error type follows from the status (HttpError), so answers keep
  * OpenAI's error shape. The app's `toHttpError` calls it for anything a handler throws.
  */

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../ids.ts";
+import { sha256Hex } from "../util/ids.ts";
 import { isCredentialField, isCredentialHeader } from "../security/credential-fields.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { badRequest } from "./errors.ts";

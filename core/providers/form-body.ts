@@ -1,7 +1,7 @@
-import { UploadedFile } from "../gateway/uploaded-file.ts";
+import { UploadedFile } from "../inference/gateway/uploaded-file.ts";
 
 /**
- * A multipart/form-data upstream body built from a validated form object (core/gateway/multipart-body.ts):
+ * A multipart/form-data upstream body built from a validated form object (core/inference/gateway/multipart-body.ts):
  * strings, numbers and booleans as fields, UploadedFile values as file parts, arrays as repeated `name[]` parts
  * (OpenAI's convention for `image[]` and `timestamp_granularities[]`). Encoded once to bytes, so a retry sends
  * the same body and undici gets a content-length.

@@ -3,20 +3,20 @@ import type { TrustedHosts } from "../security/custom-host.ts";
 /**
  * The provider adapter contract. A provider declares, per route it supports, pure transforms between the
  * OpenAI wire format (what clients send and receive) and the provider's own format. The gateway pipeline
- * (core/gateway) owns everything impure: credentials, fetch, retries, timeouts, streaming, logging.
+ * (core/inference/gateway) owns everything impure: credentials, fetch, retries, timeouts, streaming, logging.
  */
 
 /**
  * Inference routes a provider may support. Later families add their kinds here. `responses` (OpenAI's Responses
  * API) and `messages` (Anthropic's Messages API) are inbound formats: a provider that lacks them natively is
- * reached through its chat adapter (core/formats/via-chat.ts).
+ * reached through its chat adapter (core/inference/formats/via-chat.ts).
  */
 export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "responses" | "messages" | MediaRouteKind;
 
 /**
  * The other inference families (spec 1, 4.1): images, audio, moderations, rerank and OCR. Their bodies are
- * validated by the family's schema (core/gateway/schemas); multipart ones (MULTIPART_ROUTES) arrive as an object
- * whose file fields are UploadedFile values (core/gateway/uploaded-file.ts).
+ * validated by the family's schema (core/inference/gateway/schemas); multipart ones (MULTIPART_ROUTES) arrive as an object
+ * whose file fields are UploadedFile values (core/inference/gateway/uploaded-file.ts).
  */
 export type MediaRouteKind =
   | "image_generations"
@@ -51,7 +51,7 @@ export const MULTIPART_ROUTES: ReadonlySet<RouteKind> = new Set([
 
 /**
  * What a request used that is billed by the unit rather than by the token (per image, per second of audio, per
- * character of speech, per rerank search, per OCR page). Priced by core/catalog/unit-cost.ts; logged.
+ * character of speech, per rerank search, per OCR page). Priced by core/inference/catalog/unit-cost.ts; logged.
  */
 export interface BilledUnits {
   images?: number;
@@ -121,7 +121,7 @@ export interface ProviderTarget {
   };
   /** Extra headers sent to the provider as they are (`x-gateway-forward-headers`, custom model headers). */
   forwardHeaders?: Record<string, string>;
-  /** Saved integrations: which models may be called and their custom headers (applied by core/gateway/call-target.ts). */
+  /** Saved integrations: which models may be called and their custom headers (applied by core/inference/gateway/call-target.ts). */
   modelRules?: ModelRules;
   /** The saved integration this target came from, for its price overrides. */
   integrationId?: string;
@@ -211,7 +211,7 @@ export interface RouteAdapter {
    */
   rawAnswer?(body: Record<string, any>, ctx: TransformContext): boolean;
   /**
-   * What the request used, when the family's default meter (core/gateway/family-usage.ts) does not read this
+   * What the request used, when the family's default meter (core/inference/gateway/family-usage.ts) does not read this
    * provider's answer (Cohere's billed search units, a provider's own usage fields). `answer` is the upstream
    * JSON before transformResponse, undefined for raw answers.
    */
@@ -222,7 +222,7 @@ export interface RouteAdapter {
     createTransformer(ctx: TransformContext): StreamTransformer;
     /**
      * The provider's SSE events already are this route's OpenAI chunks (its transformer passes them through):
-     * the gateway relays its bytes as they are (core/gateway/stream/sse-relay.ts) instead of decoding and encoding them.
+     * the gateway relays its bytes as they are (core/inference/gateway/stream/sse-relay.ts) instead of decoding and encoding them.
      */
     relay?: boolean;
   };

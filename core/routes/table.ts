@@ -92,7 +92,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [
       { method: "GET", path: "/health", handler: "health", auth: "none" },
       { method: "GET", path: "/v1/health", handler: "health", auth: "none" },
-      // The API's description (core/openapi), public like the health check; generated from this table.
+      // The API's description (core/routes/openapi), public like the health check; generated from this table.
       { method: "GET", path: "/v1/openapi.json", handler: "openApi", auth: "none" },
     ],
   },
@@ -163,7 +163,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // OpenAI's Responses API on every provider (core/formats/responses, core/responses): native on OpenAI and
+    // OpenAI's Responses API on every provider (core/inference/formats/responses, core/features/responses): native on OpenAI and
     // Azure OpenAI, translated to chat for the rest; stored responses belong to the workspace that made them.
     name: "responses",
     dataPlane: true,
@@ -177,7 +177,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Anthropic's Messages API on every provider (core/formats/messages): native on Anthropic and on Bedrock and
+    // Anthropic's Messages API on every provider (core/inference/formats/messages): native on Anthropic and on Bedrock and
     // Vertex AI Claude models, translated to chat for the rest.
     name: "messages",
     dataPlane: true,
@@ -206,7 +206,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "POST", path: "/v1/embeddings", handler: "embeddings", auth: "api_key", body: "json" }],
   },
   {
-    // OpenAI's Images API on every provider that makes images (core/gateway/schemas/images.ts): per-image pricing.
+    // OpenAI's Images API on every provider that makes images (core/inference/gateway/schemas/images.ts): per-image pricing.
     name: "images",
     dataPlane: true,
     timeoutSeconds: 300,
@@ -255,7 +255,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "POST", path: "/v1/ocr", handler: "ocr", auth: "api_key", body: "json" }],
   },
   {
-    // OpenAI's Assistants API v2 (core/assistants): forwarded to OpenAI or Azure OpenAI, objects recorded per
+    // OpenAI's Assistants API v2 (core/features/assistants): forwarded to OpenAI or Azure OpenAI, objects recorded per
     // workspace (another workspace's ids answer 404, shared lists are filtered), finished runs' usage logged once.
     // `/v1/threads/runs` comes before `/v1/threads/:thread_id` (the router runs the first route that matches).
     name: "assistants",
@@ -304,7 +304,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ]),
   },
   {
-    // Files (spec 2.7; core/files): bytes in Blobs, metadata in Records, scoped to the caller's workspace; copied to
+    // Files (spec 2.7; core/features/files): bytes in Blobs, metadata in Records, scoped to the caller's workspace; copied to
     // the provider the upload names, so a native batch or fine-tune can use them there.
     name: "files",
     dataPlane: true,
@@ -315,7 +315,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
       { method: "GET", path: "/v1/files/:id", handler: "getFile", auth: "api_key" },
       { method: "GET", path: "/v1/files/:id/content", handler: "fileContent", auth: "api_key" },
       { method: "DELETE", path: "/v1/files/:id", handler: "deleteFile", auth: "api_key" },
-      // OpenAI's Uploads API (core/files/uploads.ts): a file in parts of at most 64 MB, each its own request.
+      // OpenAI's Uploads API (core/features/files/uploads.ts): a file in parts of at most 64 MB, each its own request.
       { method: "POST", path: "/v1/uploads", handler: "createUpload", auth: "api_key", body: "json" },
       { method: "POST", path: "/v1/uploads/:id/parts", handler: "addUploadPart", auth: "api_key", body: "upload" },
       { method: "POST", path: "/v1/uploads/:id/complete", handler: "completeUpload", auth: "api_key", body: "json" },
@@ -323,7 +323,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Batches (spec 2.6; core/batches) on any provider: native where the provider has a batch API, else run by
+    // Batches (spec 2.6; core/features/batches) on any provider: native where the provider has a batch API, else run by
     // the gateway's queue workers through the normal pipeline.
     name: "batches",
     dataPlane: true,
@@ -345,7 +345,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Fine-tuning (spec 2.9, 4.5; core/fine-tuning): jobs forwarded to the provider, recorded in the workspace,
+    // Fine-tuning (spec 2.9, 4.5; core/features/fine-tuning): jobs forwarded to the provider, recorded in the workspace,
     // their status refreshed by a scheduled task.
     name: "fine-tuning",
     dataPlane: true,
@@ -371,7 +371,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/models", handler: "listModels", auth: "api_key" }],
   },
   {
-    // OpenAI's Realtime API over a WebSocket (core/realtime): the upgrade is served by the platform's upgrade
+    // OpenAI's Realtime API over a WebSocket (core/inference/realtime): the upgrade is served by the platform's upgrade
     // handler (core/platform/node/realtime-upgrade.ts); this route answers a plain GET. On AWS a container service.
     name: "realtime",
     dataPlane: true,
@@ -380,7 +380,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [{ method: "GET", path: "/v1/realtime", handler: "realtime", auth: "api_key" }],
   },
   {
-    // The MCP gateway (core/mcp; docs/mcp.md): one streamable-HTTP MCP endpoint per server (stateless; the
+    // The MCP gateway (core/features/mcp; docs/mcp.md): one streamable-HTTP MCP endpoint per server (stateless; the
     // handler authenticates itself, to answer 401 with the OAuth protected-resource challenge), and the MCP
     // registry API's list of the servers a caller may use.
     name: "mcp",
@@ -429,7 +429,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     routes: [
       { method: "GET", path: "/v1/logs", handler: "listLogs", auth: "api_key", scope: "logs.list" },
       { method: "POST", path: "/v1/logs", handler: "createLog", auth: "api_key", body: "json", scope: "logs.write" },
-      // Log exports (core/exports) share the /v1/logs prefix, so they live in this family; before /v1/logs/:id.
+      // Log exports (core/observe/exports) share the /v1/logs prefix, so they live in this family; before /v1/logs/:id.
       {
         method: "GET",
         path: "/v1/logs/exports/field-restrictions",
@@ -505,7 +505,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Analytics from the per-hour / per-day aggregates (core/analytics).
+    // Analytics from the per-hour / per-day aggregates (core/observe/analytics).
     name: "analytics",
     dataPlane: false,
     timeoutSeconds: 30,
@@ -601,7 +601,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Saved guardrails with versions (core/control/guardrails-service.ts). A workspace's guardrails need the
+    // Saved guardrails with versions (core/control/guardrails/service.ts). A workspace's guardrails need the
     // `guardrails.*` scopes, organisation-level ones the `organisation_guardrails.*` scopes: a route admits
     // either, and the service checks the one the guardrail needs.
     name: "guardrails",
@@ -610,7 +610,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     timeoutSeconds: 300,
     routes: [
       {
-        // A saved guardrail's checks run on demand, without a model call (core/guardrails/invocation.ts); each
+        // A saved guardrail's checks run on demand, without a model call (core/inference/guardrails/invocation.ts); each
         // check is bounded by its guardrail's timeout_ms (webhooks, model-graded judges).
         method: "POST",
         path: "/v1/guardrails/:id/invoke",
@@ -672,7 +672,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Saved prompts (core/control/prompts-service.ts) with versions and labels, partials, labels, collections
+    // Saved prompts (core/control/prompts/service.ts) with versions and labels, partials, labels, collections
     // and sharing. `/v1/prompts/partials` is listed before `/v1/prompts/:id` so that it never reads as a
     // prompt's slug (and no prompt may take the slug `partials`). The prompt runtime (render, completions)
     // belongs to this family too: `:id` then carries an optional version suffix (`@latest`, `@<n>`,
@@ -1207,7 +1207,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // The agents gateway (core/agents): A2A agent integrations, and each one served as the gateway's own A2A agent
+    // The agents gateway (core/features/agents): A2A agent integrations, and each one served as the gateway's own A2A agent
     // at /v1/agents/:agent (id or slug), forwarded upstream with the integration's stored credentials.
     name: "agents",
     dataPlane: false,
@@ -1444,7 +1444,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // OAuth 2.1 for MCP clients (core/mcp/oauth; docs/mcp-oauth.md): discovery, registration, authorize pages,
+    // OAuth 2.1 for MCP clients (core/features/mcp/oauth; docs/mcp-oauth.md): discovery, registration, authorize pages,
     // tokens, introspection, revocation; per-user OAuth to upstream MCP servers. Public routes: each endpoint
     // authenticates its caller the OAuth way (client credentials, a session or API key at sign-in).
     name: "oauth",
@@ -1632,7 +1632,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // SCIM 2.0 provisioning (core/scim): /scim/v2 authenticates with a SCIM token (checked by the handlers, not
+    // SCIM 2.0 provisioning (core/identity/scim): /scim/v2 authenticates with a SCIM token (checked by the handlers, not
     // API keys); the admin side (tokens, group mappings, spec 4.8's views) is for organisation admins.
     name: "scim",
     dataPlane: false,
@@ -1795,7 +1795,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
     ],
   },
   {
-    // Usage-limit and rate-limit policies (core/policies), under /v2 (Portkey's paths) and /v1.
+    // Usage-limit and rate-limit policies (core/inference/policies), under /v2 (Portkey's paths) and /v1.
     name: "policies",
     dataPlane: false,
     timeoutSeconds: 30,

@@ -1,7 +1,7 @@
 /**
  * The one list of what counts as a credential, shared by everything that must hide or withhold one: audit-log
  * redaction (core/control/audit.ts), log masking of headers and inline configs (core/http/gateway-headers.ts),
- * sealing of credentials inside saved configs (core/control/config-secrets.ts) and the forward-headers deny
+ * sealing of credentials inside saved configs (core/control/configs/secrets.ts) and the forward-headers deny
  * list. Names are compared without case, `_` or `-`, so `aws_secret_access_key`, `awsSecretAccessKey` and the
  * header `x-gateway-aws-secret-access-key` are one name.
  */

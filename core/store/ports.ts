@@ -2,8 +2,8 @@
  * Storage ports. Every platform provides one adapter per port; all adapters pass the same contract suite
  * (test/contract). Nothing here knows SQLite, the filesystem, DynamoDB, S3 or SQS.
  */
-import type { VectorIndex } from "../cache/vectors/port.ts";
-import type { LogSink } from "../logs/log-sink.ts";
+import type { VectorIndex } from "../inference/cache/vectors/port.ts";
+import type { LogSink } from "../observe/logs/log-sink.ts";
 import type { SecretResolver } from "./secret-refs.ts";
 
 /** One record of the single-table design. Attributes other than the key fields are free-form JSON values. */
@@ -188,13 +188,13 @@ export interface Secrets {
 
 export interface Stores {
   records: Records;
-  /** Where request logs are written and read back from (core/logs/log-sink.ts); large bodies go to `blobs`. */
+  /** Where request logs are written and read back from (core/observe/logs/log-sink.ts); large bodies go to `blobs`. */
   logSink: LogSink;
   counters: Counters;
   blobs: Blobs;
   queue: Queue;
   secrets: Secrets;
-  /** The semantic cache's vector index (core/cache/vectors/port.ts); loads nothing until first used. */
+  /** The semantic cache's vector index (core/inference/cache/vectors/port.ts); loads nothing until first used. */
   vectors: VectorIndex;
   /** Resolves secret references in provider credentials (core/store/secret-refs.ts); none: refused. */
   secretRefs?: SecretResolver;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { CacheScope } from "../../core/cache/cache-key.ts";
-import { CacheStore } from "../../core/cache/cache-store.ts";
+import type { CacheScope } from "../../core/inference/cache/cache-key.ts";
+import { CacheStore } from "../../core/inference/cache/cache-store.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { StreamTranscript } from "../../core/gateway/stream/transcript.ts";
-import type { RequestLog } from "../../core/logs/log-record.ts";
-import { RequestLogger } from "../../core/logs/request-logger.ts";
+import { StreamTranscript } from "../../core/inference/gateway/stream/transcript.ts";
+import type { RequestLog } from "../../core/observe/logs/log-record.ts";
+import { RequestLogger } from "../../core/observe/logs/request-logger.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /** An organisation no other test (or earlier run against the same emulator) uses. */
@@ -35,7 +35,7 @@ const streamed = [
 /**
  * What every platform's LogSink must do: a log written through it (RequestLogger.write, as the gateway writes)
  * reads back the same through the sink's Records and the Blobs port (RequestLogger.get and list: what the logs
- * API answers), its record keyed, indexed and expiring as core/logs/log-layout.ts lays it out.
+ * API answers), its record keyed, indexed and expiring as core/observe/logs/log-layout.ts lays it out.
  */
 export function logSinkContract(getStores: () => Stores) {
   describe("LogSink", () => {

@@ -1,9 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { costOf } from "../../core/catalog/cost.ts";
+import { costOf } from "../../core/inference/catalog/cost.ts";
 import { HttpError } from "../../core/http/errors.ts";
-import { PolicyEnforcer } from "../../core/policies/enforcer.ts";
-import { type PolicyResource, type PolicySubject, counterKeyOf, policyStore } from "../../core/policies/model.ts";
+import { PolicyEnforcer } from "../../core/inference/policies/enforcer.ts";
+import {
+  type PolicyResource,
+  type PolicySubject,
+  counterKeyOf,
+  policyStore,
+} from "../../core/inference/policies/model.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**

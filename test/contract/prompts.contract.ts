@@ -2,18 +2,18 @@ import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { Principal } from "../../core/auth/principal.ts";
 import { Conflict, Forbidden, NotFound } from "../../core/control/errors.ts";
-import { usablePartial, usablePrompt } from "../../core/control/prompt-access.ts";
-import { createLabel, deleteLabel, listLabels } from "../../core/control/prompt-labels-service.ts";
-import { createPartial, deletePartial, updatePartial } from "../../core/control/prompt-partials-service.ts";
-import { fork, share, unshare } from "../../core/control/prompt-sharing-service.ts";
+import { usablePartial, usablePrompt } from "../../core/control/prompts/access.ts";
+import { createLabel, deleteLabel, listLabels } from "../../core/control/prompts/labels.ts";
+import { createPartial, deletePartial, updatePartial } from "../../core/control/prompts/partials.ts";
+import { fork, share, unshare } from "../../core/control/prompts/sharing.ts";
 import {
   createPrompt,
   getPrompt,
   labelPromptVersion,
   publishPrompt,
   updatePrompt,
-} from "../../core/control/prompts-service.ts";
-import { assertDeletable, workspaceStore } from "../../core/control/workspaces.ts";
+} from "../../core/control/prompts/service.ts";
+import { assertDeletable, workspaceStore } from "../../core/control/workspaces/store.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ResponseStore, type StoredResponse } from "../../core/responses/response-store.ts";
-import type { ResponseOwner } from "../../core/responses/owner.ts";
+import { ResponseStore, type StoredResponse } from "../../core/features/responses/response-store.ts";
+import type { ResponseOwner } from "../../core/features/responses/owner.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**

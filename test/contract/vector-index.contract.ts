@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { VectorIndex } from "../../core/cache/vectors/port.ts";
-import { cosineSimilarity } from "../../core/cache/vectors/vector-rules.ts";
+import type { VectorIndex } from "../../core/inference/cache/vectors/port.ts";
+import { cosineSimilarity } from "../../core/inference/cache/vectors/vector-rules.ts";
 
 /** Dimensions every adapter under test serves (the AWS adapter is given indexes for these). */
 export const CONTRACT_DIMENSIONS = [4, 8, 1536] as const;

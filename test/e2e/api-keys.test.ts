@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_SCOPES } from "../../core/auth/scope-list.ts";
-import { getOrganisation, updateOrganisation } from "../../core/control/organisation.ts";
+import { getOrganisation, updateOrganisation } from "../../core/control/organisation/store.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 

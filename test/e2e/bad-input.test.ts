@@ -26,7 +26,7 @@ function pathOf(route: RouteSpec): string {
 }
 
 /**
- * The OAuth endpoints answer in OAuth's error shape (`error` a code, `error_description`; core/mcp/oauth) with the
+ * The OAuth endpoints answer in OAuth's error shape (`error` a code, `error_description`; core/features/mcp/oauth) with the
  * gateway's `message` and `type` beside it; the authorize pages answer HTML pages. Both are read as one shape here.
  */
 const OAUTH_PAGES = new Set(["/oauth/authorize/sign-in", "/oauth/authorize/consent"]);

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { consumeBatches } from "../../core/batches/worker.ts";
+import { consumeBatches } from "../../core/features/batches/worker.ts";
 import type { Services } from "../../core/services.ts";
 import { startAwsGateway, type AwsGateway } from "../helpers/aws-gateway.ts";
 import { chatLine, fileText, jsonl, uploadJsonl } from "../helpers/batches.ts";

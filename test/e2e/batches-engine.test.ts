@@ -1,9 +1,9 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { sweepBatches } from "../../core/batches/sweep.ts";
-import type { BatchResultLine, NativeBatchApi, NativeBatchState } from "../../core/batches/types.ts";
-import { consumeBatches } from "../../core/batches/worker.ts";
-import { costOf } from "../../core/catalog/cost.ts";
+import { sweepBatches } from "../../core/features/batches/sweep.ts";
+import type { BatchResultLine, NativeBatchApi, NativeBatchState } from "../../core/features/batches/types.ts";
+import { consumeBatches } from "../../core/features/batches/worker.ts";
+import { costOf } from "../../core/inference/catalog/cost.ts";
 import { chatLine, fileText, jsonl, uploadJsonl } from "../helpers/batches.ts";
 import { call } from "../helpers/control.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";
@@ -17,7 +17,7 @@ const fake = vi.hoisted(() => ({
   submitted: [] as Array<{ lines: string[]; provider: string }>,
 }));
 
-vi.mock("../../core/batches/native/registry.ts", () => {
+vi.mock("../../core/features/batches/native/registry.ts", () => {
   const usage = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
   const api: NativeBatchApi = {
     supports: (target) => target.provider === "openai",

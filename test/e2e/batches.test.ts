@@ -1,8 +1,8 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
-import { sweepBatches } from "../../core/batches/sweep.ts";
-import { fileStoreOf } from "../../core/files/file-store.ts";
+import { sweepBatches } from "../../core/features/batches/sweep.ts";
+import { fileStoreOf } from "../../core/features/files/file-store.ts";
 import { chatLine, fileText, jsonl, TERMINAL, uploadJsonl } from "../helpers/batches.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import { recordAudit } from "../../core/control/audit.ts";
-import { organisationBlocksInlineConfig, organisationGuardrailsFor } from "../../core/control/organisation.ts";
-import { blockInlineConfigFor } from "../../core/control/workspaces.ts";
+import { organisationBlocksInlineConfig, organisationGuardrailsFor } from "../../core/control/organisation/store.ts";
+import { blockInlineConfigFor } from "../../core/control/workspaces/store.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /** Organisation settings, default guardrails, workspace exclusions and the audit log, through HTTP. */

@@ -2,8 +2,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { getMembership } from "../../core/control/members.ts";
-import { inviteStore } from "../../core/control/users.ts";
+import { getMembership } from "../../core/control/workspaces/members.ts";
+import { inviteStore } from "../../core/control/users/store.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
 /** Users and the invite lifecycle through HTTP on the local platform. */

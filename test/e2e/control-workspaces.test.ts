@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { getMembership, listUserWorkspaces } from "../../core/control/members.ts";
+import { getMembership, listUserWorkspaces } from "../../core/control/workspaces/members.ts";
 import { type Resource, ResourceStore } from "../../core/control/resource-store.ts";
-import { userStore } from "../../core/control/users.ts";
-import { workspaceStore, workspacesUsingConfig } from "../../core/control/workspaces.ts";
+import { userStore } from "../../core/control/users/store.ts";
+import { workspaceStore, workspacesUsingConfig } from "../../core/control/workspaces/store.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /** Workspaces and members through HTTP on the local platform (spec 2.11, 4.8, 5.5, 7). */

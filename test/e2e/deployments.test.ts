@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { DEPLOYMENT_KIND } from "../../core/control/deployments-service.ts";
+import { DEPLOYMENT_KIND } from "../../core/control/deployments/service.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 
 /**

@@ -1,9 +1,9 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
-import { fineTuningTask } from "../../core/fine-tuning/scheduled-task.ts";
-import { fileStoreOf } from "../../core/files/file-store.ts";
-import { SCHEDULED_TASKS } from "../../core/workers/scheduled.ts";
+import { fineTuningTask } from "../../core/features/fine-tuning/scheduled-task.ts";
+import { fileStoreOf } from "../../core/features/files/file-store.ts";
+import { SCHEDULED_TASKS } from "../../core/routes/scheduled-tasks.ts";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../mocks/openai-batches.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GuardrailResource, guardrailStore } from "../../core/control/guardrails-store.ts";
-import { DEFAULT_CHECK_TIMEOUT_MS, type GuardrailActions } from "../../core/guardrails/types.ts";
+import { type GuardrailResource, guardrailStore } from "../../core/control/guardrails/store.ts";
+import { DEFAULT_CHECK_TIMEOUT_MS, type GuardrailActions } from "../../core/inference/guardrails/types.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { guardrailStore } from "../../core/control/guardrails-store.ts";
+import { guardrailStore } from "../../core/control/guardrails/store.ts";
 import { configStore } from "../../core/control/saved-resources.ts";
 import { apiCaller, type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, sendJson, startMockServer } from "../helpers/mock-server.ts";

@@ -1,7 +1,7 @@
 import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { guardrailStore } from "../../core/control/guardrails-store.ts";
-import { DEFAULT_CHECK_TIMEOUT_MS, MAX_CHECK_TIMEOUT_MS } from "../../core/guardrails/types.ts";
+import { guardrailStore } from "../../core/control/guardrails/store.ts";
+import { DEFAULT_CHECK_TIMEOUT_MS, MAX_CHECK_TIMEOUT_MS } from "../../core/inference/guardrails/types.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
@@ -368,7 +368,7 @@ describe("organisation defaults", () => {
 
 describe("secret check parameters", () => {
   it("are shown masked by GET, list and versions, kept on update, and never audited", async () => {
-    // Stored as a webhook check saves it (core/guardrails/checks: its definition arrives with the check library);
+    // Stored as a webhook check saves it (core/inference/guardrails/checks: its definition arrives with the check library);
     // the control plane's views must not show the token whatever check holds it.
     const token = "Bearer whk-live-0123456789abcdef";
     const records = gateway.gateway.services.stores.records;

@@ -1,6 +1,6 @@
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { guardrailStore } from "../../core/control/guardrails-store.ts";
+import { guardrailStore } from "../../core/control/guardrails/store.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, sendJson, startMockServer } from "../helpers/mock-server.ts";

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ALL_HANDLERS } from "../../core/routes/handlers/index.ts";
+import { ALL_HANDLERS } from "../../core/routes/handlers.ts";
 import { buildLocal, scratchBuildDir } from "../../scripts/build.ts";
 import { npmStartCommand } from "../../scripts/start-command.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";

@@ -146,7 +146,7 @@ describe("request logs", () => {
 
   it("keeps logs for the workspace's retention period", async () => {
     const { createApiKey } = await import("../../core/auth/api-key-records.ts");
-    const { workspaceStore } = await import("../../core/control/workspaces.ts");
+    const { workspaceStore } = await import("../../core/control/workspaces/store.ts");
     const services = gateway.gateway.services;
     const { organisationId, defaultWorkspaceId } = gateway.gateway.bootstrap;
     const update = await fetch(`${gateway.url}/v1/admin/workspaces/${defaultWorkspaceId}`, {

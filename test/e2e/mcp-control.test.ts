@@ -2,7 +2,7 @@ import { Portkey } from "portkey-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import { sealValue } from "../../core/control/sealed-values.ts";
-import { connectionKey } from "../../core/mcp/records.ts";
+import { connectionKey } from "../../core/features/mcp/records.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";

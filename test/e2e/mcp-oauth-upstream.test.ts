@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { upstreamAccessToken } from "../../core/mcp/oauth/upstream-tokens.ts";
-import { type McpServer, connectionKey, mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
-import { createSession } from "../../core/sso/sessions.ts";
+import { upstreamAccessToken } from "../../core/features/mcp/upstream/oauth-tokens.ts";
+import { type McpServer, connectionKey, mcpIntegrationStore, mcpServerStore } from "../../core/features/mcp/records.ts";
+import { createSession } from "../../core/identity/sso/sessions.ts";
 import { seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockAuthorizationServer, startMockAuthorizationServer } from "../helpers/oauth-authorization-server.ts";

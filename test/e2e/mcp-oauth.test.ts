@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
 import type { Principal } from "../../core/auth/principal.ts";
 import { HttpError } from "../../core/http/errors.ts";
-import { authenticateMcpBearer } from "../../core/mcp/oauth/bearer.ts";
-import { type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
-import { createSession } from "../../core/sso/sessions.ts";
+import { authenticateMcpBearer } from "../../core/features/mcp/oauth/bearer.ts";
+import { type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/features/mcp/records.ts";
+import { createSession } from "../../core/identity/sso/sessions.ts";
 import { seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { codeOf, form, hiddenField, signInWithKeyAndAllow } from "../helpers/oauth-browser.ts";
@@ -72,7 +72,7 @@ beforeAll(async () => {
   otherServer = await seedServer(workspaceB.id, `other-${randomBytes(3).toString("hex")}`);
   const user = await seedUser(gateway, "dana@example.com");
   userId = user.id;
-  const { userStore } = await import("../../core/control/users.ts");
+  const { userStore } = await import("../../core/control/users/store.ts");
   await userStore(records()).update(user, { name: "Dana Display" });
   await seedMember(gateway, workspaceA.id, user.id, "member");
   workspaceKey = (
@@ -485,7 +485,7 @@ describe("tokens", () => {
       if (answer.status === 200) expect(await bearer(answer.body.access_token)).toBeInstanceOf(HttpError);
     }
     const late = await authorizeWithKey(clientId, challenge, workspaceKey);
-    const { sha256Hex } = await import("../../core/ids.ts");
+    const { sha256Hex } = await import("../../core/util/ids.ts");
     await records().update(`OAUTHCODE#${sha256Hex(late)}`, "OAUTHCODE", {
       set: { expiresAt: Math.floor(Date.now() / 1000) - 1 },
     });
@@ -698,7 +698,7 @@ describe("authenticateMcpBearer", () => {
       expect(await bearer(bad)).toBeInstanceOf(HttpError);
     }
     // An expired access token is refused.
-    const { sha256Hex } = await import("../../core/ids.ts");
+    const { sha256Hex } = await import("../../core/util/ids.ts");
     const second = (await exchange(clientId, await authorizeWithKey(clientId, challenge, key.secret), verifier)).body;
     await records().update(`OAUTHAT#${sha256Hex(second.access_token)}`, "OAUTHAT", {
       set: { expiresAt: Math.floor(Date.now() / 1000) - 1 },

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { McpServer } from "../../core/mcp/records.ts";
+import type { McpServer } from "../../core/features/mcp/records.ts";
 import { createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.ts";

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discoverUpstream } from "../../core/mcp/discovery.ts";
+import { discoverUpstream } from "../../core/features/mcp/integrations/discovery.ts";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { seedMcpServer } from "../helpers/mcp-records.ts";

@@ -1,10 +1,10 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatCompletionRequest } from "../../core/gateway/schemas/chat.ts";
-import { completionRequest } from "../../core/gateway/schemas/completions.ts";
-import { embeddingRequest } from "../../core/gateway/schemas/embeddings.ts";
-import { openApiPath, routeKey } from "../../core/openapi/document.ts";
-import { REQUEST_BODIES } from "../../core/openapi/request-bodies.ts";
+import { chatCompletionRequest } from "../../core/inference/gateway/schemas/chat.ts";
+import { completionRequest } from "../../core/inference/gateway/schemas/completions.ts";
+import { embeddingRequest } from "../../core/inference/gateway/schemas/embeddings.ts";
+import { openApiPath, routeKey } from "../../core/routes/openapi/document.ts";
+import { REQUEST_BODIES } from "../../core/routes/openapi/request-bodies.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 

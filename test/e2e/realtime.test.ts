@@ -13,7 +13,7 @@ import { openRealtime } from "../helpers/realtime-client.ts";
 import { REALTIME_KEY, type RealtimeMock, startRealtimeMock } from "../mocks/openai-realtime.ts";
 
 /**
- * The realtime WebSocket proxy (core/realtime, core/platform/node/realtime-upgrade.ts) end to end: the `ws`
+ * The realtime WebSocket proxy (core/inference/realtime, core/platform/node/realtime-upgrade.ts) end to end: the `ws`
  * client and the openai SDK's realtime client through the local gateway to a mock of OpenAI's Realtime API.
  */
 

@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../core/auth/api-key-records.ts";
-import { userStore } from "../../core/control/users.ts";
+import { userStore } from "../../core/control/users/store.ts";
 import { type TestGateway, apiCaller, startTestGateway } from "../helpers/gateway.ts";
 import { type OidcProvider, startOidcProvider } from "../helpers/oidc-provider.ts";
 

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { ensureOrganisation } from "../../core/control/bootstrap.ts";
+import { ensureOrganisation } from "../../core/control/organisation/bootstrap.ts";
 import { loadSettings } from "../../core/config/settings.ts";
 import { createApp } from "../../core/http/app.ts";
 import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
 import { createScheduledHandler } from "../../core/platform/aws/scheduled-handler.ts";
 import { createSqsBatchHandler, type SqsRecord } from "../../core/platform/aws/sqs-batch-handler.ts";
 import { type RunningServer, startServer } from "../../core/platform/local/server.ts";
-import { ALL_HANDLERS } from "../../core/routes/handlers/index.ts";
+import { ALL_HANDLERS } from "../../core/routes/handlers.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
 import { type Services, createServices } from "../../core/services.ts";
 import { deadLetterQueueName, QUEUE_NAMES, type QueueName } from "../../core/store/ports.ts";

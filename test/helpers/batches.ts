@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from "openai";
 
-import { sweepBatches } from "../../core/batches/sweep.ts";
+import { sweepBatches } from "../../core/features/batches/sweep.ts";
 import type { TestGateway } from "./gateway.ts";
 
 /** Helpers of the batch tests: files go through the openai SDK, as a client's would. */

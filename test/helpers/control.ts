@@ -1,7 +1,7 @@
-import { addMembership } from "../../core/control/members.ts";
+import { addMembership } from "../../core/control/workspaces/members.ts";
 import type { WorkspaceRole } from "../../core/auth/principal.ts";
-import { userStore } from "../../core/control/users.ts";
-import { workspaceStore } from "../../core/control/workspaces.ts";
+import { userStore } from "../../core/control/users/store.ts";
+import { workspaceStore } from "../../core/control/workspaces/store.ts";
 import type { TestGateway } from "./gateway.ts";
 
 /**

@@ -5,7 +5,7 @@ import {
   McpToolError,
   type McpToolHost,
   type McpToolResult,
-} from "../../core/mcp/tool-host.ts";
+} from "../../core/features/mcp/tool-host.ts";
 
 /**
  * An McpToolHost for tests: servers by slug with their tools and a function per tool; `denied` servers answer

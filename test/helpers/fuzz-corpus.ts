@@ -302,7 +302,7 @@ function controlRequest(random: Random, gateway: { adminKey: string }): FuzzRequ
     body = random.chance(0.2) ? malformed(random) : hostileValue(random);
     if (random.chance(0.5))
       body = `{"name":${hostileValue(random)},"slug":${hostileValue(random)},"config":${hostileValue(random)},"metadata":${hostileValue(random)}}`;
-    // The OAuth endpoints and authorize pages read forms (core/mcp/oauth): hostile forms too.
+    // The OAuth endpoints and authorize pages read forms (core/features/mcp/oauth): hostile forms too.
     if (route.path.startsWith("/oauth/") && random.chance(0.6)) {
       headers["content-type"] = "application/x-www-form-urlencoded";
       body = oauthForm(random);

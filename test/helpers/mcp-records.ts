@@ -1,6 +1,11 @@
 import { sealValue } from "../../core/control/sealed-values.ts";
-import { discoverUpstream } from "../../core/mcp/discovery.ts";
-import { type McpIntegration, type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
+import { discoverUpstream } from "../../core/features/mcp/integrations/discovery.ts";
+import {
+  type McpIntegration,
+  type McpServer,
+  mcpIntegrationStore,
+  mcpServerStore,
+} from "../../core/features/mcp/records.ts";
 import type { TestGateway } from "./gateway.ts";
 
 /**

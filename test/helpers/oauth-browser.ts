@@ -2,7 +2,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 
 /**
- * What a browser does on the gateway's OAuth pages (core/mcp/oauth/pages.ts), played with fetch: form posts
+ * What a browser does on the gateway's OAuth pages (core/features/mcp/oauth/pages.ts), played with fetch: form posts
  * without following redirects, and the hidden fields of a page. Also an in-memory OAuth client provider, as an
  * MCP client application keeps one, for the MCP SDK's `auth()` and transports.
  */

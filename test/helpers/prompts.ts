@@ -5,11 +5,11 @@ import {
   partialVersionKey,
   promptStore,
   promptVersionKey,
-} from "../../core/control/prompt-records.ts";
+} from "../../core/control/prompts/store.ts";
 import type { Records } from "../../core/store/ports.ts";
 
 /**
- * Saved prompts, partials and labels written straight through the stores of core/control/prompt-records.ts (the
+ * Saved prompts, partials and labels written straight through the stores of core/control/prompts/store.ts (the
  * runtime's tests do not depend on the control routes).
  */
 

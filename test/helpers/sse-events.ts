@@ -1,5 +1,5 @@
 import { SseDecoder } from "../../core/providers/stream/sse.ts";
-import { type SseSource, sseResponse } from "../../core/gateway/stream/sse-source.ts";
+import { type SseSource, sseResponse } from "../../core/inference/gateway/stream/sse-source.ts";
 
 /**
  * A streamed answer of test handlers, built as the gateway builds its own (sseResponse): each value the

@@ -4,11 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { AnalyticsReader, type AnalyticsFilter, type Metric, type Totals } from "../../core/analytics/reader.ts";
-import { AnalyticsRecorder } from "../../core/analytics/recorder.ts";
-import { journalKey } from "../../core/analytics/log-batch.ts";
-import type { RequestLog } from "../../core/logs/log-record.ts";
-import { RequestLogger } from "../../core/logs/request-logger.ts";
+import {
+  AnalyticsReader,
+  type AnalyticsFilter,
+  type Metric,
+  type Totals,
+} from "../../core/observe/analytics/reader.ts";
+import { AnalyticsRecorder } from "../../core/observe/analytics/recorder.ts";
+import { journalKey } from "../../core/observe/analytics/log-batch.ts";
+import type { RequestLog } from "../../core/observe/logs/log-record.ts";
+import { RequestLogger } from "../../core/observe/logs/request-logger.ts";
 import {
   createAnalyticsStreamHandler,
   type DynamoStreamEvent,

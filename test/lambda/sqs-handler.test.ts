@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createSqsBatchHandler, type SqsEvent } from "../../core/platform/aws/sqs-batch-handler.ts";
 import type { Services } from "../../core/services.ts";
 import type { QueueMessage } from "../../core/store/ports.ts";
-import type { QueueConsumer } from "../../core/workers/consumer.ts";
+import type { QueueConsumer } from "../../core/routes/queue-consumers.ts";
 import { storelessServices } from "./fake-app.ts";
 
 /** An SQS event as Lambda's event source mapping delivers it. */

@@ -1,5 +1,5 @@
-import { AnalyticsBatchCounter, type LogBatchEntry } from "../../analytics/log-batch.ts";
-import type { RequestLog } from "../../logs/log-record.ts";
+import { AnalyticsBatchCounter, type LogBatchEntry } from "../../observe/analytics/log-batch.ts";
+import type { RequestLog } from "../../observe/logs/log-record.ts";
 import type { Counters, Records } from "../../store/ports.ts";
 import { createAwsStores } from "./aws-stores.ts";
 import { type AttributeMap, unmarshallItem } from "./dynamo-values.ts";
@@ -8,10 +8,10 @@ import { type AttributeMap, unmarshallItem } from "./dynamo-values.ts";
  * The analytics stream worker (functions/workers/analytics-stream.ts, subscribed in infra/workers.ts): on AWS
  * request logs are counted into the analytics aggregates from the table's DynamoDB stream (NEW_IMAGE), a
  * batch at a time, instead of on the request path. Only INSERTs of request-log items (pk `LOG#<id>`, sk `LOG`,
- * see core/logs/request-logger.ts) count: a log is inserted once, so a log rewritten or expiring (MODIFY,
+ * see core/observe/logs/request-logger.ts) count: a log is inserted once, so a log rewritten or expiring (MODIFY,
  * REMOVE) is never counted again. The subscription's filter already drops other records; this checks again.
  *
- * The batch goes to AnalyticsBatchCounter (core/analytics/log-batch.ts), which writes each distinct counter
+ * The batch goes to AnalyticsBatchCounter (core/observe/analytics/log-batch.ts), which writes each distinct counter
  * once per batch and makes a retried batch complete the failed attempt instead of counting it twice. When it
  * cannot finish, the whole batch is reported as a partial batch failure at its first record (DynamoDB stream
  * event sources with ReportBatchItemFailures then deliver the batch again from that record, so the retry has

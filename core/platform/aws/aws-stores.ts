@@ -1,5 +1,5 @@
-import type { VectorIndex } from "../../cache/vectors/port.ts";
-import { RecordsLogSink } from "../../logs/records-log-sink.ts";
+import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
+import { RecordsLogSink } from "../../observe/logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";

@@ -1,4 +1,4 @@
-import { ensureOrganisation } from "../../control/bootstrap.ts";
+import { ensureOrganisation } from "../../control/organisation/bootstrap.ts";
 import { createApp } from "../../http/app.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { familyByName } from "../../routes/table.ts";

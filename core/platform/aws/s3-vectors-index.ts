@@ -5,7 +5,7 @@ import {
   QueryVectorsCommand,
   type S3VectorsClient,
 } from "@aws-sdk/client-s3vectors";
-import type { VectorIndex } from "../../cache/vectors/port.ts";
+import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
 import {
   checkExpiresAt,
   checkId,
@@ -13,7 +13,7 @@ import {
   checkScope,
   checkStoredVector,
   checkVector,
-} from "../../cache/vectors/vector-rules.ts";
+} from "../../inference/cache/vectors/vector-rules.ts";
 import { aws } from "./errors.ts";
 import { s3VectorIndexName } from "./s3-vector-names.ts";
 

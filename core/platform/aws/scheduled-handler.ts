@@ -1,5 +1,5 @@
 import type { Services } from "../../services.ts";
-import { SCHEDULED_TASKS, type ScheduledTask } from "../../workers/scheduled.ts";
+import { SCHEDULED_TASKS, type ScheduledTask } from "../../routes/scheduled-tasks.ts";
 import { lazy } from "./lazy.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 

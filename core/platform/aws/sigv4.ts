@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { sha256Hex } from "../../ids.ts";
+import { sha256Hex } from "../../util/ids.ts";
 
 /**
  * AWS Signature Version 4 for the requests our own AWS clients send: a body of text, no query string

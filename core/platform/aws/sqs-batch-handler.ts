@@ -1,6 +1,6 @@
 import type { Services } from "../../services.ts";
 import type { QueueMessage } from "../../store/ports.ts";
-import { QUEUE_CONSUMERS, type QueueConsumer } from "../../workers/consumer.ts";
+import { QUEUE_CONSUMERS, type QueueConsumer } from "../../routes/queue-consumers.ts";
 import { lazy } from "./lazy.ts";
 
 /**

@@ -1,12 +1,12 @@
 import { readFile, realpath } from "node:fs/promises";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type ConsoleFile, type ConsoleFiles, consoleContentType } from "../../console/static-files.ts";
+import { type ConsoleFile, type ConsoleFiles, consoleContentType } from "../../http/console-files.ts";
 
 /**
  * The console's built files from a folder (the only place that knows the file system). In the bundle
  * (`npm start`, dist/main.mjs) the folder is dist/console next to it; running the sources (tests), it is the
- * repository's dist/console. Paths come through consoleFilePath (core/console/static-files.ts) and are
+ * repository's dist/console. Paths come through consoleFilePath (core/http/console-files.ts) and are
  * checked again here: the resolved file (symlinks followed) must stay inside the folder.
  */
 export function defaultConsoleDir(): string {

@@ -1,12 +1,12 @@
 import { mkdirSync } from "node:fs";
-import { type BootstrapResult, ensureOrganisation } from "../../control/bootstrap.ts";
+import { type BootstrapResult, ensureOrganisation } from "../../control/organisation/bootstrap.ts";
 import { loadSettings } from "../../config/settings.ts";
 import { createApp } from "../../http/app.ts";
-import { ALL_HANDLERS } from "../../routes/handlers/index.ts";
+import { ALL_HANDLERS } from "../../routes/handlers.ts";
 import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
-import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
-import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
+import { QUEUE_CONSUMERS } from "../../routes/queue-consumers.ts";
+import { SCHEDULED_TASKS } from "../../routes/scheduled-tasks.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";
 import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment-heartbeat.ts";
@@ -60,7 +60,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
-    // Realtime (WebSocket) sessions in the same process (core/realtime).
+    // Realtime (WebSocket) sessions in the same process (core/inference/realtime).
     upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
   listeningUrl = server.url;

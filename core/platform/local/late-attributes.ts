@@ -1,5 +1,5 @@
-import { assembleTranscript } from "../../gateway/stream/transcript.ts";
-import { isLateJson } from "../../logs/late-json.ts";
+import { assembleTranscript } from "../../inference/gateway/stream/transcript.ts";
+import { isLateJson } from "../../observe/logs/late-json.ts";
 import type { RecordItem } from "../../store/ports.ts";
 import type { LateAttribute } from "./record-write-protocol.ts";
 import type { StoredRow } from "./sqlite-records.ts";

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from "./sqlite.ts";
 
-/** The request logs among the records: keys `LOG#<id>` (core/logs/request-logger.ts); '$' follows '#'. */
+/** The request logs among the records: keys `LOG#<id>` (core/observe/logs/request-logger.ts); '$' follows '#'. */
 const LOG_KEYS = "pk >= 'LOG#' AND pk < 'LOG$'";
 
 /**

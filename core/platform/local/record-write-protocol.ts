@@ -1,4 +1,4 @@
-import type { LatePayload } from "../../logs/late-json.ts";
+import type { LatePayload } from "../../observe/logs/late-json.ts";
 import type { RecordItem, RecordUpdate, WriteCondition } from "../../store/ports.ts";
 import type { StoredRow } from "./sqlite-records.ts";
 

@@ -1,11 +1,11 @@
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
-import type { SseSource } from "../../gateway/stream/sse-source.ts";
+import type { SseSource } from "../../inference/gateway/stream/sse-source.ts";
 
 /** Held text this long (in UTF-16 characters or bytes) is written at once instead of at the end of the turn. */
 const WRITE_AT_ONCE_CHARS = 64 * 1024;
 
 /**
- * Writes a streamed (SSE) Response to node's ServerResponse from its source (core/gateway/stream/sse-source.ts),
+ * Writes a streamed (SSE) Response to node's ServerResponse from its source (core/inference/gateway/stream/sse-source.ts),
  * without reading the web stream: fewer promise hops per chunk, and fewer socket writes. The head is not
  * flushed on its own: Node sends it with the first chunk, in one write. A text is held until the event loop's
  * turn ends (setImmediate): texts produced in the same turn (the events of one upstream read) go out in one

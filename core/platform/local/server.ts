@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { FetchHandler } from "../../http/app.ts";
-import { takeSseSource } from "../../gateway/stream/sse-source.ts";
+import { takeSseSource } from "../../inference/gateway/stream/sse-source.ts";
 import type { UpgradeHandler } from "../node/realtime-upgrade.ts";
 import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
@@ -86,7 +86,7 @@ export async function startServer(
   // written straight to the socket, with no web stream read in between (a third of the data plane's CPU). At this
   // edge too: request headers read from node's parsed ones (node-headers.ts), response headers kept as the record
   // they were built from (light-response.ts), and a streamed answer whose SSE source the core offers
-  // (takeSseSource, core/gateway/stream/sse-source.ts) written here from the source (response-writer.ts), the
+  // (takeSseSource, core/inference/gateway/stream/sse-source.ts) written here from the source (response-writer.ts), the
   // adapter being told it was sent; every other response goes through the adapter.
   // (RESPONSE_ALREADY_SENT must be a native Response, not the adapter's lightweight one: it is, as its module is
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)

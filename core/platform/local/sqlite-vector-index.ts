@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type { Index as HnswIndex } from "usearch";
-import type { VectorIndex } from "../../cache/vectors/port.ts";
+import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
 import {
   checkExpiresAt,
   checkId,
@@ -9,7 +9,7 @@ import {
   checkStoredVector,
   checkVector,
   cosineSimilarity,
-} from "../../cache/vectors/vector-rules.ts";
+} from "../../inference/cache/vectors/vector-rules.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
 

@@ -1,6 +1,4 @@
-import type { Services } from "../../services.ts";
-import type { QueueConsumer } from "../../workers/queue-consumer.ts";
-import type { ScheduledTask } from "../../workers/scheduled-task.ts";
+import type { Services, QueueConsumer, ScheduledTask } from "../../services.ts";
 
 const BATCH_SIZE = 10;
 
@@ -11,7 +9,7 @@ export interface WorkerLoopOptions {
   visibilityTimeoutSeconds: number;
   /** Receives in flight per queue (each up to BATCH_SIZE messages, which a consumer may run together). */
   concurrency?: Partial<Record<string, number>>;
-  /** Periodic tasks (core/workers/scheduled.ts), each run every `everySeconds`, never twice at once. */
+  /** Periodic tasks (core/routes/scheduled-tasks.ts), each run every `everySeconds`, never twice at once. */
   tasks?: readonly ScheduledTask[];
 }
 

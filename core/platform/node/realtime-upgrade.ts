@@ -2,7 +2,7 @@ import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { HttpError, errorResponse } from "../../http/errors.ts";
-import { REALTIME_PATH, type RealtimeConnector, openRealtimeSession } from "../../realtime/session.ts";
+import { REALTIME_PATH, type RealtimeConnector, openRealtimeSession } from "../../inference/realtime/session.ts";
 import type { Services } from "../../services.ts";
 import { connectWebSocket } from "./ws-connect.ts";
 import { relaySocketOf } from "./ws-socket.ts";
@@ -25,7 +25,7 @@ const SHUTDOWN_GRACE_MS = 3_000;
 
 /**
  * The realtime WebSocket proxy on a node:http server (the local server and the AWS container service): an
- * `upgrade` for `/v1/realtime` is checked and connected by the core (core/realtime/session.ts) BEFORE it is
+ * `upgrade` for `/v1/realtime` is checked and connected by the core (core/inference/realtime/session.ts) BEFORE it is
  * accepted, so a refusal is an HTTP answer (401, 403, 429, 400, the provider's status) with OpenAI's error
  * body; then `ws` accepts it and the core relays the session. Upgrades of any other path: 404, then the
  * connection is closed.

@@ -1,9 +1,9 @@
 import { isIP } from "node:net";
 import { WebSocket } from "ws";
-import { timeoutError, transportFailure, redirectError } from "../../gateway/upstream/failures.ts";
+import { timeoutError, transportFailure, redirectError } from "../../inference/gateway/upstream/failures.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { UpstreamError } from "../../providers/types.ts";
-import type { RealtimeConnector } from "../../realtime/session.ts";
+import type { RealtimeConnector } from "../../inference/realtime/session.ts";
 import { CustomHostBlockedError, addressAllowed, guardedLookup } from "../../security/custom-host.ts";
 import { relaySocketOf } from "./ws-socket.ts";
 

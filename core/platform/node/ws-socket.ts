@@ -1,8 +1,8 @@
 import type { WebSocket } from "ws";
-import type { RelaySocket } from "../../realtime/socket.ts";
+import type { RelaySocket } from "../../inference/realtime/socket.ts";
 
 /**
- * A `ws` WebSocket as the relay's socket (core/realtime/socket.ts). Listening starts here, at once: messages
+ * A `ws` WebSocket as the relay's socket (core/inference/realtime/socket.ts). Listening starts here, at once: messages
  * that arrive before the relay subscribes (the provider's `session.created` right after its socket opened,
  * while the client's upgrade is still being accepted) are kept and delivered first, and the close after them.
  */

@@ -2,7 +2,7 @@ import { contentPolicyError, imagesAnswer, requireSingleImage } from "../images/
 import { type Dimensions, nearestAspectRatio, nearestDimensions, parseSize } from "../images/size.ts";
 import type { MeteredUsage, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
-import type { UploadedFile } from "../../gateway/uploaded-file.ts";
+import type { UploadedFile } from "../../inference/gateway/uploaded-file.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 
 /**

@@ -33,7 +33,7 @@ export function transcriptOfSpeechToText(upstream: any): Transcript {
   return {
     text: upstream.text,
     language: typeof upstream.language_code === "string" ? upstream.language_code : undefined,
-    // The answer has no duration: per-second pricing reads the file's own (core/gateway/audio-duration.ts).
+    // The answer has no duration: per-second pricing reads the file's own (core/inference/gateway/audio-duration.ts).
     segments: segmentsFromTokens(timed),
     words: timed
       .filter((token) => token.word)

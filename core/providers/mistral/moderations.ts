@@ -1,4 +1,4 @@
-import { MODERATION_CATEGORIES } from "../../gateway/schemas/moderations.ts";
+import { MODERATION_CATEGORIES } from "../../inference/gateway/schemas/moderations.ts";
 import { authHeaders, baseUrlOf, type CompatibleProvider } from "../openai/compatible.ts";
 import type { RouteAdapter } from "../types.ts";
 import { UpstreamError } from "../types.ts";

@@ -129,7 +129,7 @@ export function prepareCompatibleBody(
     }
   }
   if (kind === "responses" && "previous_response_id" in payload) {
-    // The gateway resolves `previous_response_id` itself (core/responses): `input` already holds the stored
+    // The gateway resolves `previous_response_id` itself (core/features/responses): `input` already holds the stored
     // conversation, so the provider must not add its own copy (or fail on an id it never issued).
     payload = copy();
     delete payload.previous_response_id;

@@ -2,7 +2,7 @@ import { contentPolicyError, imagesAnswer } from "../images/answer.ts";
 import { nearestAspectRatio } from "../images/size.ts";
 import type { RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
-import type { UploadedFile } from "../../gateway/uploaded-file.ts";
+import type { UploadedFile } from "../../inference/gateway/uploaded-file.ts";
 import { vertexAccessToken } from "./auth.ts";
 
 /**

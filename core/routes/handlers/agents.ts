@@ -1,18 +1,18 @@
-import type { AgentDeps } from "../../agents/integrations-service.ts";
-import * as agents from "../../agents/integrations-service.ts";
+import type { AgentDeps } from "../../features/agents/service.ts";
+import * as agents from "../../features/agents/service.ts";
 import {
   agentIntegrationCreateSchema,
   agentIntegrationUpdateSchema,
   fetchAgentCardSchema,
-} from "../../agents/schemas.ts";
+} from "../../features/agents/schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
- * The agents gateway: agent integrations (`/v2/agent-integrations`, core/agents/integrations-service.ts) and the
- * gateway's own A2A endpoints (`/v1/agents/:agent`, core/agents/invocation.ts, loaded on first use with the SDK).
+ * The agents gateway: agent integrations (`/v2/agent-integrations`, core/features/agents/service.ts) and the
+ * gateway's own A2A endpoints (`/v1/agents/:agent`, core/features/agents/invocation.ts, loaded on first use with the SDK).
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
@@ -25,7 +25,7 @@ const agentDeps = (ctx: RequestContext): AgentDeps => ({
   cardTimeoutMs: ctx.services.settings.AGENT_CARD_FETCH_TIMEOUT_MS,
 });
 
-const invocation = () => import("../../agents/invocation.ts");
+const invocation = () => import("../../features/agents/invocation.ts");
 
 export const handlers: HandlerMap = {
   async createAgentIntegration(request, ctx) {

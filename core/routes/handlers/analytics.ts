@@ -9,12 +9,12 @@ import {
   emptyTotals,
   mergeTotals,
   percentiles,
-} from "../../analytics/reader.ts";
+} from "../../observe/analytics/reader.ts";
 import { workspaceScope } from "../../auth/scopes.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import { json, validate } from "../../http/json.ts";
-import { PROMPT_METADATA_KEY } from "../../prompts/metadata.ts";
+import { PROMPT_METADATA_KEY } from "../../features/prompts/metadata.ts";
 
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 400;
@@ -74,7 +74,7 @@ const GROUPS = {
   workspace: "workspace",
   workspaces: "workspace",
   metadata: "metadata",
-  // Runs of saved prompts, by the prompt id their logs carry as `_prompt` metadata (core/prompts/metadata.ts).
+  // Runs of saved prompts, by the prompt id their logs carry as `_prompt` metadata (core/features/prompts/metadata.ts).
   prompt: "prompt",
   prompts: "prompt",
   "ai-models": "model",

@@ -1,13 +1,13 @@
-import * as apiKeys from "../../control/api-keys-service.ts";
-import { createKeySchema, keyFieldsSchema } from "../../control/api-keys-schemas.ts";
+import * as apiKeys from "../../control/api-keys/service.ts";
+import { createKeySchema, keyFieldsSchema } from "../../control/api-keys/schemas.ts";
 import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
-import { apiKeyDeps, controlDeps } from "../../http/control-deps.ts";
+import { apiKeyDeps, controlDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
  * API keys (spec 4.8, 5.5): create by type/sub-type, list, batch lookup, get, update, rotate, revoke. Parse,
- * call core/control/api-keys-service.ts, shape the answer (a new secret is shown once, on create and rotate).
+ * call core/control/api-keys/service.ts, shape the answer (a new secret is shown once, on create and rotate).
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;

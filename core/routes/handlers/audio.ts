@@ -1,5 +1,5 @@
-import { handleInference, handleMultipartInference } from "../../gateway/inference.ts";
-import { speechRequest, transcriptionRequest, translationRequest } from "../../gateway/schemas/audio.ts";
+import { handleInference, handleMultipartInference } from "../../inference/gateway/inference.ts";
+import { speechRequest, transcriptionRequest, translationRequest } from "../../inference/gateway/schemas/audio.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

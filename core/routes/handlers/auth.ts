@@ -2,7 +2,7 @@ import { findUser } from "../../control/directory.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { forbidden } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
-import { SESSION_COOKIE, csrfTokenOf, readCookie } from "../../sso/sessions.ts";
+import { SESSION_COOKIE, csrfTokenOf, readCookie } from "../../identity/sso/sessions.ts";
 
 /**
  * `GET /v1/auth/self` (spec 4.8): the identity behind a JWT or an SSO session; API-key-only calls are rejected.

@@ -1,4 +1,4 @@
-import { batchHandlers } from "../../batches/handlers.ts";
+import { batchHandlers } from "../../features/batches/handlers.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = batchHandlers;

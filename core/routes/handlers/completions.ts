@@ -1,5 +1,5 @@
-import { handleInference } from "../../gateway/inference.ts";
-import { completionRequest } from "../../gateway/schemas/completions.ts";
+import { handleInference } from "../../inference/gateway/inference.ts";
+import { completionRequest } from "../../inference/gateway/schemas/completions.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

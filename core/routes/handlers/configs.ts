@@ -1,14 +1,14 @@
 import * as z from "zod";
-import * as configs from "../../control/configs-service.ts";
-import { configCreateSchema, configUpdateSchema } from "../../control/configs-schemas.ts";
+import * as configs from "../../control/configs/service.ts";
+import { configCreateSchema, configUpdateSchema } from "../../control/configs/schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
+import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
  * Saved routing configs (`/v1/configs`) and their versions (`GET /v1/configs/:id?version=n`,
- * `GET /v1/configs/:id/versions`): parse, call core/control/configs-service.ts, shape the answer.
+ * `GET /v1/configs/:id/versions`): parse, call core/control/configs/service.ts, shape the answer.
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;

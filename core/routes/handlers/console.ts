@@ -1,4 +1,4 @@
-import { consoleFilePath, consoleHeaders } from "../../console/static-files.ts";
+import { consoleFilePath, consoleHeaders } from "../../http/console-files.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { notFound } from "../../http/errors.ts";
 

@@ -1,13 +1,13 @@
-import * as deployments from "../../control/deployments-service.ts";
-import type { DeploymentDeps } from "../../control/deployments-service.ts";
-import { deploymentCreateSchema, heartbeatSchema } from "../../control/deployments-schemas.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import * as deployments from "../../control/deployments/service.ts";
+import type { DeploymentDeps } from "../../control/deployments/service.ts";
+import { deploymentCreateSchema, heartbeatSchema } from "../../control/deployments/schemas.ts";
+import { controlDeps } from "../control-deps.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
- * Self-hosted gateway deployments (`/v1/deployments`): parse, call core/control/deployments-service.ts, shape.
+ * Self-hosted gateway deployments (`/v1/deployments`): parse, call core/control/deployments/service.ts, shape.
  * The portkey-ai SDK has no methods for them, so the paths follow the gateway's other admin resources.
  */
 

@@ -1,5 +1,5 @@
-import { handleInference } from "../../gateway/inference.ts";
-import { embeddingRequest } from "../../gateway/schemas/embeddings.ts";
+import { handleInference } from "../../inference/gateway/inference.ts";
+import { embeddingRequest } from "../../inference/gateway/schemas/embeddings.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

@@ -1,7 +1,12 @@
 import type { Principal } from "../../auth/principal.ts";
 import { audit } from "../../control/deps.ts";
-import { controlDeps } from "../../http/control-deps.ts";
-import { createFeedbackSchema, feedbackStore, presentFeedback, updateFeedbackSchema } from "../../feedback/feedback.ts";
+import { controlDeps } from "../control-deps.ts";
+import {
+  createFeedbackSchema,
+  feedbackStore,
+  presentFeedback,
+  updateFeedbackSchema,
+} from "../../observe/feedback/feedback.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";

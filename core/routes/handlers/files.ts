@@ -1,5 +1,5 @@
-import { fileHandlers } from "../../files/handlers.ts";
-import { uploadHandlers } from "../../files/uploads.ts";
+import { fileHandlers } from "../../features/files/handlers.ts";
+import { uploadHandlers } from "../../features/files/uploads.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = { ...fileHandlers, ...uploadHandlers };

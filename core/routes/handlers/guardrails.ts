@@ -1,17 +1,17 @@
 import * as z from "zod";
-import * as guardrails from "../../control/guardrails-service.ts";
-import { guardrailCreateSchema, guardrailUpdateSchema } from "../../control/guardrails-schemas.ts";
-import { guardrailInvokeRequest } from "../../guardrails/invoke-request.ts";
-import { usableGuardrail } from "../../guardrails/resolve.ts";
+import * as guardrails from "../../control/guardrails/service.ts";
+import { guardrailCreateSchema, guardrailUpdateSchema } from "../../control/guardrails/schemas.ts";
+import { guardrailInvokeRequest } from "../../inference/guardrails/invoke-request.ts";
+import { usableGuardrail } from "../../inference/guardrails/resolve.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
+import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, readJson, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
  * Saved guardrails (`/v1/guardrails`) and their versions (`GET /v1/guardrails/:id?version=n`,
- * `GET /v1/guardrails/:id/versions`): parse, call core/control/guardrails-service.ts, shape the answer.
+ * `GET /v1/guardrails/:id/versions`): parse, call core/control/guardrails/service.ts, shape the answer.
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
@@ -80,7 +80,7 @@ export const handlers: HandlerMap = {
    * `POST /v1/guardrails/:id/invoke` (scope `guardrails.invoke`): runs a saved guardrail's checks over a text or
    * chat messages and answers the verdicts, without any model call. A guardrail of another workspace answers
    * 404 like an unknown one. The runner and the checks are loaded on the first invocation
-   * (core/guardrails/invocation.ts).
+   * (core/inference/guardrails/invocation.ts).
    */
   async invokeGuardrail(request, ctx) {
     const body = validate(
@@ -90,7 +90,7 @@ export const handlers: HandlerMap = {
     const id = ctx.params.id!;
     const definition = await usableGuardrail(ctx, id);
     if (!definition) throw notFound(`No guardrail '${id}' that this key may invoke.`, "guardrail_not_found");
-    const { invokeGuardrail } = await import("../../guardrails/invocation.ts");
+    const { invokeGuardrail } = await import("../../inference/guardrails/invocation.ts");
     return json(await invokeGuardrail(request, ctx, definition, body));
   },
 };

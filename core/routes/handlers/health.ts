@@ -8,7 +8,7 @@ export const handlers: HandlerMap = {
 
   /** The OpenAPI document, loaded on first use so the health check's cold start does not pay for the schemas. */
   async openApi() {
-    const { openApiJson } = await import("../../openapi/document.ts");
+    const { openApiJson } = await import("../openapi/document.ts");
     return new Response(openApiJson(), { headers: { "content-type": "application/json" } });
   },
 };

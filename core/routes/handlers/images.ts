@@ -1,5 +1,9 @@
-import { handleInference, handleMultipartInference } from "../../gateway/inference.ts";
-import { imageEditRequest, imageGenerationRequest, imageVariationRequest } from "../../gateway/schemas/images.ts";
+import { handleInference, handleMultipartInference } from "../../inference/gateway/inference.ts";
+import {
+  imageEditRequest,
+  imageGenerationRequest,
+  imageVariationRequest,
+} from "../../inference/gateway/schemas/images.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

@@ -1,20 +1,20 @@
 import * as z from "zod";
-import { INTEGRATIONS } from "../../control/integrations-service.ts";
-import * as integrations from "../../control/integrations-service.ts";
+import { INTEGRATIONS } from "../../control/integrations/service.ts";
+import * as integrations from "../../control/integrations/service.ts";
 import {
   integrationCreateSchema,
   integrationModelsSchema,
   integrationUpdateSchema,
-} from "../../control/integrations-schemas.ts";
-import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
+} from "../../control/integrations/schemas.ts";
+import { workspaceAccessSchema } from "../../control/workspaces/access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
+import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse } from "../../http/lists.ts";
 
 /**
  * Integrations (`/v1/integrations`, Portkey's saved AI providers), their workspace access and models: parse,
- * call core/control/integrations-service.ts, shape the answer.
+ * call core/control/integrations/service.ts, shape the answer.
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;

@@ -2,11 +2,11 @@ import { workspaceScope } from "../../auth/scopes.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { badRequest, notFound, serviceUnavailable } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
-import type { RequestLog } from "../../logs/log-record.ts";
-import { customLogRequest, listLogsQuery } from "../../logs/schemas.ts";
-import { exportHandlers } from "../../exports/handlers.ts";
+import type { RequestLog } from "../../observe/logs/log-record.ts";
+import { customLogRequest, listLogsQuery } from "../../observe/logs/schemas.ts";
+import { exportHandlers } from "../../observe/exports/handlers.ts";
 
-/** Request logs: list with filters, one log with its bodies, custom log inserts, and log exports (core/exports). */
+/** Request logs: list with filters, one log with its bodies, custom log inserts, and log exports (core/observe/exports). */
 export const handlers: HandlerMap = {
   ...exportHandlers,
   async listLogs(request, ctx) {

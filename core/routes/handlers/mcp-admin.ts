@@ -1,11 +1,11 @@
 import type * as z from "zod";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps } from "../control-deps.ts";
 import { HttpError } from "../../http/errors.ts";
 import { json, parseJsonWithinDepth, readText, validate } from "../../http/json.ts";
 import { listResponse } from "../../http/lists.ts";
-import type { McpAdminDeps } from "../../mcp/admin-access.ts";
-import * as integrations from "../../mcp/integrations-service.ts";
+import type { McpAdminDeps } from "../../features/mcp/admin-access.ts";
+import * as integrations from "../../features/mcp/integrations/service.ts";
 import {
   capabilitySwitchesSchema,
   mcpIntegrationCreateSchema,
@@ -13,9 +13,9 @@ import {
   mcpIntegrationSyncSchema,
   mcpIntegrationUpdateSchema,
   mcpWorkspacesUpdateSchema,
-} from "../../mcp/integrations-schemas.ts";
-import * as connections from "../../mcp/server-connections.ts";
-import * as userAccess from "../../mcp/server-user-access.ts";
+} from "../../features/mcp/integrations/schemas.ts";
+import * as connections from "../../features/mcp/servers/connections.ts";
+import * as userAccess from "../../features/mcp/servers/user-access.ts";
 import {
   connectionsQuery,
   mcpServerCreateSchema,
@@ -26,12 +26,12 @@ import {
   serverMetadataSchema,
   tokensSetSchema,
   userAccessUpdateSchema,
-} from "../../mcp/servers-schemas.ts";
-import * as servers from "../../mcp/servers-service.ts";
+} from "../../features/mcp/servers/schemas.ts";
+import * as servers from "../../features/mcp/servers/service.ts";
 
 /**
  * The MCP control plane (`/v1/mcp-integrations`, `/v1/mcp-servers`: the portkey-ai SDK's `mcpIntegrations.*` and
- * `mcpServers.*`): parse, call the services under core/mcp, shape the answer. A sync that could not read the
+ * `mcpServers.*`): parse, call the services under core/features/mcp, shape the answer. A sync that could not read the
  * upstream answers 502 with the reason (already stored on the integration).
  */
 

@@ -2,19 +2,19 @@ import type { HandlerMap } from "../../http/context.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
 
-/** The MCP gateway (core/mcp): its modules load on first use, so this family's cold start stays small. */
+/** The MCP gateway (core/features/mcp): its modules load on first use, so this family's cold start stays small. */
 export const handlers: HandlerMap = {
   async mcpEndpoint(request, ctx) {
-    const { serveMcpRequest } = await import("../../mcp/endpoint.ts");
+    const { serveMcpRequest } = await import("../../features/mcp/endpoint/endpoint.ts");
     return serveMcpRequest(request, ctx);
   },
 
-  /** `GET /v0.1/servers`: the MCP registry API's server list (core/mcp/registry.ts). */
+  /** `GET /v0.1/servers`: the MCP registry API's server list (core/features/mcp/endpoint/registry.ts). */
   async registryServers(request, ctx) {
     const query = registryQuery(new URL(request.url).searchParams);
     const [{ listRegistryServers }, { publicBase }] = await Promise.all([
-      import("../../mcp/registry.ts"),
-      import("../../mcp/caller.ts"),
+      import("../../features/mcp/endpoint/registry.ts"),
+      import("../../features/mcp/endpoint/caller.ts"),
     ]);
     try {
       return json(await listRegistryServers(ctx.services, ctx.principal!, query, publicBase(request, ctx.services)));

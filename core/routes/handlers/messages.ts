@@ -1,12 +1,12 @@
-import { forwardAnthropicBeta } from "../../formats/messages/anthropic-beta.ts";
-import { loadFormat } from "../../formats/registry.ts";
-import { handleInference } from "../../gateway/inference.ts";
+import { forwardAnthropicBeta } from "../../inference/formats/messages/anthropic-beta.ts";
+import { loadFormat } from "../../inference/formats/registry.ts";
+import { handleInference } from "../../inference/gateway/inference.ts";
 import type { HandlerMap } from "../../http/context.ts";
-import { countMessageTokens } from "../../messages/count-tokens.ts";
+import { countMessageTokens } from "../../inference/gateway/count-message-tokens.ts";
 
 export const handlers: HandlerMap = {
   async createMessage(request, ctx) {
-    const { messagesRequest } = await import("../../formats/messages/index.ts");
+    const { messagesRequest } = await import("../../inference/formats/messages/index.ts");
     await loadFormat("messages");
     forwardAnthropicBeta(request, ctx);
     return handleInference("messages", request, ctx, messagesRequest);

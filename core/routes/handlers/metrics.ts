@@ -1,6 +1,6 @@
 import type { HandlerMap } from "../../http/context.ts";
 import { notFound } from "../../http/errors.ts";
-import { metricsOf } from "../../metrics/observe.ts";
+import { metricsOf } from "../../observe/metrics/observe.ts";
 
 /** Prometheus metrics (spec 4.8): served only when ENABLE_PROMETHEUS is set; 404 otherwise. */
 export const handlers: HandlerMap = {

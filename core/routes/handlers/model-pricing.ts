@@ -1,8 +1,8 @@
 import * as z from "zod";
-import * as pricing from "../../control/model-pricing-service.ts";
-import { modelPricingCreateSchema, modelPricingUpdateSchema } from "../../control/model-pricing-schemas.ts";
+import * as pricing from "../../control/model-pricing/service.ts";
+import { modelPricingCreateSchema, modelPricingUpdateSchema } from "../../control/model-pricing/schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse } from "../../http/lists.ts";
 

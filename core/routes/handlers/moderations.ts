@@ -1,5 +1,5 @@
-import { handleInference } from "../../gateway/inference.ts";
-import { moderationRequest } from "../../gateway/schemas/moderations.ts";
+import { handleInference } from "../../inference/gateway/inference.ts";
+import { moderationRequest } from "../../inference/gateway/schemas/moderations.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

@@ -4,13 +4,13 @@ import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { HttpError, unauthorized } from "../../http/errors.ts";
 import { gatewayHeader } from "../../http/gateway-headers.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
-import { donePage, errorPage } from "../../mcp/oauth/pages.ts";
-import { publicBase } from "../../mcp/oauth/resources.ts";
-import { finishConnect, startConnect } from "../../mcp/oauth/upstream-connect.ts";
-import { SESSION_COOKIE, SessionError, authenticateSession, readCookie } from "../../sso/sessions.ts";
+import { donePage, errorPage } from "../../features/mcp/oauth/pages.ts";
+import { publicBase } from "../../features/mcp/oauth/resources.ts";
+import { finishConnect, startConnect } from "../../features/mcp/upstream/oauth-connect.ts";
+import { SESSION_COOKIE, SessionError, authenticateSession, readCookie } from "../../identity/sso/sessions.ts";
 
 /**
- * Per-user OAuth to upstream MCP servers (core/mcp/oauth/upstream-connect.ts): `GET /oauth/upstream/:server/connect`
+ * Per-user OAuth to upstream MCP servers (core/features/mcp/upstream/oauth-connect.ts): `GET /oauth/upstream/:server/connect`
  * (a signed-in user: the SSO session cookie, or a user API key) redirects to the upstream's authorize page;
  * `GET /oauth/upstream/callback` finishes and shows a page.
  */

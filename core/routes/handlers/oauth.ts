@@ -1,29 +1,29 @@
 import type { Principal } from "../../auth/principal.ts";
-import { DEPLOYMENT_KEY } from "../../control/bootstrap.ts";
+import { DEPLOYMENT_KEY } from "../../control/organisation/bootstrap.ts";
 import { recordAudit } from "../../control/audit.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { HttpError, notFound } from "../../http/errors.ts";
 import { readJson, readText } from "../../http/json.ts";
-import { sha256Hex } from "../../ids.ts";
-import { checkAuthorizeQuery, redirectWith } from "../../mcp/oauth/authorize-request.ts";
+import { sha256Hex } from "../../util/ids.ts";
+import { checkAuthorizeQuery, redirectWith } from "../../features/mcp/oauth/authorize-request.ts";
 import {
   authenticateClient,
   parseClientMetadata,
   presentClient,
   presentedClient,
   registerClient,
-} from "../../mcp/oauth/clients.ts";
-import { issueCode } from "../../mcp/oauth/codes.ts";
+} from "../../features/mcp/oauth/clients.ts";
+import { issueCode } from "../../features/mcp/oauth/codes.ts";
 import {
   type GrantSubject,
   SubjectRefused,
   subjectFromApiKey,
   subjectFromSession,
-} from "../../mcp/oauth/grant-subject.ts";
-import { type Introspector, introspect, requireAdminIntrospector } from "../../mcp/oauth/introspection.ts";
-import { authorizationServerMetadata, protectedResourceMetadata } from "../../mcp/oauth/metadata.ts";
-import { OAuthError, answerOAuth, oauthJson } from "../../mcp/oauth/oauth-errors.ts";
-import { consentPage, errorPage, signInPage } from "../../mcp/oauth/pages.ts";
+} from "../../features/mcp/oauth/grant-subject.ts";
+import { type Introspector, introspect, requireAdminIntrospector } from "../../features/mcp/oauth/introspection.ts";
+import { authorizationServerMetadata, protectedResourceMetadata } from "../../features/mcp/oauth/metadata.ts";
+import { OAuthError, answerOAuth, oauthJson } from "../../features/mcp/oauth/oauth-errors.ts";
+import { consentPage, errorPage, signInPage } from "../../features/mcp/oauth/pages.ts";
 import {
   type AuthorizationRequest,
   claimAuthorizationRequest,
@@ -31,21 +31,21 @@ import {
   findAuthorizationRequest,
   renewCsrf,
   setSubject,
-} from "../../mcp/oauth/pending-requests.ts";
-import { admitAuthorizationRequest } from "../../mcp/oauth/authorize-limit.ts";
-import { admitRegistration } from "../../mcp/oauth/registration-limit.ts";
-import { findMcpServer, publicBase, resourceUrl } from "../../mcp/oauth/resources.ts";
-import { revokeToken } from "../../mcp/oauth/revocation.ts";
-import { exchangeToken } from "../../mcp/oauth/token-endpoint.ts";
-import { SESSION_COOKIE, SessionError, readCookie } from "../../sso/sessions.ts";
-import { readSsoSettings } from "../../sso/sso-settings.ts";
+} from "../../features/mcp/oauth/pending-requests.ts";
+import { admitAuthorizationRequest } from "../../features/mcp/oauth/authorize-limit.ts";
+import { admitRegistration } from "../../features/mcp/oauth/registration-limit.ts";
+import { findMcpServer, publicBase, resourceUrl } from "../../features/mcp/oauth/resources.ts";
+import { revokeToken } from "../../features/mcp/oauth/revocation.ts";
+import { exchangeToken } from "../../features/mcp/oauth/token-endpoint.ts";
+import { SESSION_COOKIE, SessionError, readCookie } from "../../identity/sso/sessions.ts";
+import { readSsoSettings } from "../../identity/sso/settings.ts";
 import { upstreamHandlers } from "./oauth-upstream.ts";
 
 /**
- * The gateway as an OAuth 2.1 authorization server for MCP clients (core/mcp/oauth; docs/mcp-oauth.md):
+ * The gateway as an OAuth 2.1 authorization server for MCP clients (core/features/mcp/oauth; docs/mcp-oauth.md):
  * discovery (RFC 8414, RFC 9728), dynamic client registration (RFC 7591), the authorize pages (sign-in with SSO or
  * an API key, then consent), the token endpoint, introspection (RFC 7662) and revocation (RFC 7009). Its tokens
- * open only the MCP endpoint (core/mcp/oauth/bearer.ts). Per-user OAuth to upstream MCP servers:
+ * open only the MCP endpoint (core/features/mcp/oauth/bearer.ts). Per-user OAuth to upstream MCP servers:
  * ./oauth-upstream.ts.
  */
 
@@ -96,7 +96,7 @@ async function ssoLoginUrl(request: Request, ctx: RequestContext): Promise<strin
   if (!settings?.enabled) return undefined;
   const url = new URL(request.url);
   const back = `/oauth/authorize${url.search}`;
-  // The SSO login accepts same-site paths only (core/sso/login-flow.ts safeRedirect); a longer one cannot return.
+  // The SSO login accepts same-site paths only (core/identity/sso/login-flow.ts safeRedirect); a longer one cannot return.
   return back.length <= 2000 ? `/v1/auth/sso/login?redirect=${encodeURIComponent(back)}` : undefined;
 }
 

@@ -1,6 +1,6 @@
-import { runInference } from "../../gateway/inference.ts";
-import { withGatewayFile } from "../../gateway/ocr-file.ts";
-import { ocrRequest } from "../../gateway/schemas/ocr.ts";
+import { runInference } from "../../inference/gateway/inference.ts";
+import { withGatewayFile } from "../../inference/gateway/ocr-file.ts";
+import { ocrRequest } from "../../inference/gateway/schemas/ocr.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { readJson, validate } from "../../http/json.ts";
 

@@ -1,13 +1,13 @@
 import * as z from "zod";
 import { listQuerySchema, listResponse } from "../../http/lists.ts";
-import type { GuardrailPhase } from "../../control/organisation.ts";
+import type { GuardrailPhase } from "../../control/organisation/store.ts";
 import {
   defaultsUpdateSchema,
   exclusionsUpdateSchema,
   settingsUpdateSchema,
-} from "../../control/organisation-schemas.ts";
-import * as organisation from "../../control/organisation-service.ts";
-import type { OrganisationDeps } from "../../control/organisation-service.ts";
+} from "../../control/organisation/schemas.ts";
+import * as organisation from "../../control/organisation/service.ts";
+import type { OrganisationDeps } from "../../control/organisation/service.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
@@ -15,7 +15,7 @@ import { json, readBody, validate } from "../../http/json.ts";
 /**
  * Organisation settings and defaults (`/v1/admin/organisation/...`), workspace exclusions from the default
  * guardrails (`/v1/workspace-exclusions/...`) and the audit log (`/v1/audit-logs`): parse, call
- * core/control/organisation-service.ts, shape the answer.
+ * core/control/organisation/service.ts, shape the answer.
  */
 
 const deps = (ctx: RequestContext): OrganisationDeps => ({

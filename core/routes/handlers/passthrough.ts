@@ -1,11 +1,11 @@
-import { handlePassthrough } from "../../gateway/passthrough.ts";
+import { handlePassthrough } from "../../inference/gateway/passthrough.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { RouteNotMatched } from "../../http/errors.ts";
 
 /**
- * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/prompts), files, uploads,
- * batches and fine-tuning jobs (core/files, core/batches, core/fine-tuning), and the Assistants API's objects, recorded
- * per workspace (core/assistants). Such a request no dedicated route matched is answered 404/405 here, never forwarded
+ * Paths of the gateway's own resources that providers share a prefix with: saved prompts (core/features/prompts), files, uploads,
+ * batches and fine-tuning jobs (core/features/files, core/features/batches, core/features/fine-tuning), and the Assistants API's objects, recorded
+ * per workspace (core/features/assistants). Such a request no dedicated route matched is answered 404/405 here, never forwarded
  * to a provider (which would look like success and bypass the workspace's own records). `/v1/proxy/...` still
  * forwards, as it always does.
  */

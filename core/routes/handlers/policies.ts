@@ -1,15 +1,20 @@
 import { listResponse, readListQuery } from "../../http/lists.ts";
-import * as policies from "../../control/policies-service.ts";
-import type { PolicyDeps } from "../../control/policies-service.ts";
+import * as policies from "../../control/policies/service.ts";
+import type { PolicyDeps } from "../../control/policies/service.ts";
 import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
-import type { PolicyFamily } from "../../policies/model.ts";
-import { rateCreateSchema, rateUpdateSchema, usageCreateSchema, usageUpdateSchema } from "../../policies/requests.ts";
+import type { PolicyFamily } from "../../inference/policies/model.ts";
+import {
+  rateCreateSchema,
+  rateUpdateSchema,
+  usageCreateSchema,
+  usageUpdateSchema,
+} from "../../inference/policies/requests.ts";
 
 /**
  * Usage-limit and rate-limit policies (`/v2/policies/{usage-limits,rate-limits}`, also under /v1): parse,
- * call core/control/policies-service.ts, shape the answer.
+ * call core/control/policies/service.ts, shape the answer.
  */
 
 const deps = (ctx: RequestContext): PolicyDeps => ({

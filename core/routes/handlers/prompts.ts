@@ -1,9 +1,9 @@
 import * as z from "zod";
-import * as collections from "../../control/prompt-collections-service.ts";
-import * as labels from "../../control/prompt-labels-service.ts";
-import * as partials from "../../control/prompt-partials-service.ts";
-import * as sharing from "../../control/prompt-sharing-service.ts";
-import * as prompts from "../../control/prompts-service.ts";
+import * as collections from "../../control/prompts/collections.ts";
+import * as labels from "../../control/prompts/labels.ts";
+import * as partials from "../../control/prompts/partials.ts";
+import * as sharing from "../../control/prompts/sharing.ts";
+import * as prompts from "../../control/prompts/service.ts";
 import {
   collectionCreateSchema,
   collectionUpdateSchema,
@@ -18,10 +18,10 @@ import {
   publishSchema,
   shareSchema,
   unshareSchema,
-} from "../../control/prompts-schemas.ts";
+} from "../../control/prompts/schemas.ts";
 import { offsetOf } from "../../control/paging.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse } from "../../http/lists.ts";
 
@@ -33,7 +33,7 @@ import { listResponse } from "../../http/lists.ts";
  */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
-const runtime = () => import("../../prompts/runtime.ts");
+const runtime = () => import("../../features/prompts/runtime.ts");
 const versionNumber = z.coerce.number().int().min(1).max(100_000_000);
 
 /** Portkey's page-number paging (`current_page` from 0, `page_size`), or ours (`limit`, `cursor`). */

@@ -1,12 +1,12 @@
 import * as z from "zod";
-import { providerCreateSchema, providerUpdateSchema } from "../../control/providers-schemas.ts";
-import * as providers from "../../control/providers-service.ts";
+import { providerCreateSchema, providerUpdateSchema } from "../../control/providers/schemas.ts";
+import * as providers from "../../control/providers/service.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps } from "../../http/control-deps.ts";
+import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
-/** Providers (`/v1/providers`, the `portkey-ai` SDK's `providers.*`): parse, call core/control/providers-service.ts. */
+/** Providers (`/v1/providers`, the `portkey-ai` SDK's `providers.*`): parse, call core/control/providers/service.ts. */
 
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 const workspaceQuery = z.looseObject({ workspace_id: z.string().optional() });

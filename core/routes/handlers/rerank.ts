@@ -1,5 +1,5 @@
-import { handleInference } from "../../gateway/inference.ts";
-import { rerankRequest } from "../../gateway/schemas/rerank.ts";
+import { handleInference } from "../../inference/gateway/inference.ts";
+import { rerankRequest } from "../../inference/gateway/schemas/rerank.ts";
 import type { HandlerMap } from "../../http/context.ts";
 
 export const handlers: HandlerMap = {

@@ -1,18 +1,18 @@
-import { revokeUserKeys } from "../../control/api-keys-service.ts";
+import { revokeUserKeys } from "../../control/api-keys/service.ts";
 import { DomainError } from "../../control/errors.ts";
 import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
-import { apiKeyDeps, controlDeps } from "../../http/control-deps.ts";
+import { apiKeyDeps, controlDeps } from "../control-deps.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { json, readText } from "../../http/json.ts";
-import { SCIM_ERROR_SCHEMA, ScimError } from "../../scim/errors.ts";
-import * as groups from "../../scim/groups.ts";
-import * as mappings from "../../scim/mappings.ts";
-import type { PatchOperation } from "../../scim/patch.ts";
-import * as tokens from "../../scim/tokens.ts";
-import * as users from "../../scim/users.ts";
-import type { ScimDeps } from "../../scim/users.ts";
-import * as views from "../../scim/views.ts";
+import { SCIM_ERROR_SCHEMA, ScimError } from "../../identity/scim/errors.ts";
+import * as groups from "../../identity/scim/groups.ts";
+import * as mappings from "../../identity/scim/mappings.ts";
+import type { PatchOperation } from "../../identity/scim/patch.ts";
+import * as tokens from "../../identity/scim/tokens.ts";
+import * as users from "../../identity/scim/users.ts";
+import type { ScimDeps } from "../../identity/scim/users.ts";
+import * as views from "../../identity/scim/views.ts";
 
 /**
  * SCIM 2.0 (`/scim/v2/Users`, `/scim/v2/Groups`) for identity providers, authenticated by a SCIM token

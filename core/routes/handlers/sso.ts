@@ -1,8 +1,8 @@
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { json, parseJsonWithinDepth, readBody, readText, validate } from "../../http/json.ts";
 import { checkCustomHost } from "../../security/custom-host.ts";
-import { type LoginDeps, finishLogin, startLogin } from "../../sso/login-flow.ts";
-import { forgetOidcConfigs } from "../../sso/oidc-config.ts";
+import { type LoginDeps, finishLogin, startLogin } from "../../identity/sso/login-flow.ts";
+import { forgetOidcConfigs } from "../../identity/sso/oidc-config.ts";
 import {
   SESSION_COOKIE,
   clearedCookies,
@@ -10,17 +10,17 @@ import {
   passesCsrf,
   readCookie,
   sessionCookies,
-} from "../../sso/sessions.ts";
-import { ssoSettingsUpdateSchema } from "../../sso/sso-schemas.ts";
-import { type SsoDeps, getSsoSettings, updateSsoSettings } from "../../sso/sso-service.ts";
-import { DEPLOYMENT_KEY } from "../../control/bootstrap.ts";
+} from "../../identity/sso/sessions.ts";
+import { ssoSettingsUpdateSchema } from "../../identity/sso/schemas.ts";
+import { type SsoDeps, getSsoSettings, updateSsoSettings } from "../../identity/sso/service.ts";
+import { DEPLOYMENT_KEY } from "../../control/organisation/bootstrap.ts";
 import { forbidden } from "../../http/errors.ts";
 import * as z from "zod";
 
 const logoutBody = z.strictObject({});
 
 /**
- * OIDC single sign-on (core/sso): the organisation's SSO settings (`/v1/admin/organisation/sso`), the browser
+ * OIDC single sign-on (core/identity/sso): the organisation's SSO settings (`/v1/admin/organisation/sso`), the browser
  * login (`/v1/auth/sso/login` -> IdP -> `/v1/auth/sso/callback`, which sets the session cookie) and logout.
  */
 
@@ -87,7 +87,7 @@ export const handlers: HandlerMap = {
       gatewayUrl(request, ctx),
       ttl,
     );
-    // The path was checked at login (core/sso/login-flow.ts safeRedirect): never another site.
+    // The path was checked at login (core/identity/sso/login-flow.ts safeRedirect): never another site.
     return redirectTo(result.redirect, cookies);
   },
 

@@ -1,16 +1,16 @@
-import { revokeUserKeys } from "../../control/api-keys-service.ts";
+import { revokeUserKeys } from "../../control/api-keys/service.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
-import * as users from "../../control/users-service.ts";
-import type { UserDeps } from "../../control/users-service.ts";
-import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../../control/users-schemas.ts";
+import * as users from "../../control/users/service.ts";
+import type { UserDeps } from "../../control/users/service.ts";
+import { inviteAcceptSchema, inviteCreateSchema, userUpdateSchema } from "../../control/users/schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { apiKeyDeps } from "../../http/control-deps.ts";
+import { apiKeyDeps } from "../control-deps.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody, readText, validate } from "../../http/json.ts";
 
 /**
  * Users of the organisation (`/v1/admin/users`) and invites (`/v1/admin/users/invites`): parse, call
- * core/control/users-service.ts, shape the answer. An invite's token is answered with an accept URL to pass on.
+ * core/control/users/service.ts, shape the answer. An invite's token is answered with an accept URL to pass on.
  */
 
 const deps = (ctx: RequestContext): UserDeps => ({

@@ -1,13 +1,13 @@
-import * as virtualKeys from "../../control/virtual-keys-service.ts";
-import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../../control/virtual-keys-schemas.ts";
-import { workspaceAccessSchema } from "../../control/workspace-access-schemas.ts";
+import * as virtualKeys from "../../control/virtual-keys/service.ts";
+import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../../control/virtual-keys/schemas.ts";
+import { workspaceAccessSchema } from "../../control/workspaces/access-schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { controlDeps, credentialDeps } from "../../http/control-deps.ts";
+import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
- * Legacy virtual keys (`/v1/virtual-keys`, Portkey's): parse, call core/control/virtual-keys-service.ts (an
+ * Legacy virtual keys (`/v1/virtual-keys`, Portkey's): parse, call core/control/virtual-keys/service.ts (an
  * alias over integrations), shape the answer.
  */
 

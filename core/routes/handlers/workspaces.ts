@@ -1,18 +1,18 @@
-import * as workspaces from "../../control/workspaces-service.ts";
-import type { WorkspaceDeps } from "../../control/workspaces-service.ts";
+import * as workspaces from "../../control/workspaces/service.ts";
+import type { WorkspaceDeps } from "../../control/workspaces/service.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 import {
   memberAddSchema,
   memberUpdateSchema,
   workspaceCreateSchema,
   workspaceUpdateSchema,
-} from "../../control/workspaces-schemas.ts";
+} from "../../control/workspaces/schemas.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { json, readBody } from "../../http/json.ts";
 
 /**
  * Workspaces (`/v1/admin/workspaces`, and the spec's `GET|PUT /v2/workspaces/{id}`) and their members
- * (`/v1/admin/workspaces/{id}/users`): parse, call core/control/workspaces-service.ts, shape the answer.
+ * (`/v1/admin/workspaces/{id}/users`): parse, call core/control/workspaces/service.ts, shape the answer.
  */
 
 const deps = (ctx: RequestContext): WorkspaceDeps => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ApiKeyAuthenticator } from "../../../core/auth/api-key-authenticator.ts";
 import { apiKeyHashKey } from "../../../core/auth/api-key-records.ts";
-import { sha256Hex } from "../../../core/ids.ts";
+import { sha256Hex } from "../../../core/util/ids.ts";
 import type { RecordItem, Records } from "../../../core/store/ports.ts";
 
 /** Records holding API key lookups by hash, counting reads. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "../../../core/auth/principal.ts";
 import { ALL_SCOPES, isKnownScope } from "../../../core/auth/scope-list.ts";
 import { isOrganisationWide, managesWorkspace, requireAdmin, requireScope } from "../../../core/auth/scopes.ts";
-import { normaliseRotationPeriod, rotationSettings } from "../../../core/control/api-keys.ts";
+import { normaliseRotationPeriod, rotationSettings } from "../../../core/control/api-keys/rules.ts";
 import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
 
 const INFERENCE_FAMILIES = new Set(["chat", "completions", "embeddings", "models", "passthrough"]);

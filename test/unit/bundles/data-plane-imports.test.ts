@@ -9,7 +9,7 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * imports statically, bundled as deployed (esbuild with code splitting, as bench/bundle-size.ts and infra/ do;
  * minifying is left out, it changes no module graph). Modules loaded on first use (dynamic imports) are fine.
  * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
- * plane's schemas (`core/**\/*-schemas.ts`), the policy request schemas (core/policies/requests.ts), and the
+ * plane's schemas (`core/control/**\/*schemas.ts`, the MCP and SSO ones), the policy request schemas (core/inference/policies/requests.ts), and the
  * semantic cache's S3 Vectors client and adapter (and usearch, local only), and the guardrail engine.
  */
 
@@ -17,27 +17,33 @@ const ROOT = resolve(import.meta.dirname, "../../..");
 
 const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
   { what: "classic zod", test: (input) => /node_modules\/zod\/(v4\/classic|v3)\//.test(input) },
-  { what: "control-plane schemas", test: (input) => /^core\/.*-schemas\.ts$/.test(input) },
-  { what: "policy request schemas", test: (input) => input === "core/policies/requests.ts" },
+  {
+    what: "control-plane schemas",
+    test: (input) =>
+      /^core\/(control\/.*schemas|features\/mcp\/(integrations|servers)\/schemas|identity\/sso\/schemas)\.ts$/.test(
+        input,
+      ),
+  },
+  { what: "policy request schemas", test: (input) => input === "core/inference/policies/requests.ts" },
   // The semantic cache's vector index loads its client on first use (aws-stores.ts lazyPort).
   { what: "the S3 Vectors client", test: (input) => input.includes("node_modules/@aws-sdk/client-s3vectors/") },
   { what: "the S3 Vectors adapter", test: (input) => input === "core/platform/aws/s3-vectors-index.ts" },
   { what: "usearch", test: (input) => input.includes("node_modules/usearch/") },
-  // Guardrails: only their resolution (core/guardrails/pipeline.ts, resolve.ts) is on the request path; the
+  // Guardrails: only their resolution (core/inference/guardrails/pipeline.ts, resolve.ts) is on the request path; the
   // runner, the checks and what they load come with a request's first guardrail.
   {
     what: "the guardrail engine",
     test: (input) =>
-      /^core\/guardrails\/(runner|phases|denial|stream-output|texts|check-environment|check-inference|outbound-json|spans)\.ts$/.test(
+      /^core\/inference\/guardrails\/(runner|phases|denial|stream-output|texts|check-environment|check-inference|outbound-json|spans)\.ts$/.test(
         input,
-      ) || input.startsWith("core/guardrails/checks/"),
+      ) || input.startsWith("core/inference/guardrails/checks/"),
   },
   { what: "re2js", test: (input) => input.includes("node_modules/re2js/") },
-  // Saved prompts: the renderer and mustache come with a prompt route's first request (core/prompts/runtime.ts).
+  // Saved prompts: the renderer and mustache come with a prompt route's first request (core/features/prompts/runtime.ts).
   { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
   {
     what: "the prompt runtime",
-    test: (input) => input.startsWith("core/prompts/") && input !== "core/prompts/metadata.ts",
+    test: (input) => input.startsWith("core/features/prompts/") && input !== "core/features/prompts/metadata.ts",
   },
 ];
 

@@ -5,7 +5,7 @@ import {
   openConfigSecrets,
   restoreConfigSecrets,
   sealConfigSecrets,
-} from "../../../core/control/config-secrets.ts";
+} from "../../../core/control/configs/secrets.ts";
 import { AesGcmSecrets } from "../../../core/store/aes-gcm.ts";
 
 /**

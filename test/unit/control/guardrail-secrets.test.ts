@@ -9,8 +9,8 @@ import {
   restoreGuardrailListSecrets,
   sealCheckSecrets,
   sealGuardrailListSecrets,
-} from "../../../core/control/guardrail-secrets.ts";
-import type { CheckSpec } from "../../../core/guardrails/types.ts";
+} from "../../../core/control/guardrails/secrets.ts";
+import type { CheckSpec } from "../../../core/inference/guardrails/types.ts";
 import { AesGcmSecrets } from "../../../core/store/aes-gcm.ts";
 
 /**

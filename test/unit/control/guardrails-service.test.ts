@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureOrganisation } from "../../../core/control/bootstrap.ts";
-import { openCheckSecrets } from "../../../core/control/guardrail-secrets.ts";
-import { guardrailStore, onGuardrailsChanged } from "../../../core/control/guardrails-store.ts";
-import * as guardrails from "../../../core/control/guardrails-service.ts";
-import type { CheckSpec } from "../../../core/guardrails/types.ts";
+import { ensureOrganisation } from "../../../core/control/organisation/bootstrap.ts";
+import { openCheckSecrets } from "../../../core/control/guardrails/secrets.ts";
+import { guardrailStore, onGuardrailsChanged } from "../../../core/control/guardrails/store.ts";
+import * as guardrails from "../../../core/control/guardrails/service.ts";
+import type { CheckSpec } from "../../../core/inference/guardrails/types.ts";
 import { type LocalStores, createLocalStores } from "../../../core/platform/local/local-stores.ts";
 import { adminPrincipal, auditEntries, thrown, unique, workspacePrincipal } from "../../helpers/control-services.ts";
 

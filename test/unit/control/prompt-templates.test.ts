@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Invalid } from "../../../core/control/errors.ts";
-import { checkTemplate, partialsIncluded } from "../../../core/control/prompt-templates.ts";
+import { checkTemplate, partialsIncluded } from "../../../core/control/prompts/templates.ts";
 
 /** What the control plane accepts as a saved template, and which partials a template includes. */
 describe("checkTemplate", () => {

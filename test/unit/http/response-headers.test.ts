@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sseResponse, takeSseSource, type SseSource } from "../../../core/gateway/stream/sse-source.ts";
+import { sseResponse, takeSseSource, type SseSource } from "../../../core/inference/gateway/stream/sse-source.ts";
 import { withHeaders } from "../../../core/http/response-headers.ts";
 
 const source = (): SseSource => ({ next: async () => null, cancel: async () => {} });

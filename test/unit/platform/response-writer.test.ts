@@ -9,7 +9,7 @@ import {
   sseBody,
   sseResponse,
   takeSseSource,
-} from "../../../core/gateway/stream/sse-source.ts";
+} from "../../../core/inference/gateway/stream/sse-source.ts";
 import { writeSseResponse } from "../../../core/platform/local/response-writer.ts";
 import { startServer } from "../../../core/platform/local/server.ts";
 

@@ -7,8 +7,8 @@ import { createScheduledHandler } from "../../../core/platform/aws/scheduled-han
 import { createLocalStores } from "../../../core/platform/local/local-stores.ts";
 import { WorkerLoop } from "../../../core/platform/local/worker-loop.ts";
 import { type Services, createServices } from "../../../core/services.ts";
-import type { QueueConsumer } from "../../../core/workers/consumer.ts";
-import type { ScheduledTask } from "../../../core/workers/scheduled.ts";
+import type { QueueConsumer } from "../../../core/routes/queue-consumers.ts";
+import type { ScheduledTask } from "../../../core/routes/scheduled-tasks.ts";
 
 const dirs: string[] = [];
 const closers: Array<() => Promise<void>> = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareSequence } from "../../../core/analytics/log-batch.ts";
+import { compareSequence } from "../../../core/observe/analytics/log-batch.ts";
 
 describe("stream sequence numbers", () => {
   it("order as decimal numbers of any length", () => {

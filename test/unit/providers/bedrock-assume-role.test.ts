@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseSessionTags } from "../../../core/gateway/aws-session-tags.ts";
+import { parseSessionTags } from "../../../core/inference/gateway/aws-session-tags.ts";
 import { HttpError } from "../../../core/http/errors.ts";
 import { assumeRole, assumeRoleForm, clearAssumedRoles } from "../../../core/providers/bedrock/assume-role.ts";
 import { signingCredentials } from "../../../core/providers/bedrock/http.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { familyUsageOf } from "../../../core/gateway/family-usage.ts";
+import { familyUsageOf } from "../../../core/inference/gateway/family-usage.ts";
 import { bedrockAdapter } from "../../../core/providers/bedrock/index.ts";
 import { toBedrockRerankRequest } from "../../../core/providers/bedrock/rerank.ts";
 import { cohereAdapter } from "../../../core/providers/cohere/index.ts";

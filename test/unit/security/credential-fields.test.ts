@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { redact } from "../../../core/control/audit.ts";
-import { parseCredentialInput } from "../../../core/control/provider-credentials.ts";
-import { SECRET_FIELD_NAMES } from "../../../core/control/provider-secrets.ts";
-import { headerCredentials } from "../../../core/gateway/target-from-headers.ts";
+import { parseCredentialInput } from "../../../core/control/credentials/credentials.ts";
+import { SECRET_FIELD_NAMES } from "../../../core/control/credentials/secrets.ts";
+import { headerCredentials } from "../../../core/inference/gateway/target-from-headers.ts";
 import { MASKED, headersForLog, isForwardable, parseGatewayHeaders } from "../../../core/http/gateway-headers.ts";
 import type { ProviderTarget } from "../../../core/providers/types.ts";
-import { compileConfig, type LeafNode } from "../../../core/routing/config.ts";
+import { compileConfig, type LeafNode } from "../../../core/inference/routing/config.ts";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
 import { isCredentialField, isCredentialHeader } from "../../../core/security/credential-fields.ts";
 

@@ -7,7 +7,7 @@ import { pretty } from "./json-editor.tsx";
 import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
-/** An audit entry as `GET /v1/audit-logs` answers it (core/control/organisation-service.ts presentAudit). */
+/** An audit entry as `GET /v1/audit-logs` answers it (core/control/organisation/service.ts presentAudit). */
 interface AuditEntry {
   id: string;
   created_at: string;

@@ -12,7 +12,7 @@ import { Problem } from "./problem.tsx";
 import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
 
-/** A saved config as `/v1/configs` answers it (core/control/configs-service.ts presentConfig). */
+/** A saved config as `/v1/configs` answers it (core/control/configs/service.ts presentConfig). */
 interface Config {
   id: string;
   slug: string | null;

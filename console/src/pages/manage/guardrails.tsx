@@ -10,7 +10,7 @@ import { pretty } from "./json-editor.tsx";
 import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
-/** A guardrail as `/v1/guardrails` answers it (core/control/guardrails-service.ts presentGuardrail). */
+/** A guardrail as `/v1/guardrails` answers it (core/control/guardrails/service.ts presentGuardrail). */
 interface Guardrail {
   id: string;
   slug: string | null;

@@ -1,7 +1,7 @@
 import type { PageProps } from "../../pages.ts";
 import { SavedProviders, type SavedProviderKind } from "./saved-providers.tsx";
 
-/** An integration as `/v1/integrations` answers it (core/control/integrations.ts presentIntegration). */
+/** An integration as `/v1/integrations` answers it (core/control/integrations/store.ts presentIntegration). */
 interface Integration {
   id: string;
   slug: string;

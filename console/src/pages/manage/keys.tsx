@@ -12,7 +12,7 @@ import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
 import { ListTable } from "./list-table.tsx";
 
-/** An API key as `GET /v1/api-keys` answers it (core/control/api-keys.ts presentKey): never the secret. */
+/** An API key as `GET /v1/api-keys` answers it (core/control/api-keys/rules.ts presentKey): never the secret. */
 interface ApiKey {
   id: string;
   name: string;

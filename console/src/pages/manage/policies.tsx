@@ -11,7 +11,7 @@ import { pretty } from "./json-editor.tsx";
 import { ListTable } from "./list-table.tsx";
 import { useList } from "./use-list.ts";
 
-/** A policy as `/v1/policies/{usage-limits,rate-limits}` answers it (core/policies/model.ts presentPolicy). */
+/** A policy as `/v1/policies/{usage-limits,rate-limits}` answers it (core/inference/policies/model.ts presentPolicy). */
 interface Policy {
   id: string;
   name: string | null;

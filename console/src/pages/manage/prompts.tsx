@@ -13,7 +13,7 @@ import { useList } from "./use-list.ts";
 import { WorkspaceSelect } from "./workspace-select.tsx";
 import { ListTable } from "./list-table.tsx";
 
-/** A prompt as `/v1/prompts` lists it (core/control/prompts-service.ts presentPrompt). */
+/** A prompt as `/v1/prompts` lists it (core/control/prompts/service.ts presentPrompt). */
 interface Prompt {
   id: string;
   slug: string | null;

@@ -10,7 +10,7 @@ import { SecretOnce } from "./secret-once.tsx";
 import { useAction } from "./use-action.ts";
 import { useList } from "./use-list.ts";
 
-/** A user as `/v1/admin/users` answers it (core/control/users.ts presentUser). */
+/** A user as `/v1/admin/users` answers it (core/control/users/store.ts presentUser). */
 interface User {
   id: string;
   email: string;

@@ -1,7 +1,7 @@
 import type { PageProps } from "../../pages.ts";
 import { SavedProviders, type SavedProviderKind } from "./saved-providers.tsx";
 
-/** A virtual key as `/v1/virtual-keys` answers it (core/control/virtual-keys-service.ts presentVirtualKey). */
+/** A virtual key as `/v1/virtual-keys` answers it (core/control/virtual-keys/service.ts presentVirtualKey). */
 interface VirtualKey {
   id: string;
   slug: string;

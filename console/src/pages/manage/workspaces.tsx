@@ -10,7 +10,7 @@ import { useAction } from "./use-action.ts";
 import { useList } from "./use-list.ts";
 import { ListTable } from "./list-table.tsx";
 
-/** A workspace as `/v1/admin/workspaces` answers it (core/control/workspaces.ts presentWorkspace). */
+/** A workspace as `/v1/admin/workspaces` answers it (core/control/workspaces/store.ts presentWorkspace). */
 interface Workspace {
   id: string;
   slug: string;

@@ -7,7 +7,7 @@ import { Button, type Column, ErrorBanner, Field, Table, useAsync } from "../../
 import type { LogEntry } from "./log-types.ts";
 import { StatusBadge } from "./status-badge.tsx";
 
-/** The filters of GET /v1/logs (core/logs/schemas.ts listLogsQuery) the page offers, as URL query names. */
+/** The filters of GET /v1/logs (core/observe/logs/schemas.ts listLogsQuery) the page offers, as URL query names. */
 const FILTERS = [
   "from",
   "to",

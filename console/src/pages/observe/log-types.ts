@@ -1,4 +1,4 @@
-/** A request log as GET /v1/logs and GET /v1/logs/:id answer it (core/logs/log-record.ts). */
+/** A request log as GET /v1/logs and GET /v1/logs/:id answer it (core/observe/logs/log-record.ts). */
 export interface LogEntry {
   id: string;
   createdAt: string;

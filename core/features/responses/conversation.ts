@@ -1,0 +1,37 @@
+import { HttpError } from "../../http/errors.ts";
+
+/**
+ * `previous_response_id` chains: a new request continues the conversation a stored response ended, i.e. the items
+ * that response's model saw (its `context`) followed by what it answered (its `output`, as input items).
+ * Instructions are not items, so they are never carried over (spec 2.1: a new request gives its own).
+ */
+
+/** An output item as an input item of the next request. */
+export function outputAsInput(item: Record<string, any>): Record<string, any> {
+  // Assistant messages go back as output messages (`output_text` parts), which the Responses input accepts; tool
+  // calls and reasoning items go back as they are, so that call ids and encrypted reasoning still match.
+  if (item.type === "message") return { ...item, type: "message", role: "assistant" };
+  return { ...item };
+}
+
+/** The items to prepend for a request continuing from a response with this context and output. */
+export function continuedConversation(
+  context: readonly Record<string, any>[],
+  output: readonly Record<string, any>[] | undefined,
+): Record<string, any>[] {
+  return [...context.map((item) => ({ ...item })), ...(output ?? []).map(outputAsInput)];
+}
+
+/** OpenAI's answer for a `previous_response_id` that is unknown (or another workspace's). */
+export const previousResponseNotFound = (id: string) =>
+  new HttpError(404, `Previous response with id '${id}' not found.`, {
+    param: "previous_response_id",
+    code: "previous_response_not_found",
+  });
+
+/** A background response still running has no output yet: continuing from it would silently drop its answer. */
+export const previousResponseNotFinished = (id: string, status: string) =>
+  new HttpError(400, `Previous response with id '${id}' is still ${status.replace("_", " ")}; wait for it to finish.`, {
+    param: "previous_response_id",
+    code: "previous_response_not_finished",
+  });

@@ -1,0 +1,35 @@
+import type { Records } from "../../store/ports.ts";
+import type { RequestLog } from "./log-record.ts";
+
+/** One request log handed to a sink, with how long to keep it. */
+export interface LogEntry {
+  /**
+   * The log. Its bodies may still be deferred (LateJson, late-json.ts: a streamed answer's transcript, an
+   * answer's JSON text): resolving them is the sink's job, never the caller's.
+   */
+  log: RequestLog;
+  retentionDays: number;
+  /**
+   * The bodies' size on the wire (characters), when the caller knows it: small bodies are then stored inline
+   * without serialising them first to measure.
+   */
+  bodiesSize?: number;
+}
+
+/**
+ * Where request logs go, and are read back from. Each platform provides one adapter (AWS: records-log-sink.ts;
+ * local: core/platform/local/thread-log-sink.ts); all pass the same contract test
+ * (test/contract/log-sink.contract.ts): a written log reads back through `records` and the Blobs port
+ * (RequestLogger.get / list) as log-layout.ts lays it out. The core hands every log to the sink and tests no
+ * capability.
+ *
+ * `write` takes what it needs from the entry before it returns (the caller then drops the bodies) and
+ * resolves once the log is stored: readable, and kept across a restart as the platform's durability allows
+ * (docs/durability.md). It rejects when the log was not stored; RequestLogger's circuit breaker bounds how
+ * long it may take and stops calling a failing sink for a while.
+ */
+export interface LogSink {
+  write(entry: LogEntry): Promise<void>;
+  /** The Records store the logs are read from (their large bodies from Stores.blobs). */
+  readonly records: Records;
+}
