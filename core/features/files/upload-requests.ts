@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { int } from "../../http/zod-mini.ts";
 import { type FilePurpose, UPLOADABLE_PURPOSES } from "./types.ts";
 
-/** Request bodies of OpenAI's Uploads API (core/features/files/uploads.ts); zod/mini, as every data-plane schema. */
+/** Request bodies of OpenAI's Uploads API (core/routes/handlers/files.ts); zod/mini, as every data-plane schema. */
 
 /** `POST /v1/uploads`: the file's name, purpose, total size and MIME type. */
 export const createUploadSchema = z.object({

@@ -232,7 +232,7 @@ interface NodeBase {
   settings: InheritedSettings;
   /** The root's `batch_mode` (root only): how batches created with this config run (core/features/batches/mode.ts). */
   batchMode?: "native" | "gateway";
-  /** The root's `fetch_integrated_models` (root only): GET /v1/models lists the catalog (core/inference/gateway/models.ts). */
+  /** The root's `fetch_integrated_models` (root only): GET /v1/models lists the catalog (core/routes/handlers/models.ts). */
   fetchIntegratedModels?: boolean;
 }
 

@@ -1,20 +1,21 @@
 import * as z from "zod";
-import {
-  type AnalyticsFilter,
-  AnalyticsReader,
-  type GuardrailTotals,
-  emptyGuardrailTotals,
-  type Metric,
-  type Totals,
-  emptyTotals,
-  mergeTotals,
-  percentiles,
-} from "../../observe/analytics/reader.ts";
 import { workspaceScope } from "../../auth/scopes.ts";
 import type { HandlerMap, RequestContext } from "../../http/context.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import { json, validate } from "../../http/json.ts";
-import { PROMPT_METADATA_KEY } from "../../features/prompts/metadata.ts";
+import {
+  EMPTY_GRAPHS,
+  GRAPH_METRICS,
+  GROUPS,
+  KNOWN_GRAPHS,
+  cacheSummary,
+  emptyGraph,
+  groupList,
+  guardrailsGraph,
+  metricGraph,
+  summary,
+} from "../../observe/analytics/graphs.ts";
+import { type AnalyticsFilter, AnalyticsReader } from "../../observe/analytics/reader.ts";
 
 const DAY_MS = 86_400_000;
 const MAX_RANGE_DAYS = 400;
@@ -32,53 +33,6 @@ const rangeQuery = z.looseObject({
   metadata_key: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
-
-const GRAPH_METRICS: Record<string, Metric> = {
-  requests: "requests",
-  cost: "cost",
-  tokens: "tokens",
-  latency: "latency",
-  errors: "errors",
-  "error-rate": "errors",
-  "cache-hit-rate": "cache",
-  cache: "cache",
-  users: "users",
-  feedback: "feedback",
-  // The portkey-ai SDK's names (analytics.graphs.*), onto the aggregates that answer them.
-  "errors-rate": "errors",
-  "errors-stack": "errors",
-  "users-requests": "users",
-  feedbacks: "feedback",
-  "feedbacks/score": "feedback",
-  "feedbacks/weighted": "feedback",
-  "feedbacks/ai-models": "feedback",
-};
-
-/**
- * SDK names with no data source in the aggregates (no status-code, rescue or cache-latency counters): an empty
- * series of the usual shape rather than 404, so dashboards built on them render.
- */
-const EMPTY_GRAPHS: Record<string, Record<string, unknown>> = {
-  "errors-status-code": { total: 0 },
-  "requests-rescued": { total: 0 },
-  "cache-latency": { p50: null, p90: null, p99: null },
-};
-
-const GROUPS = {
-  model: "model",
-  models: "model",
-  provider: "provider",
-  providers: "provider",
-  user: "user",
-  users: "user",
-  workspace: "workspace",
-  workspaces: "workspace",
-  metadata: "metadata",
-  // Runs of saved prompts, by the prompt id their logs carry as `_prompt` metadata (core/features/prompts/metadata.ts).
-  prompt: "prompt",
-  prompts: "prompt",
-  "ai-models": "model",
-} as const;
 
 function readFilter(request: Request, ctx: RequestContext) {
   const principal = ctx.principal!;
@@ -106,189 +60,36 @@ const reader = async (ctx: RequestContext) => {
   await ctx.services.analytics.flush();
   return new AnalyticsReader(ctx.services.stores.counters, ctx.services.stores.records);
 };
-const usd = (micros: number) => Math.round(micros) / 1e6;
-const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
-
-function point(metric: Metric, totals: Totals): Record<string, unknown> {
-  switch (metric) {
-    case "requests":
-      return { total: totals.requests };
-    case "cost":
-      return { total: usd(totals.costMicros), avg: totals.requests ? usd(totals.costMicros / totals.requests) : 0 };
-    case "tokens":
-      return {
-        total: totals.promptTokens + totals.completionTokens,
-        prompt: totals.promptTokens,
-        completion: totals.completionTokens,
-      };
-    case "latency": {
-      const [p50, p90, p99] = percentiles(totals.latency, [0.5, 0.9, 0.99]);
-      return { p50, p90, p99 };
-    }
-    case "errors":
-      return { total: totals.errors, requests: totals.requests, rate: ratio(totals.errors, totals.requests) };
-    case "cache":
-      return {
-        hits: totals.cacheHits,
-        requests: totals.requests,
-        rate: ratio(totals.cacheHits, totals.requests),
-        saved_cost: usd(totals.cacheSavedMicros),
-      };
-    case "users":
-      return { total: totals.users };
-    case "feedback":
-      return {
-        total: totals.feedbackCount,
-        avg_value: totals.feedbackWeight
-          ? Math.round((totals.feedbackWeighted / totals.feedbackWeight) * 1000) / 1000
-          : null,
-      };
-  }
-}
-
-/** A guardrail's counts as the API shows them. */
-function guardrailPoint(totals: GuardrailTotals): Record<string, number> {
-  return {
-    runs: totals.runs,
-    failed: totals.failed,
-    denied: totals.denied,
-    fail_rate: ratio(totals.failed, totals.runs),
-    checks_run: totals.checksRun,
-    checks_failed: totals.checksFailed,
-    avg_latency_ms: totals.runs ? Math.round(totals.timeMicros / totals.runs) / 1000 : 0,
-  };
-}
-
-/**
- * GET /v1/analytics/graphs/guardrails: per day and per guardrail, how many times guardrails ran, failed and
- * denied, the checks they ran and failed, and their average latency (daily counters: resolution is days).
- */
-async function guardrailsGraph(request: Request, ctx: RequestContext): Promise<Response> {
-  const { filter, query } = readFilter(request, ctx);
-  const { byGuardrail, byDay } = await (await reader(ctx)).guardrails(filter);
-  const days: string[] = [];
-  for (let start = Math.floor(filter.from / DAY_MS) * DAY_MS; start <= filter.to; start += DAY_MS)
-    days.push(new Date(start).toISOString().slice(0, 10));
-  const all = emptyGuardrailTotals();
-  for (const totals of byDay.values())
-    for (const field of Object.keys(all) as Array<keyof GuardrailTotals>) all[field] += totals[field];
-  const rows = [...byGuardrail].sort((a, b) => b[1].runs - a[1].runs || a[0].localeCompare(b[0]));
-  return json({
-    object: "analytics-graph",
-    metric: "guardrails",
-    resolution: "day",
-    from: new Date(filter.from).toISOString(),
-    to: new Date(filter.to).toISOString(),
-    data_points: days.map((day) => ({
-      timestamp: `${day}T00:00:00.000Z`,
-      ...guardrailPoint(byDay.get(day) ?? emptyGuardrailTotals()),
-    })),
-    summary: guardrailPoint(all),
-    guardrails: rows.slice(0, query.limit).map(([id, totals]) => ({ guardrail_id: id, ...guardrailPoint(totals) })),
-  });
-}
 
 /** One graph by its name (a path segment, or two for the SDK's feedbacks/<view>). */
 async function graph(request: Request, ctx: RequestContext, metricName: string): Promise<Response> {
-  if (metricName === "guardrails") return guardrailsGraph(request, ctx);
-  if (Object.hasOwn(EMPTY_GRAPHS, metricName)) return emptyGraph(request, ctx, metricName);
+  const read = () => reader(ctx);
+  if (metricName === "guardrails") {
+    const { filter, query } = readFilter(request, ctx);
+    return json(await guardrailsGraph(read, filter, query.limit));
+  }
+  if (Object.hasOwn(EMPTY_GRAPHS, metricName))
+    return json(await emptyGraph(read, readFilter(request, ctx).filter, metricName));
   // Own keys only: `__proto__` or `constructor` must not find Object.prototype's members.
   const metric = Object.hasOwn(GRAPH_METRICS, metricName) ? GRAPH_METRICS[metricName] : undefined;
-  if (!metric)
-    throw notFound(
-      `Unknown analytics metric '${metricName}'. Known: ${[...Object.keys(GRAPH_METRICS), ...Object.keys(EMPTY_GRAPHS), "guardrails"].join(", ")}.`,
-    );
+  if (!metric) throw notFound(`Unknown analytics metric '${metricName}'. Known: ${KNOWN_GRAPHS.join(", ")}.`);
   const { filter } = readFilter(request, ctx);
-  const series = await (await reader(ctx)).series(filter, [metric]);
-  const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-  const summary = point(metric, all);
-  if (metric === "users") summary.total = await (await reader(ctx)).distinctUsers(filter);
-  return json({
-    object: "analytics-graph",
-    metric: metricName,
-    resolution: series.resolution,
-    from: new Date(filter.from).toISOString(),
-    to: new Date(filter.to).toISOString(),
-    data_points: series.buckets.map((bucket) => ({
-      timestamp: new Date(bucket.start).toISOString(),
-      ...point(metric, bucket.totals),
-    })),
-    summary,
-  });
+  return json(await metricGraph(read, filter, metricName, metric));
 }
 
-/** A graph with no data source: the range's buckets, each with the empty point. */
-async function emptyGraph(request: Request, ctx: RequestContext, metricName: string): Promise<Response> {
-  const { filter } = readFilter(request, ctx);
-  const empty = EMPTY_GRAPHS[metricName]!;
-  const series = await (await reader(ctx)).series(filter, ["requests"]);
-  return json({
-    object: "analytics-graph",
-    metric: metricName,
-    resolution: series.resolution,
-    from: new Date(filter.from).toISOString(),
-    to: new Date(filter.to).toISOString(),
-    data_points: series.buckets.map((bucket) => ({ timestamp: new Date(bucket.start).toISOString(), ...empty })),
-    summary: empty,
-  });
-}
-
-/** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals. */
+/** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals (core/observe/analytics/graphs.ts). */
 export const handlers: HandlerMap = {
   graph: (request, ctx) => graph(request, ctx, ctx.params.metric!),
 
   feedbackGraph: (request, ctx) => graph(request, ctx, `feedbacks/${ctx.params.view}`),
 
   async summary(request, ctx) {
-    const { filter } = readFilter(request, ctx);
-    const series = await (await reader(ctx)).series(filter, [
-      "requests",
-      "cost",
-      "tokens",
-      "latency",
-      "errors",
-      "cache",
-      "feedback",
-    ]);
-    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-    const [p50, p90, p99] = percentiles(all.latency, [0.5, 0.9, 0.99]);
-    return json({
-      object: "analytics-summary",
-      resolution: series.resolution,
-      from: new Date(filter.from).toISOString(),
-      to: new Date(filter.to).toISOString(),
-      requests: all.requests,
-      errors: all.errors,
-      error_rate: ratio(all.errors, all.requests),
-      cost: usd(all.costMicros),
-      tokens: {
-        total: all.promptTokens + all.completionTokens,
-        prompt: all.promptTokens,
-        completion: all.completionTokens,
-      },
-      cache_hits: all.cacheHits,
-      cache_hit_rate: ratio(all.cacheHits, all.requests),
-      cache_saved_cost: usd(all.cacheSavedMicros),
-      latency: { p50, p90, p99 },
-      users: await (await reader(ctx)).distinctUsers(filter),
-      feedback: {
-        total: all.feedbackCount,
-        avg_value: all.feedbackWeight ? Math.round((all.feedbackWeighted / all.feedbackWeight) * 1000) / 1000 : null,
-      },
-    });
+    return json(await summary(() => reader(ctx), readFilter(request, ctx).filter));
   },
 
   /** `analytics.summary.cache`: the cache's share of the range. */
   async cacheSummary(request, ctx) {
-    const { filter } = readFilter(request, ctx);
-    const series = await (await reader(ctx)).series(filter, ["cache"]);
-    const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-    return json({
-      object: "analytics-summary",
-      from: new Date(filter.from).toISOString(),
-      to: new Date(filter.to).toISOString(),
-      ...point("cache", all),
-    });
+    return json(await cacheSummary(() => reader(ctx), readFilter(request, ctx).filter));
   },
 
   async groups(request, ctx) {
@@ -303,31 +104,6 @@ export const handlers: HandlerMap = {
     if (ctx.params.key) query.metadata_key = ctx.params.key;
     if (group === "metadata" && !query.metadata_key)
       throw badRequest("Grouping by metadata needs `metadata_key`.", "metadata_key");
-    const rows =
-      group === "prompt"
-        ? await (await reader(ctx)).groups(filter, "metadata", PROMPT_METADATA_KEY)
-        : await (await reader(ctx)).groups(filter, group, query.metadata_key);
-    const withTokens = group === "model" || group === "provider" || group === "workspace";
-    return json({
-      object: "list",
-      group,
-      ...(group === "metadata" ? { metadata_key: query.metadata_key } : {}),
-      total: rows.length,
-      data: rows.slice(0, query.limit).map(([name, totals]) => ({
-        [group === "metadata" ? "value" : group === "prompt" ? "prompt_id" : group]: name,
-        requests: totals.requests,
-        cost: usd(totals.costMicros),
-        ...(withTokens
-          ? {
-              errors: totals.errors,
-              tokens: {
-                total: totals.promptTokens + totals.completionTokens,
-                prompt: totals.promptTokens,
-                completion: totals.completionTokens,
-              },
-            }
-          : {}),
-      })),
-    });
+    return json(await groupList(() => reader(ctx), filter, group, query.metadata_key, query.limit));
   },
 };

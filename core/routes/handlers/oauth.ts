@@ -1,11 +1,16 @@
 import type { Principal } from "../../auth/principal.ts";
-import { DEPLOYMENT_KEY } from "../../control/organisation/bootstrap.ts";
 import { recordAudit } from "../../control/audit.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
-import { HttpError, notFound } from "../../http/errors.ts";
-import { readJson, readText } from "../../http/json.ts";
-import { sha256Hex } from "../../util/ids.ts";
-import { checkAuthorizeQuery, redirectWith } from "../../features/mcp/oauth/authorize-request.ts";
+import { DomainError } from "../../control/errors.ts";
+import {
+  type AuthorizeStep,
+  type PendingForm,
+  decideConsent,
+  deploymentOrganisation,
+  refuseSignIn,
+  signInWithApiKey,
+  startAuthorization,
+  subjectPrincipal,
+} from "../../features/mcp/oauth/authorize.ts";
 import {
   authenticateClient,
   parseClientMetadata,
@@ -13,40 +18,29 @@ import {
   presentedClient,
   registerClient,
 } from "../../features/mcp/oauth/clients.ts";
-import { issueCode } from "../../features/mcp/oauth/codes.ts";
-import {
-  type GrantSubject,
-  SubjectRefused,
-  subjectFromApiKey,
-  subjectFromSession,
-} from "../../features/mcp/oauth/grant-subject.ts";
 import { type Introspector, introspect, requireAdminIntrospector } from "../../features/mcp/oauth/introspection.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../../features/mcp/oauth/metadata.ts";
 import { OAuthError, answerOAuth, oauthJson } from "../../features/mcp/oauth/oauth-errors.ts";
-import { consentPage, errorPage, signInPage } from "../../features/mcp/oauth/pages.ts";
-import {
-  type AuthorizationRequest,
-  claimAuthorizationRequest,
-  createAuthorizationRequest,
-  findAuthorizationRequest,
-  renewCsrf,
-  setSubject,
-} from "../../features/mcp/oauth/pending-requests.ts";
-import { admitAuthorizationRequest } from "../../features/mcp/oauth/authorize-limit.ts";
+import { consentPage, donePage, errorPage, signInPage } from "../../features/mcp/oauth/pages.ts";
+import { findAuthorizationRequest } from "../../features/mcp/oauth/pending-requests.ts";
 import { admitRegistration } from "../../features/mcp/oauth/registration-limit.ts";
 import { findMcpServer, publicBase, resourceUrl } from "../../features/mcp/oauth/resources.ts";
 import { revokeToken } from "../../features/mcp/oauth/revocation.ts";
 import { exchangeToken } from "../../features/mcp/oauth/token-endpoint.ts";
-import { SESSION_COOKIE, SessionError, readCookie } from "../../identity/sso/sessions.ts";
-import { readSsoSettings } from "../../identity/sso/settings.ts";
-import { upstreamHandlers } from "./oauth-upstream.ts";
+import { finishConnect, startConnect } from "../../features/mcp/upstream/oauth-connect.ts";
+import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import { httpErrorOf } from "../../http/domain-errors.ts";
+import { HttpError, notFound, unauthorized } from "../../http/errors.ts";
+import { gatewayHeader } from "../../http/gateway-headers.ts";
+import { readJson, readText } from "../../http/json.ts";
+import { SESSION_COOKIE, SessionError, authenticateSession, readCookie } from "../../identity/sso/sessions.ts";
 
 /**
  * The gateway as an OAuth 2.1 authorization server for MCP clients (core/features/mcp/oauth; docs/mcp-oauth.md):
  * discovery (RFC 8414, RFC 9728), dynamic client registration (RFC 7591), the authorize pages (sign-in with SSO or
- * an API key, then consent), the token endpoint, introspection (RFC 7662) and revocation (RFC 7009). Its tokens
- * open only the MCP endpoint (core/features/mcp/oauth/bearer.ts). Per-user OAuth to upstream MCP servers:
- * ./oauth-upstream.ts.
+ * an API key, then consent: the flow is core/features/mcp/oauth/authorize.ts), the token endpoint, introspection
+ * (RFC 7662) and revocation (RFC 7009). Its tokens open only the MCP endpoint (core/features/mcp/oauth/bearer.ts).
+ * Per-user OAuth to upstream MCP servers: upstreamConnect and upstreamCallback below.
  */
 
 /** Form bodies of the OAuth endpoints are small; anything bigger is refused before it is read whole. */
@@ -61,50 +55,33 @@ async function readForm(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await readText(request, FORM_LIMIT));
 }
 
-/** The deployment's own organisation: the one unauthenticated OAuth actions (registration) are recorded in. */
-async function deploymentOrganisation(ctx: RequestContext): Promise<string | undefined> {
-  const item = await ctx.services.stores.records.get(DEPLOYMENT_KEY.pk, DEPLOYMENT_KEY.sk);
-  return typeof item?.organisationId === "string" ? item.organisationId : undefined;
-}
-
-const subjectPrincipal = (subject: GrantSubject): Principal => ({
-  kind: "oauth",
-  organisationId: subject.organisationId,
-  workspaceId: subject.workspaceId,
-  userId: subject.userId,
-  userEmail: subject.userEmail,
-  keyId: subject.keyId,
-  scopes: [],
-});
-
 const redirect = (location: string) =>
   new Response(null, {
     status: 302,
     headers: { location, "cache-control": "no-store", "referrer-policy": "no-referrer" },
   });
 
-/** What the consent page says of who signed in. */
-function subjectLabel(subject: GrantSubject): string {
-  if (subject.userEmail) return subject.via === "api_key" ? `${subject.userEmail} (API key)` : subject.userEmail;
-  return `API key ${subject.keyId ?? ""}`.trim();
+/** The browser's answer to a step of the authorize flow (core/features/mcp/oauth/authorize.ts). */
+function answerStep(step: AuthorizeStep): Response {
+  switch (step.kind) {
+    case "error":
+      return errorPage(step.message, step.status);
+    case "redirect":
+      return redirect(step.location);
+    case "sign-in":
+      return signInPage(step.page, step.status);
+    case "consent":
+      return consentPage(step.page);
+  }
 }
 
-async function ssoLoginUrl(request: Request, ctx: RequestContext): Promise<string | undefined> {
-  const organisationId = await deploymentOrganisation(ctx);
-  if (!organisationId) return undefined;
-  const settings = await readSsoSettings(ctx.services.stores.records, organisationId);
-  if (!settings?.enabled) return undefined;
-  const url = new URL(request.url);
-  const back = `/oauth/authorize${url.search}`;
-  // The SSO login accepts same-site paths only (core/identity/sso/login-flow.ts safeRedirect); a longer one cannot return.
-  return back.length <= 2000 ? `/v1/auth/sso/login?redirect=${encodeURIComponent(back)}` : undefined;
-}
+const sessionCookie = (request: Request) => readCookie(request.headers.get("cookie"), SESSION_COOKIE);
 
 /** Pages of the sign-in and consent steps: a form's request id and CSRF token name the pending request. */
 async function pendingFromForm(
   request: Request,
   ctx: RequestContext,
-): Promise<{ form: URLSearchParams; id: string; pending: AuthorizationRequest } | Response> {
+): Promise<{ form: URLSearchParams; pending: PendingForm } | Response> {
   const base = publicBase(request, ctx.services.settings);
   // Forms of the gateway's own pages only: a browser sends Origin with every POST.
   const origin = request.headers.get("origin");
@@ -123,12 +100,29 @@ async function pendingFromForm(
   const pending = await findAuthorizationRequest(ctx.services.stores.records, id, form.get("csrf") ?? "");
   if (!pending)
     return errorPage("This authorization request has expired or is invalid. Start again from your application.");
-  return { form, id, pending };
+  return { form, pending: { id, pending } };
+}
+
+/** The user behind the request: a user API key, else the SSO session cookie (a GET: no CSRF state change). */
+async function userPrincipal(request: Request, ctx: RequestContext): Promise<Principal> {
+  const apiKey = gatewayHeader(request.headers, "api-key");
+  if (apiKey) return ctx.services.apiKeys.authenticate(apiKey);
+  const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+  if (!sessionId) throw unauthorized("Sign in first (SSO), or send a user API key in x-gateway-api-key.");
+  const origin = new URL(publicBase(request, ctx.services.settings)).origin;
+  try {
+    return await authenticateSession(ctx.services.stores.records, sessionId, {
+      method: "GET",
+      origin,
+      headers: request.headers,
+    });
+  } catch (error) {
+    if (error instanceof SessionError) throw new HttpError(401, error.message, { code: error.code });
+    throw error;
+  }
 }
 
 export const handlers: HandlerMap = {
-  ...upstreamHandlers,
-
   async authorizationServerMetadata(request, ctx) {
     const base = publicBase(request, ctx.services.settings);
     return oauthJson(authorizationServerMetadata(base), 200, { ...CORS, "cache-control": "public, max-age=300" });
@@ -157,7 +151,7 @@ export const handlers: HandlerMap = {
         metadata,
         settings.GATEWAY_OAUTH_UNUSED_CLIENT_TTL_SECONDS,
       );
-      const organisationId = await deploymentOrganisation(ctx);
+      const organisationId = await deploymentOrganisation(records);
       if (organisationId) {
         await recordAudit(records, {
           principal: { kind: "oauth", organisationId, scopes: [] },
@@ -173,145 +167,37 @@ export const handlers: HandlerMap = {
   },
 
   async authorize(request, ctx) {
-    const records = ctx.services.stores.records;
     const base = publicBase(request, ctx.services.settings);
-    const check = await checkAuthorizeQuery(records, base, new URL(request.url).searchParams);
-    if (check.kind === "page") return errorPage(check.message);
-    if (check.kind === "redirect") return redirect(check.url);
-    const clientName = check.client.client_name ?? check.client.client_id;
-    if (!(await admitAuthorizationRequest(ctx.services.stores.counters, check.client.client_id))) {
-      return errorPage("Too many sign-in attempts for this application. Wait a few minutes and start again.", 429);
-    }
-    const { id, csrf } = await createAuthorizationRequest(records, check.request);
-    const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-    let refused: string | undefined;
-    if (sessionId) {
-      try {
-        const { subject } = await subjectFromSession(ctx.services, sessionId, new URL(base).origin, check.target);
-        const label = subjectLabel(subject);
-        const consentCsrf = await setSubject(records, id, {
-          subject,
-          sessionHash: sha256Hex(sessionId),
-          subjectLabel: label,
-        });
-        return consentPage({
-          requestId: id,
-          csrf: consentCsrf,
-          clientName,
-          redirectUri: check.request.redirectUri,
-          subjectLabel: label,
-          resourceName: check.request.serverName,
-          scope: check.request.scope,
-        });
-      } catch (error) {
-        if (error instanceof SubjectRefused) refused = error.message;
-        else if (!(error instanceof SessionError)) throw error;
-      }
-    }
-    return signInPage({
-      requestId: id,
-      csrf,
-      clientName,
-      resourceName: check.request.serverName,
-      ssoUrl: await ssoLoginUrl(request, ctx),
-      error: refused,
-    });
+    const url = new URL(request.url);
+    return answerStep(await startAuthorization(ctx.services, { base, url, sessionId: sessionCookie(request) }));
   },
 
   async authorizeSignIn(request, ctx) {
     const found = await pendingFromForm(request, ctx);
     if (found instanceof Response) return found;
-    const { form, id, pending } = found;
-    const records = ctx.services.stores.records;
-    const retry = async (message: string) => {
-      // A failed sign-in keeps the request; the page gets a fresh CSRF token.
-      const csrf = await renewCsrf(records, id);
-      return signInPage(
-        {
-          requestId: id,
-          csrf,
-          clientName: pending.clientName ?? pending.clientId,
-          resourceName: pending.serverName,
-          error: message,
-        },
-        401,
-      );
-    };
+    const { form, pending } = found;
     const apiKey = (form.get("api_key") ?? "").trim();
-    if (!apiKey || apiKey.length > 500) return retry("Enter a gateway API key.");
-    let subject: GrantSubject;
     try {
-      const target = pending.serverId ? await findMcpServer(records, pending.serverId) : undefined;
-      if (pending.serverId && !target) return errorPage("The MCP server no longer exists.");
-      ({ subject } = await subjectFromApiKey(
-        ctx.services,
-        apiKey,
-        target ? { kind: "server", server: target } : undefined,
-      ));
+      return answerStep(await signInWithApiKey(ctx.services, pending, apiKey));
     } catch (error) {
-      if (error instanceof SubjectRefused) return retry(error.message);
-      if (error instanceof HttpError && error.status === 401) return retry("That API key is not valid.");
+      if (error instanceof HttpError && error.status === 401) {
+        return answerStep(await refuseSignIn(ctx.services.stores.records, pending, "That API key is not valid."));
+      }
       throw error;
     }
-    const label = subjectLabel(subject);
-    const csrf = await setSubject(records, id, { subject, subjectLabel: label });
-    return consentPage({
-      requestId: id,
-      csrf,
-      clientName: pending.clientName ?? pending.clientId,
-      redirectUri: pending.redirectUri,
-      subjectLabel: label,
-      resourceName: pending.serverName,
-      scope: pending.scope,
-    });
   },
 
   async authorizeConsent(request, ctx) {
     const found = await pendingFromForm(request, ctx);
     if (found instanceof Response) return found;
-    const { form, id, pending } = found;
-    const records = ctx.services.stores.records;
-    const base = publicBase(request, ctx.services.settings);
-    if (!pending.subject) return errorPage("Sign in first.", 401);
-    if (pending.sessionHash) {
-      // A consent page shown to a session is decided by that session only.
-      const sessionId = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-      if (!sessionId || sha256Hex(sessionId) !== pending.sessionHash)
-        return errorPage("Your session changed. Start again.", 403);
-    }
-    const decision = form.get("decision");
-    if (decision !== "approve" && decision !== "deny") return errorPage("Choose Allow or Deny.");
-    if (!(await claimAuthorizationRequest(records, id))) {
-      return errorPage("This authorization request was already decided.");
-    }
-    if (decision === "deny") {
-      return redirect(
-        redirectWith(pending.redirectUri, base, {
-          error: "access_denied",
-          error_description: "The user denied the request.",
-          state: pending.state,
-        }),
-      );
-    }
-    const { code, familyId } = await issueCode(records, {
-      clientId: pending.clientId,
-      redirectUri: pending.redirectUri,
-      codeChallenge: pending.codeChallenge,
-      scope: pending.scope,
-      resource: pending.resource,
-      serverId: pending.serverId,
-      subject: pending.subject,
-    });
-    await recordAudit(records, {
-      principal: subjectPrincipal(pending.subject),
+    const { form, pending } = found;
+    const step = await decideConsent(ctx.services.stores.records, pending, {
+      base: publicBase(request, ctx.services.settings),
+      decision: form.get("decision"),
+      sessionId: sessionCookie(request),
       traceId: ctx.traceId,
-      action: "create",
-      resourceType: "oauth_grant",
-      resourceId: familyId,
-      workspaceId: pending.subject.workspaceId,
-      after: { client_id: pending.clientId, scope: pending.scope, resource: pending.resource ?? null },
     });
-    return redirect(redirectWith(pending.redirectUri, base, { code, state: pending.state }));
+    return answerStep(step);
   },
 
   async token(request, ctx) {
@@ -362,5 +248,35 @@ export const handlers: HandlerMap = {
       }
       return oauthJson({}, 200, CORS);
     });
+  },
+
+  // Per-user OAuth to upstream MCP servers (core/features/mcp/upstream/oauth-connect.ts): `GET
+  // /oauth/upstream/:server/connect` (a signed-in user: the SSO session cookie, or a user API key) redirects to
+  // the upstream's authorize page; `GET /oauth/upstream/callback` finishes and shows a page.
+  async upstreamConnect(request, ctx) {
+    const principal = await userPrincipal(request, ctx);
+    const url = await startConnect(
+      ctx.services,
+      principal,
+      ctx.params.server!,
+      publicBase(request, ctx.services.settings),
+    );
+    return redirect(url.href);
+  },
+
+  async upstreamCallback(request, ctx) {
+    try {
+      const { server } = await finishConnect(
+        ctx.services,
+        new URL(request.url).searchParams,
+        publicBase(request, ctx.services.settings),
+        ctx.traceId,
+      );
+      return donePage("Connected", `You are connected to MCP server “${server.name}”. You can close this window.`);
+    } catch (error) {
+      const http = error instanceof DomainError ? httpErrorOf(error) : error instanceof HttpError ? error : undefined;
+      if (!http) throw error;
+      return errorPage(http.message, http.status);
+    }
   },
 };

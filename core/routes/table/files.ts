@@ -14,7 +14,7 @@ export const family: RouteFamily = {
     { method: "GET", path: "/v1/files/:id", handler: "getFile", auth: "api_key" },
     { method: "GET", path: "/v1/files/:id/content", handler: "fileContent", auth: "api_key" },
     { method: "DELETE", path: "/v1/files/:id", handler: "deleteFile", auth: "api_key" },
-    // OpenAI's Uploads API (core/features/files/uploads.ts): a file in parts of at most 64 MB, each its own request.
+    // OpenAI's Uploads API (core/routes/handlers/files.ts): a file in parts of at most 64 MB, each its own request.
     { method: "POST", path: "/v1/uploads", handler: "createUpload", auth: "api_key", body: "json" },
     { method: "POST", path: "/v1/uploads/:id/parts", handler: "addUploadPart", auth: "api_key", body: "upload" },
     { method: "POST", path: "/v1/uploads/:id/complete", handler: "completeUpload", auth: "api_key", body: "json" },

@@ -3,7 +3,7 @@ import type { Principal } from "../../../../core/auth/principal.ts";
 import type { RequestContext } from "../../../../core/http/context.ts";
 import { responseOwnerOf } from "../../../../core/features/responses/owner.ts";
 import { responseStoreOf } from "../../../../core/features/responses/response-store.ts";
-import { storedResponseHandlers as handlers } from "../../../../core/features/responses/stored-handlers.ts";
+import { handlers } from "../../../../core/routes/handlers/responses.ts";
 import { localResponseServices, storedResponse } from "./local-response-stores.ts";
 
 const services = localResponseServices();
