@@ -58,8 +58,6 @@ export function toScimUser(user: User, baseUrl: string) {
   };
 }
 
-export type ScimUser = ReturnType<typeof toScimUser>;
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   !!value && typeof value === "object" && !Array.isArray(value);
 

@@ -25,8 +25,6 @@ import {
   upstreamToHttp,
 } from "./plan.ts";
 
-export { upstreamToHttp } from "./plan.ts";
-
 /**
  * The data-plane pipeline for OpenAI-shaped inference routes: validate the body, resolve the routing (config,
  * provider headers or workspace default), run the strategy engine over it, answer in OpenAI's shape with the

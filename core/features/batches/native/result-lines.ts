@@ -1,6 +1,6 @@
 import { sha256Hex } from "../../../util/ids.ts";
 import { UpstreamError } from "../../../providers/types.ts";
-import type { BatchRequestCounts, BatchResultLine, BatchStatus } from "../types.ts";
+import type { BatchResultLine, BatchStatus } from "../types.ts";
 
 /** Pieces every native adapter shares: result-line ids, error lines, terminal statuses. */
 
@@ -14,8 +14,6 @@ export function errorLine(providerBatchId: string, customId: string, code: strin
 }
 
 export const TERMINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(["completed", "failed", "expired", "cancelled"]);
-
-export const zeroCounts = (): BatchRequestCounts => ({ total: 0, completed: 0, failed: 0 });
 
 /** A count from a provider (Azure sends null before it knows). */
 export const count = (value: unknown): number =>
