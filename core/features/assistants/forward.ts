@@ -12,7 +12,7 @@ import {
 import { MAX_MODEL_LENGTH } from "../../inference/gateway/schemas/limits.ts";
 import { requestUpstream } from "../../providers/upstream/client.ts";
 import { redirectError } from "../../providers/upstream/failures.ts";
-import { relayRawAnswer, relayedHeaders } from "../../inference/gateway/upstream/raw-answer.ts";
+import { relayRawAnswer, relayedHeaders } from "../../inference/gateway/raw-answer.ts";
 import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { parseJsonWithinDepth, readText, validate } from "../../http/json.ts";

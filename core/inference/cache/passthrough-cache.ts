@@ -5,7 +5,7 @@ import type { ProviderTarget } from "../../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
 import { cacheKey, canonicalBody, targetIdentity } from "./cache-key.ts";
 import { CACHE_STATUS, openCache } from "./inference-cache.ts";
-import { HOP_BY_HOP_HEADERS } from "../gateway/upstream/raw-answer.ts";
+import { HOP_BY_HOP_HEADERS } from "../gateway/raw-answer.ts";
 
 /**
  * The cache step of pass-through routes: the key is the method, the provider path with its query and the body

@@ -14,7 +14,7 @@ import {
   UpstreamError,
 } from "../../providers/types.ts";
 import { familyUsageOf } from "./family-usage.ts";
-import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
+import { relayRawAnswer, relayedHeaders } from "./raw-answer.ts";
 import { type UpstreamReply, requestUpstream } from "../../providers/upstream/client.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";

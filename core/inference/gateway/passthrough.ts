@@ -30,7 +30,7 @@ import {
 } from "./plan.ts";
 import { requestUpstream } from "../../providers/upstream/client.ts";
 import { redirectError } from "../../providers/upstream/failures.ts";
-import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
+import { relayRawAnswer, relayedHeaders } from "./raw-answer.ts";
 
 /**
  * Generic pass-through (spec 4.7): `METHOD /v1/{provider-endpoint}` (what no dedicated route handles) and

@@ -9,7 +9,7 @@ import {
   checkStoredVector,
   checkVector,
   cosineSimilarity,
-} from "../../inference/cache/vectors/vector-rules.ts";
+} from "../../store/vector-rules.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
 
