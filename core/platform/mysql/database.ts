@@ -24,6 +24,8 @@ export interface DatabaseOptions {
 
 /** Server error numbers worth running a transaction again for: a deadlock, a lock wait that timed out. */
 const RETRY_ERRNOS = new Set([1213, 1205]);
+/** How long closing waits for the server to acknowledge (ms). */
+const CLOSE_WAIT_MS = 2000;
 /** Attempts of a transaction that keeps meeting deadlocks. */
 const MAX_ATTEMPTS = 6;
 
@@ -84,6 +86,8 @@ export function poolOptions(options: DatabaseOptions): PoolOptions {
     waitForConnections: true,
     queueLimit: 0,
     maxIdle: options.poolSize,
+    // Sessions keep what the pool set on them (READ COMMITTED) between uses.
+    resetOnRelease: false,
     idleTimeout: 60_000,
     enableKeepAlive: true,
     connectTimeout: options.connectTimeoutMs ?? 10_000,
@@ -200,9 +204,18 @@ export class Database {
     return this.#closed;
   }
 
+  /**
+   * Ends the pool: each connection says goodbye to the server. A server that hangs never answers that, so after
+   * CLOSE_WAIT_MS the connections are dropped instead.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.pool.end();
+    const ended = this.pool.end().then(() => true);
+    const waited = new Promise<false>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS, false).unref());
+    if (await Promise.race([ended, waited])) return;
+    const connections = (this.pool.pool as unknown as { _allConnections?: { toArray?(): Array<{ destroy(): void }> } })
+      ._allConnections;
+    for (const connection of connections?.toArray?.() ?? []) connection.destroy();
   }
 }

@@ -147,6 +147,8 @@ export class MysqlLogSink implements LogSink {
       if (index < kept) pending.resolve();
       else pending.reject(new StoreUnavailableError("the log store is down and the log buffer is full"));
     }
+    // Replayed once the store answers: on the next stored batch, or by this probe if no log comes meanwhile.
+    if (kept > 0) this.#scheduleProbe(this.#backoffMs + 1);
     if (kept < batch.length) {
       console.error(
         `log buffer full (${this.#spill.dir}): dropped ${batch.length - kept} logs, ${this.#spill.dropped} since start`,
