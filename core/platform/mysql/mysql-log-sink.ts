@@ -11,6 +11,8 @@ const BATCH_ROWS = 200;
 const BATCH_DELAY_MS = 10;
 /** Logs per INSERT while replaying the disk buffer. */
 const REPLAY_ROWS = 200;
+/** Batch inserts running at once. */
+const MAX_IN_FLIGHT = 2;
 
 export const LOGS_TABLE = "request_logs";
 
@@ -52,13 +54,18 @@ export class MysqlLogSink implements LogSink {
   readonly #blobs: Blobs;
   readonly #spill: LogSpill;
   readonly #timeoutMs: number;
+  readonly #halfTimeoutMs: number;
   readonly #backoffMs: number;
+  readonly #threshold: number;
   #pending: Pending[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #spilling = new Set<Promise<void>>();
+  #deadline: ReturnType<typeof setTimeout> | undefined;
   #replaying: Promise<void> | undefined;
   #probe: ReturnType<typeof setTimeout> | undefined;
   #wasOpen = false;
+  #failuresInRow = 0;
   #prepare: (() => Promise<unknown>) | undefined;
   #closed = false;
   /** Logs replayed from the buffer since start. */
@@ -70,7 +77,9 @@ export class MysqlLogSink implements LogSink {
     this.#blobs = options.blobs;
     this.#spill = options.spill;
     this.#timeoutMs = options.timeoutMs;
+    this.#halfTimeoutMs = Math.max(1, Math.floor(options.timeoutMs / 2));
     this.#backoffMs = options.backoffMs;
+    this.#threshold = options.threshold;
     this.#prepare = options.prepare;
     this.breaker = new CircuitBreaker(options);
     // Logs left in the buffer by an earlier run go in as soon as the store answers.
@@ -90,6 +99,8 @@ export class MysqlLogSink implements LogSink {
     }
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ log, resolve, reject });
+      // Waiting behind inserts that do not finish (a hung store): buffered after half the call timeout.
+      if (this.#pending.length === 1) this.#deadline = setTimeout(() => this.#spillPending(), this.#halfTimeoutMs);
       if (this.#pending.length >= BATCH_ROWS) this.#flush();
       else this.#timer ??= setTimeout(() => this.#flush(), BATCH_DELAY_MS);
     });
@@ -104,14 +115,39 @@ export class MysqlLogSink implements LogSink {
     return this.#spill.dropped;
   }
 
+  /**
+   * Starts an insert of what is pending, unless MAX_IN_FLIGHT are running: then the batch grows until one ends
+   * (which flushes again). Few inserts at once also means few failures counted against a store that hangs after
+   * the breaker opened, so it is not opened again by calls made before it opened.
+   */
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#pending;
-    this.#pending = [];
-    if (batch.length === 0) return;
-    const work = this.#store(batch).finally(() => this.#inFlight.delete(work));
+    if (this.#pending.length === 0 || this.#inFlight.size >= MAX_IN_FLIGHT) return;
+    const batch = this.#takePending(BATCH_ROWS);
+    const work = this.#store(batch).finally(() => {
+      this.#inFlight.delete(work);
+      if (this.#pending.length > 0) this.#flush();
+    });
     this.#inFlight.add(work);
+  }
+
+  /** Up to `max` pending logs, oldest first (the deadline stays armed for those left). */
+  #takePending(max = Number.POSITIVE_INFINITY): Pending[] {
+    const batch = this.#pending.splice(0, max);
+    if (this.#pending.length === 0) {
+      clearTimeout(this.#deadline);
+      this.#deadline = undefined;
+    }
+    return batch;
+  }
+
+  /** The pending logs straight into the buffer: the inserts ahead of them have not finished in time. */
+  #spillPending(): void {
+    const batch = this.#takePending();
+    if (batch.length === 0) return;
+    const work = this.#buffer(batch).finally(() => this.#spilling.delete(work));
+    this.#spilling.add(work);
   }
 
   /** One batch: into the store, or (store failing, circuit open, or too slow) into the buffer. */
@@ -123,10 +159,9 @@ export class MysqlLogSink implements LogSink {
       settled = true;
       await this.#buffer(batch);
     };
-    const slow = setTimeout(() => void toBuffer(), Math.max(1, Math.floor(this.#timeoutMs / 2)));
-    const stored = await this.breaker.run(() => this.#insert(logs));
+    const slow = setTimeout(() => void toBuffer(), this.#halfTimeoutMs);
+    const stored = await this.#attempt(logs);
     clearTimeout(slow);
-    this.#noteBreaker();
     if (stored && !settled) {
       settled = true;
       for (const pending of batch) pending.resolve();
@@ -156,6 +191,39 @@ export class MysqlLogSink implements LogSink {
     }
   }
 
+  /**
+   * One insert through the breaker (skipped while it is open). Each failure while it is closed is reported, with
+   * how many in a row there have been, before the breaker counts it: the log shows it opening at the threshold.
+   * The insert gets a deadline just inside the breaker's own, so a hung store fails here first too.
+   */
+  async #attempt(logs: SpilledLog[]): Promise<boolean> {
+    const stored = await this.breaker.run(async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        await Promise.race([
+          this.#insert(logs),
+          new Promise((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`no answer in ${this.#timeoutMs} ms`)),
+              Math.max(1, this.#timeoutMs - 50),
+            );
+          }),
+        ]);
+      } catch (error) {
+        this.#failuresInRow++;
+        console.error(
+          `log store write failed (${(error as Error).message}): ${this.#failuresInRow} in a row of ${this.#threshold}`,
+        );
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+    if (stored) this.#failuresInRow = 0;
+    this.#noteBreaker();
+    return stored;
+  }
+
   /** Bodies' blobs first (the rows name them), then one multi-row upsert. */
   async #insert(logs: SpilledLog[]): Promise<void> {
     if (this.#prepare) {
@@ -181,6 +249,7 @@ export class MysqlLogSink implements LogSink {
   #noteBreaker(): void {
     const open = this.breaker.open;
     if (open && !this.#wasOpen) {
+      this.#failuresInRow = 0;
       console.error(`log store unreachable: buffering request logs in ${this.#spill.dir} until it answers again`);
       this.#scheduleProbe(this.#backoffMs + 1);
     }
@@ -211,8 +280,7 @@ export class MysqlLogSink implements LogSink {
       let chunk: SpilledLog[] = [];
       let failed = false;
       const send = async () => {
-        const ok = await this.breaker.run(() => this.#insert(chunk));
-        this.#noteBreaker();
+        const ok = await this.#attempt(chunk);
         if (!ok) failed = true;
         else total += chunk.length;
         chunk = [];
@@ -242,7 +310,10 @@ export class MysqlLogSink implements LogSink {
   /** Writes what is pending, waits for it, and replays the buffer if the store answers; the rest stays on disk. */
   async close(): Promise<void> {
     this.#flush();
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    while (this.#inFlight.size + this.#spilling.size > 0 || this.#pending.length > 0) {
+      await Promise.allSettled([...this.#inFlight, ...this.#spilling]);
+      this.#flush();
+    }
     await this.#replaying;
     if (!this.breaker.open && this.#spill.bytes > 0) await this.#replay().catch(() => {});
     this.#closed = true;

@@ -11,6 +11,8 @@ import type { Database } from "./database.ts";
 
 /** How often a long-polling receive looks again. */
 const POLL_MS = 100;
+/** Claims tried again at once when visible messages were all skipped as locked. */
+const SKIPPED_RETRIES = 3;
 const DLQ_SUFFIX = deadLetterQueueName("");
 /** Messages inserted per statement by sendBatch. */
 const INSERT_ROWS = 100;
@@ -69,10 +71,14 @@ export class MysqlQueue implements Queue {
       throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
     }
     const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000;
-    for (;;) {
-      const messages = await this.#claim(queue, options.max, options.visibilityTimeoutSeconds);
+    for (let skipped = 0; ; ) {
+      const { messages, visible } = await this.#claim(queue, options.max, options.visibilityTimeoutSeconds);
+      if (messages.length > 0) return messages;
+      // Visible messages, all skipped: held by other receivers, or locked for an instant by another queue's
+      // receive that read one row past its own range. Look again at once a few times before waiting.
+      if (visible && ++skipped <= SKIPPED_RETRIES) continue;
       const left = deadline - Date.now();
-      if (messages.length > 0 || left <= 0) return messages;
+      if (left <= 0) return messages;
       await sleep(Math.min(POLL_MS, left));
     }
   }
@@ -90,15 +96,19 @@ export class MysqlQueue implements Queue {
   }
 
   /** One claim: up to `max` visible messages locked (skipping those others hold), hidden and returned. */
-  async #claim(queue: string, max: number, visibilityTimeoutSeconds: number): Promise<QueueMessage[]> {
+  async #claim(
+    queue: string,
+    max: number,
+    visibilityTimeoutSeconds: number,
+  ): Promise<{ messages: QueueMessage[]; visible: boolean }> {
     // Idle pollers (every replica's workers) look first without a transaction: one round trip, no locks.
     const waiting = await this.#db.run<unknown[]>(
       "queue.receive",
       "SELECT 1 FROM queue_messages WHERE queue = ? AND visible_at <= ? LIMIT 1",
       [queue, Date.now()],
     );
-    if (waiting.length === 0) return [];
-    return this.#db.transaction("queue.receive", async (run) => {
+    if (waiting.length === 0) return { messages: [], visible: false };
+    const messages = await this.#db.transaction("queue.receive", async (run) => {
       const now = Date.now();
       const rows = await run<MessageRow[]>(
         `SELECT seq, id, body, attempts FROM queue_messages WHERE queue = ? AND visible_at <= ?
@@ -128,6 +138,7 @@ export class MysqlQueue implements Queue {
       }
       return messages;
     });
+    return { messages, visible: true };
   }
 }
 

@@ -43,6 +43,8 @@ interface LoadedScope {
 /** Candidates the graph proposes per query; each is checked and scored against its stored row. */
 const CANDIDATES = 8;
 const LOAD_PAGE_ROWS = 64;
+/** Rows the first query of a scope always finds in the graph: its newest. */
+const FIRST_SLICE_ROWS = 32;
 /** Most newer rows a query reads before it searches (the rest the next query reads). */
 const CATCH_UP_ROWS = 512;
 const MAX_LOADED_SCOPES = 1024;
@@ -231,7 +233,7 @@ export class MysqlVectorIndex implements VectorIndex {
     };
     this.#scopes.set(scope, loaded);
     if (this.#scopes.size > MAX_LOADED_SCOPES) this.#scopes.delete(this.#scopes.keys().next().value!);
-    await this.#loadSlice(scope, loaded);
+    await this.#loadSlice(scope, loaded, true);
     return loaded;
   }
 
@@ -239,9 +241,10 @@ export class MysqlVectorIndex implements VectorIndex {
    * Puts rows into the graphs for up to loadSliceMs, then schedules the next slice while rows remain: one graph
    * insert of a 1536-dimension vector takes about a millisecond, so a whole page at once would stall the loop.
    */
-  async #loadSlice(scope: string, loaded: LoadedScope): Promise<void> {
+  async #loadSlice(scope: string, loaded: LoadedScope, first = false): Promise<void> {
     const started = performance.now();
     const now = Date.now();
+    let inserted = 0;
     for (;;) {
       if (this.#closed || this.#scopes.get(scope) !== loaded) return;
       if (loaded.pending.length === 0) {
@@ -262,6 +265,8 @@ export class MysqlVectorIndex implements VectorIndex {
       if (row.expires_at > now && !loaded.seqOf.has(id)) {
         this.#insert(loaded, id, Number(row.seq), float32FromBytes(row.vector), row.dimension);
       }
+      // The first slice always takes the newest FIRST_SLICE_ROWS, however slow the machine (or usearch's load).
+      if (first && ++inserted < FIRST_SLICE_ROWS) continue;
       if (performance.now() - started >= this.#options.loadSliceMs) {
         setImmediate(() => {
           this.#loadSlice(scope, loaded).catch((error) => console.error("vector index: loading a scope failed", error));
