@@ -64,6 +64,14 @@ const optionalJwks: Parser<string | undefined> = (raw) => {
   return raw;
 };
 
+/**
+ * GATEWAY_MAX_HEADER_BYTES by default: 512 KB. Node's own limit (--max-http-header-size) is 16 KB, too small for
+ * an inline `x-gateway-config`; the largest one spec 8 allows (1,000 conditional targets), with a provider key
+ * and a model per target and a condition each, is about 300 KB (test/e2e/hostile-input.test.ts). The local server
+ * passes this as its maxHeaderSize, so Node's flag plays no part.
+ */
+export const DEFAULT_MAX_HEADER_BYTES = 512 * 1024;
+
 const SETTINGS = {
   GATEWAY_PLATFORM: oneOf(["local", "aws"], "local"),
   PORT: positiveInt(8787, 0), // 0 picks a free port (tests)
@@ -75,7 +83,7 @@ const SETTINGS = {
   // Deepest nesting of objects/arrays in a JSON body or config (core/http/json.ts): deeper answers 400.
   GATEWAY_MAX_JSON_DEPTH: positiveInt(128),
   // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
-  GATEWAY_MAX_HEADER_BYTES: positiveInt(256 * 1024, 16 * 1024),
+  GATEWAY_MAX_HEADER_BYTES: positiveInt(DEFAULT_MAX_HEADER_BYTES, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
   REQUEST_TIMEOUT: positiveInt(300_000, 1, 2 ** 31 - 1), // timers hold at most 2^31-1 ms
   TRUSTED_CUSTOM_HOSTS: commaList,

@@ -3,15 +3,13 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { DEFAULT_MAX_HEADER_BYTES } from "../../config/settings.ts";
 import type { FetchHandler } from "../../http/app.ts";
 import { takeSseSource } from "../../gateway/stream/sse-source.ts";
 import type { UpgradeHandler } from "../node/realtime-upgrade.ts";
 import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
-
-/** Total bytes of a request's header block (GATEWAY_MAX_HEADER_BYTES): room for the largest inline config spec 8 allows. */
-export const DEFAULT_MAX_HEADER_BYTES = 512 * 1024;
 
 /**
  * Answers a request node:http could not parse. Its own answer to headers over maxHeaderSize is a bare 431 (and
