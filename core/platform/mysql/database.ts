@@ -88,6 +88,8 @@ export function poolOptions(options: DatabaseOptions): PoolOptions {
     maxIdle: options.poolSize,
     // Sessions keep what the pool set on them (READ COMMITTED) between uses.
     resetOnRelease: false,
+    // No stack captured per statement (5% of a request's CPU under load): errors name the operation instead.
+    trace: false,
     idleTimeout: 60_000,
     enableKeepAlive: true,
     connectTimeout: options.connectTimeoutMs ?? 10_000,
