@@ -5,6 +5,7 @@ import type { RequestContext } from "../http/context.ts";
 import { isLateJson } from "../logs/late-json.ts";
 import { resolveLateJson } from "../logs/log-layout.ts";
 import { MEDIA_ROUTES, type RouteKind } from "../providers/types.ts";
+import { GuardrailBudget } from "./budget.ts";
 import { findCheck } from "./checks/registry.ts";
 import {
   deniedBody,
@@ -70,11 +71,14 @@ export class GuardrailPhases {
   readonly #ran = new Set<string>();
   /** The input texts a redaction rewrote, and what it made of them: reused for the next target's body. */
   #rewrite?: { from: readonly string[]; to: readonly string[] };
+  /** The characters this request's checks may still read, both phases together (budget.ts). */
+  readonly #budget: GuardrailBudget;
   /** A guardrail refused the request: the answer is the denial, nothing more is judged. */
   denied = false;
 
   constructor(request: GuardedRequest) {
     this.#request = request;
+    this.#budget = new GuardrailBudget(request.ctx.services.settings.GATEWAY_GUARDRAIL_BUDGET_CHARS);
   }
 
   /** Input guardrails of one target on the body about to be sent to it. */
@@ -268,6 +272,8 @@ export class GuardrailPhases {
       },
       textOf: texts.textOf,
       onAsyncVerdict: (verdict) => this.#record([verdict]),
+      budget: this.#budget,
+      threads: ctx.services.guardrailThreads,
     });
     (phase === "input" ? this.#input : this.#output).push(...run.verdicts);
     this.#record(run.verdicts);

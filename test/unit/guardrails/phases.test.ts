@@ -83,6 +83,7 @@ function setup(route: "chat" | "completions" | "embeddings" = "chat", body?: Rec
     waitUntil: (work: Promise<unknown>) => waiting.push(work),
     startedAt: performance.now(),
     gateway: { metadata: { team: "a" } },
+    services: { settings: { GATEWAY_GUARDRAIL_BUDGET_CHARS: 1_000_000 } },
   } as unknown as RequestContext;
   const outcome = newOutcome(route, "gpt-4o-mini", body?.stream === true);
   outcome.requestBody = body;
