@@ -348,10 +348,15 @@ export class GuardrailPhases {
     };
   }
 
-  /** 246 (Portkey's "hooks failed") when a guardrail that held the request failed without denying it. */
+  /**
+   * 246 (Portkey's "hooks failed") when a guardrail that held the request failed without denying it; the log
+   * then records the 246 the client got.
+   */
   #status(status: number): number {
     const failed = [...this.#input, ...this.#output].some((verdict) => !verdict.verdict);
-    return failed && status === 200 ? HOOKS_FAILED_STATUS : status;
+    if (!failed || status !== 200) return status;
+    this.#request.outcome.clientStatus = HOOKS_FAILED_STATUS;
+    return HOOKS_FAILED_STATUS;
   }
 
   /** A JSON answer with `hook_results` added (as Portkey does) when guardrails held the request. */
