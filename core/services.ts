@@ -16,6 +16,7 @@ import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts"
 import type { Stores } from "./store/ports.ts";
 import type { McpToolHost } from "./mcp/tool-host.ts";
 import type { ConsoleFiles } from "./console/static-files.ts";
+import type { CheckThreads } from "./guardrails/types.ts";
 import { lazyMcpToolHost } from "./mcp/lazy-tool-host.ts";
 
 /**
@@ -63,6 +64,8 @@ export interface Services {
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/console/static-files.ts). */
   consoleFiles?: ConsoleFiles;
+  /** Worker threads judging guardrail checks of long texts (local; core/guardrails/budget.ts). Absent: none. */
+  guardrailThreads?: CheckThreads;
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {

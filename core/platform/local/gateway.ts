@@ -7,6 +7,7 @@ import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
+import { CheckThreadPool, defaultCheckThreads } from "../node/check-threads.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";
 import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment-heartbeat.ts";
@@ -51,6 +52,9 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
   });
   const services = createServices(settings, stores);
   services.consoleFiles = folderConsoleFiles();
+  const checkThreads = settings.GATEWAY_GUARDRAIL_THREADS ?? defaultCheckThreads();
+  const guardrailThreads = checkThreads > 0 ? new CheckThreadPool(checkThreads) : undefined;
+  services.guardrailThreads = guardrailThreads;
   const bootstrap = await ensureOrganisation(stores.records);
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
@@ -96,6 +100,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
         await server.close();
         await worker.stop();
         await services.analytics.flush().catch((error) => console.error("analytics flush on shutdown failed", error));
+        await guardrailThreads?.close();
         await stores.close();
       })();
       return closing;
