@@ -131,9 +131,11 @@ const SETTINGS = {
   // SSO console sessions (core/sso/sessions.ts): how long a sign-in lasts
   GATEWAY_SESSION_TTL_SECONDS: positiveInt(8 * 3600, 60, 30 * 86_400),
   // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
-  // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
-  // must have (AWS; infra scopes the IAM permissions to it).
+  // the prefix `env:` references' variable names must have (local; unset: no env: reference), the only folder
+  // `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references must have (AWS;
+  // infra scopes the IAM permissions to it; unset: no AWS reference).
   GATEWAY_SECRET_REF_CACHE_SECONDS: positiveInt(60, 0, 3600),
+  GATEWAY_SECRET_REF_ENV_PREFIX: stringWithDefault(""),
   GATEWAY_SECRET_FILES_DIR: optionalString,
   GATEWAY_SECRET_REF_PREFIX: stringWithDefault(""),
   // Self-hosted deployment self-report (core/platform/local/deployment-heartbeat.ts): off unless both the

@@ -45,7 +45,11 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
       maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
     },
     secretRefs: new CachingSecretResolver(
-      new LocalSecretResolver({ env, filesDir: settings.GATEWAY_SECRET_FILES_DIR }),
+      new LocalSecretResolver({
+        env,
+        envPrefix: settings.GATEWAY_SECRET_REF_ENV_PREFIX,
+        filesDir: settings.GATEWAY_SECRET_FILES_DIR,
+      }),
       settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
     ),
   });
