@@ -144,6 +144,12 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_KEY: optionalString,
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
+  // The most of an upstream's answer the gateway reads whole (core/util/read-bounded.ts; 502
+  // upstream_response_too_large past it): a provider's JSON answer (streams relayed as they come are not
+  // limited), an MCP server's answer, an A2A agent's.
+  GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES: positiveInt(128 * 1024 * 1024, 1024),
+  MCP_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
+  AGENT_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
   // MCP gateway (core/mcp; docs/mcp.md)
   // How MCP request logs keep a call's arguments: a hash (default), the structure with every value masked, or
   // in full (also what the OTLP export sends).

@@ -11,7 +11,8 @@ import { type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { closeUpstream, connectUpstream } from "./upstream-client.ts";
+import { withUpstreamStatus } from "./upstream-status.ts";
+import { closeUpstream, connectUpstream, upstreamFailureOf } from "./upstream-client.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
@@ -125,6 +126,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
           throw new McpError(-32603, upstreamFailure(error).message);
         }
       },
+      explain: (error) => upstreamFailureOf(upstream.client, error),
       allowed: target.allowed,
       timeoutMs: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
       admitToolCall: async () => {
@@ -159,6 +161,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   let answered: Response;
   try {
     answered = await transport.handleRequest(request, { parsedBody: body });
+    if (wellFormed) answered = await withUpstreamStatus(answered);
   } catch (error) {
     cleanUp();
     throw error;
@@ -179,13 +182,20 @@ function methodOf(message: Record<string, unknown> | null): string {
 /** The upstream client of one request: connected on first use, closed when the request ends. */
 function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
   let connecting: Promise<Client> | undefined;
-  return {
+  const upstream = {
+    /** Once connected. */
+    client: undefined as Client | undefined,
     get(): Promise<Client> {
       connecting ??= upstreamAuthHeaders(ctx.services, target.integration, {
         server: target.server,
         userId: principal.userId,
         signal: ctx.signal,
-      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal));
+      })
+        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal))
+        .then((client) => {
+          upstream.client = client;
+          return client;
+        });
       return connecting;
     },
     async close(): Promise<void> {
@@ -193,6 +203,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
       if (client) await closeUpstream(client);
     },
   };
+  return upstream;
 }
 
 /** A message for a failed upstream connection that says what happened without any credential. */

@@ -7,7 +7,7 @@ import { admitMcpToolCall } from "./limits.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError, type McpToolDescriptor, type McpToolHost, type McpToolResult } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { connectUpstream } from "./upstream-client.ts";
+import { connectUpstream, upstreamFailureOf } from "./upstream-client.ts";
 import { UpstreamPool } from "./upstream-pool.ts";
 
 /** At most this many tools are offered from one server (a model's tool list has limits of its own). */
@@ -128,7 +128,10 @@ async function withUpstream<T>(
         // Not the caller's signal: a kept client outlives this call.
         return connectUpstream(services, integration, headers);
       },
-      use,
+      (client) =>
+        use(client).catch((error: unknown) => {
+          throw upstreamFailureOf(client, error);
+        }),
     );
   } catch (error) {
     throw error instanceof McpToolError ? error : upstreamError(error);
