@@ -77,6 +77,8 @@ const SETTINGS = {
   // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
   GATEWAY_MAX_HEADER_BYTES: positiveInt(256 * 1024, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
+  // How long a request's body may take to arrive on the local server, from its headers (408 past it).
+  GATEWAY_BODY_TIMEOUT_MS: positiveInt(300_000, 1000, 2 ** 31 - 1),
   REQUEST_TIMEOUT: positiveInt(300_000, 1, 2 ** 31 - 1), // timers hold at most 2^31-1 ms
   TRUSTED_CUSTOM_HOSTS: commaList,
   BLOCK_INLINE_CONFIG: booleanFlag,

@@ -64,6 +64,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+    bodyTimeoutMs: settings.GATEWAY_BODY_TIMEOUT_MS,
     // Realtime (WebSocket) sessions in the same process (core/realtime).
     upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
