@@ -1,7 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
-import { HttpError } from "../http/errors.ts";
+import { HttpError, upstreamTooLargeIn } from "../http/errors.ts";
 import { parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { readText } from "../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
@@ -122,6 +122,8 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
         try {
           return await upstream.get();
         } catch (error) {
+          // An answer too large while connecting is told as such (proxy-server.ts gives it its code).
+          if (upstreamTooLargeIn(error)) throw error;
           const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
           throw new McpError(-32603, upstreamFailure(error).message);
         }

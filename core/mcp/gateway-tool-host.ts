@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.ts";
-import { HttpError } from "../http/errors.ts";
+import { HttpError, UPSTREAM_TOO_LARGE, upstreamTooLargeIn } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { admitMcpToolCall } from "./limits.ts";
@@ -143,6 +143,8 @@ function upstreamError(error: unknown): McpToolError {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === -32001) return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
+  const tooLarge = upstreamTooLargeIn(error);
+  if (tooLarge) return new McpToolError(502, tooLarge.message, UPSTREAM_TOO_LARGE);
   if (error instanceof HttpError) return new McpToolError(502, error.message, error.code ?? "mcp_upstream_refused");
   return new McpToolError(502, `The MCP server failed: ${message.slice(0, 300)}`, "mcp_upstream_error");
 }

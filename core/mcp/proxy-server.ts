@@ -7,7 +7,7 @@ import type {
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { HttpError, UPSTREAM_TOO_LARGE } from "../http/errors.ts";
+import { UPSTREAM_TOO_LARGE, upstreamTooLargeIn } from "../http/errors.ts";
 import type { AllowList } from "./access.ts";
 
 /**
@@ -91,11 +91,12 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
         return await handler(...args);
       } catch (thrown) {
         const error = hooks.explain(thrown);
-        if (error instanceof HttpError && error.code === UPSTREAM_TOO_LARGE) {
+        const tooLarge = upstreamTooLargeIn(error);
+        if (tooLarge) {
           // The caller's wire format: a JSON-RPC error whose data names the code (endpoint.ts answers a lone
           // request's with HTTP 502).
-          hooks.note({ error: { message: error.message, code: UPSTREAM_TOO_LARGE } });
-          throw new McpError(ErrorCode.InternalError, error.message, { code: UPSTREAM_TOO_LARGE });
+          hooks.note({ error: { message: tooLarge.message, code: UPSTREAM_TOO_LARGE } });
+          throw new McpError(ErrorCode.InternalError, tooLarge.message, { code: UPSTREAM_TOO_LARGE });
         }
         const code = (error as { code?: unknown }).code;
         hooks.note({
