@@ -6,6 +6,7 @@ import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
 import { throwingHttpErrors } from "./http/domain-errors.ts";
 import { setMaxJsonDepth } from "./util/json-depth.ts";
+import { setMaxUpstreamAnswerBytes } from "./gateway/upstream/answer-limit.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
 import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
@@ -70,6 +71,7 @@ export interface Services {
 
 export function createServices(settings: Settings, stores: Stores): Services {
   setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
+  setMaxUpstreamAnswerBytes(settings.GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES);
   const services: Services = {
     settings,
     stores,

@@ -46,7 +46,11 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
       maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
     },
     secretRefs: new CachingSecretResolver(
-      new LocalSecretResolver({ env, filesDir: settings.GATEWAY_SECRET_FILES_DIR }),
+      new LocalSecretResolver({
+        env,
+        envPrefix: settings.GATEWAY_SECRET_REF_ENV_PREFIX,
+        filesDir: settings.GATEWAY_SECRET_FILES_DIR,
+      }),
       settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
     ),
   });
@@ -64,6 +68,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+    bodyTimeoutMs: settings.GATEWAY_BODY_TIMEOUT_MS,
     // Realtime (WebSocket) sessions in the same process (core/realtime).
     upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
