@@ -32,6 +32,12 @@ const positiveInt =
     return parsed;
   };
 
+/** An integer from `min` to `max`, or undefined when unset (the platform then picks a value of its own). */
+const optionalInt =
+  (min: number, max: number): Parser<number | undefined> =>
+  (raw) =>
+    raw === undefined || raw.trim() === "" ? undefined : positiveInt(min, min, max)(raw);
+
 const commaList: Parser<string[]> = (raw) =>
   (raw ?? "")
     .split(",")
@@ -85,6 +91,13 @@ const SETTINGS = {
   // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
   GATEWAY_MAX_HEADER_BYTES: positiveInt(DEFAULT_MAX_HEADER_BYTES, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
+  // Guardrails on long texts (core/guardrails/budget.ts): the characters a request's checks may read in all (a
+  // check past it follows its guardrail's on_error), and the worker threads that judge checks of long texts
+  // (local platform; unset: one a core beyond the event loop's, 1 to 4; 0: none, every check on the event loop).
+  GATEWAY_GUARDRAIL_BUDGET_CHARS: positiveInt(32 * 1024 * 1024),
+  GATEWAY_GUARDRAIL_THREADS: optionalInt(0, 64),
+  // How long a request's body may take to arrive on the local server, from its headers (408 past it).
+  GATEWAY_BODY_TIMEOUT_MS: positiveInt(300_000, 1000, 2 ** 31 - 1),
   REQUEST_TIMEOUT: positiveInt(300_000, 1, 2 ** 31 - 1), // timers hold at most 2^31-1 ms
   TRUSTED_CUSTOM_HOSTS: commaList,
   BLOCK_INLINE_CONFIG: booleanFlag,
@@ -168,9 +181,11 @@ const SETTINGS = {
   // SSO console sessions (core/sso/sessions.ts): how long a sign-in lasts
   GATEWAY_SESSION_TTL_SECONDS: positiveInt(8 * 3600, 60, 30 * 86_400),
   // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
-  // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
-  // must have (AWS; infra scopes the IAM permissions to it).
+  // the prefix `env:` references' variable names must have (local; unset: no env: reference), the only folder
+  // `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references must have (AWS;
+  // infra scopes the IAM permissions to it; unset: no AWS reference).
   GATEWAY_SECRET_REF_CACHE_SECONDS: positiveInt(60, 0, 3600),
+  GATEWAY_SECRET_REF_ENV_PREFIX: stringWithDefault(""),
   GATEWAY_SECRET_FILES_DIR: optionalString,
   GATEWAY_SECRET_REF_PREFIX: stringWithDefault(""),
   // Self-hosted deployment self-report (core/platform/local/deployment-heartbeat.ts): off unless both the
@@ -179,6 +194,12 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_KEY: optionalString,
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
+  // The most of an upstream's answer the gateway reads whole (core/util/read-bounded.ts; 502
+  // upstream_response_too_large past it): a provider's JSON answer (streams relayed as they come are not
+  // limited), an MCP server's answer, an A2A agent's.
+  GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES: positiveInt(128 * 1024 * 1024, 1024),
+  MCP_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
+  AGENT_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
   // MCP gateway (core/mcp; docs/mcp.md)
   // How MCP request logs keep a call's arguments: a hash (default), the structure with every value masked, or
   // in full (also what the OTLP export sends).

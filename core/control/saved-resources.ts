@@ -277,7 +277,8 @@ export async function resolveSavedProvider(slug: string, ctx: SavedResourceCalle
     }
     if (!resource) throw unknownProvider(slug);
     const opened = await openCredentials(secrets, resource.credentials);
-    const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, slug));
+    const owner = { records, organisationId: resource.organisationId, slug };
+    const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, owner));
     const rules = modelRulesOf(resource);
     if (rules) target.modelRules = rules;
     target.integrationId = resource.id;

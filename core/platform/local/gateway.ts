@@ -7,6 +7,7 @@ import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
+import { CheckThreadPool, defaultCheckThreads } from "../node/check-threads.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import type { Stores } from "../../store/ports.ts";
 import { CachingSecretResolver, type SecretResolver } from "../../store/secret-refs.ts";
@@ -41,7 +42,11 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
   let listeningUrl: string | undefined;
   const publicBaseUrl = () => settings.GATEWAY_PUBLIC_URL ?? listeningUrl ?? `http://localhost:${settings.PORT}`;
   const secretRefs = new CachingSecretResolver(
-    new LocalSecretResolver({ env, filesDir: settings.GATEWAY_SECRET_FILES_DIR }),
+    new LocalSecretResolver({
+      env,
+      envPrefix: settings.GATEWAY_SECRET_REF_ENV_PREFIX,
+      filesDir: settings.GATEWAY_SECRET_FILES_DIR,
+    }),
     settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
   );
   // The store selection point: embedded (SQLite and a folder, one process) or MySQL (several processes).
@@ -62,6 +67,9 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
         };
   const services = createServices(settings, stores);
   services.consoleFiles = folderConsoleFiles();
+  const checkThreads = settings.GATEWAY_GUARDRAIL_THREADS ?? defaultCheckThreads();
+  const guardrailThreads = checkThreads > 0 ? new CheckThreadPool(checkThreads) : undefined;
+  services.guardrailThreads = guardrailThreads;
   const bootstrap = await ensureOrganisation(stores.records, { adminKeySecret: settings.GATEWAY_BOOTSTRAP_ADMIN_KEY });
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
@@ -71,6 +79,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+    bodyTimeoutMs: settings.GATEWAY_BODY_TIMEOUT_MS,
     // Realtime (WebSocket) sessions in the same process (core/realtime).
     upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
@@ -107,6 +116,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
         await server.close();
         await worker.stop();
         await services.analytics.flush().catch((error) => console.error("analytics flush on shutdown failed", error));
+        await guardrailThreads?.close();
         await stores.close();
       })();
       return closing;
