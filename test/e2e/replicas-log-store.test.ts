@@ -136,9 +136,20 @@ describe("the log store down for 30 s under load", () => {
             const found = await stored();
             return sent.filter((request) => !found.has(request.traceId)).length;
           },
-          { timeout: 30_000, interval: 500 },
+          // Replays go one backoff after the store answered, slower on a loaded machine.
+          { timeout: 60_000, interval: 500 },
         )
-        .toBe(0);
+        .toBe(0)
+        .catch((error: Error) => {
+          // What each replica said about its log store, to tell why logs are missing.
+          const said = (replica: number) =>
+            replicas.gateways[replica]!.output()
+              .split("\n")
+              .filter((line) => line.startsWith("log ") && !line.includes("write failed"))
+              .slice(-20)
+              .join("\n");
+          throw new Error(`${error.message}\n--- replica 0\n${said(0)}\n--- replica 1\n${said(1)}`);
+        });
     } finally {
       await connection.end();
     }
