@@ -117,6 +117,35 @@ const SETTINGS = {
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
+  // Where the local server keeps its state (core/platform/local/gateway.ts): `embedded` (SQLite and a folder under
+  // GATEWAY_DATA_DIR, one process) or `mysql` (core/platform/mysql: MySQL 8 / MariaDB shared by several processes).
+  GATEWAY_STORE: oneOf(["embedded", "mysql"], "embedded"),
+  // MySQL store (docs/self-hosting.md): DATABASE_URL (mysql://user:password@host:port/database) or the parts.
+  DATABASE_URL: optionalString,
+  DB_HOST: optionalString,
+  DB_PORT: positiveInt(3306, 1, 65_535),
+  DB_USER: optionalString,
+  DB_PASSWORD: optionalString,
+  DB_NAME: optionalString,
+  DB_POOL_SIZE: positiveInt(12, 1, 1000),
+  // TLS to the database: `off`, `on` (verified against the system CAs or DB_TLS_CA_FILE), `skip-verify`.
+  DB_TLS: oneOf(["off", "on", "skip-verify"], "off"),
+  DB_TLS_CA_FILE: optionalString,
+  // Request logs on another database (server) than the rest; the same one by default.
+  LOG_STORE_DATABASE_URL: optionalString,
+  // Logs the log store could not take, kept on local disk until it is back: where, and how much at most.
+  GATEWAY_LOG_BUFFER_DIR: optionalString,
+  GATEWAY_LOG_BUFFER_MAX_MB: positiveInt(512, 1, 1_000_000),
+  // The 32-byte base64 master key in a file (a mounted secret) instead of GATEWAY_MASTER_KEY.
+  GATEWAY_MASTER_KEY_FILE: optionalString,
+  // Blobs of the MySQL store: an S3-compatible bucket (GATEWAY_BUCKET) or a folder every process mounts.
+  GATEWAY_BLOB_STORE: oneOf(["s3", "folder"], "s3"),
+  GATEWAY_BLOB_DIR: optionalString,
+  GATEWAY_S3_ENDPOINT: optionalUrl,
+  GATEWAY_S3_PUBLIC_ENDPOINT: optionalUrl,
+  GATEWAY_S3_REGION: stringWithDefault("us-east-1"),
+  GATEWAY_S3_FORCE_PATH_STYLE: ((raw) =>
+    raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,
   // Stored responses (core/responses): kept this many days, then absent (GET /v1/responses/{id} answers 404).
   GATEWAY_RESPONSES_RETENTION_DAYS: positiveInt(30, 1, 3650),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)

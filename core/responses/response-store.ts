@@ -75,6 +75,8 @@ const NEXT: Record<ResponseStatus, readonly ResponseStatus[]> = {
 const RESPONSE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Concurrent writers retry this often before giving up (each round another writer made progress). */
+/** Pauses before looking again for a previous response that is not stored yet (ms; 0.7 s in all). */
+const UNSTORED_RETRY_MS = [100, 200, 400];
 const MAX_ATTEMPTS = 8;
 
 export class ResponseStore {
@@ -174,7 +176,14 @@ export class ResponseStore {
    * as input items. 404 (param previous_response_id) when unknown; 400 while it is still queued or running.
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
-    const entry = await this.get(owner, id);
+    let entry = await this.get(owner, id);
+    // A streamed response is stored once its stream ended: a client continuing the chain the moment it read the
+    // last event, through another process, may be a few milliseconds early. Look again before answering 404.
+    for (const wait of UNSTORED_RETRY_MS) {
+      if (entry) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      entry = await this.get(owner, id);
+    }
     if (!entry) throw previousResponseNotFound(id);
     const status = entry.response.status;
     if (status === "queued" || status === "in_progress") throw previousResponseNotFinished(id, status);
