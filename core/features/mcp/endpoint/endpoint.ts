@@ -1,7 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../../../auth/principal.ts";
 import type { RequestContext } from "../../../services.ts";
-import { HttpError } from "../../../http/errors.ts";
+import { HttpError, upstreamTooLargeIn } from "../../../http/errors.ts";
 import { parseGatewayHeaders } from "../../../http/gateway-headers.ts";
 import { readText } from "../../../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
@@ -11,7 +11,8 @@ import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./prox
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
-import { closeUpstream, connectUpstream } from "../upstream/client.ts";
+import { closeUpstream, connectUpstream, upstreamFailureOf } from "../upstream/client.ts";
+import { withUpstreamStatus } from "../upstream/status.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
@@ -76,8 +77,12 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   const identity = await initializeIdentity(call, messages, single, upstream);
   if (identity instanceof Response) return log(identity);
   const server = await buildProxyServer(proxyHooks(call, upstream, admitted), identity);
-  return answerThroughTransport(server, request, body, upstream, record, log);
+  return answerThroughTransport(server, request, body, upstream, record, log, isWellFormed(single));
 }
+
+/** A lone JSON-RPC request (2.0, with an id): its answer's status can be the upstream's own. */
+const isWellFormed = (single: Record<string, unknown> | null | undefined) =>
+  single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
 
 /** One MCP request's caller, server, log record and the context its tool-call limits are checked in. */
 interface McpCall {
@@ -116,8 +121,7 @@ async function admitLoneToolCall(
   single: Record<string, unknown> | null | undefined,
 ): Promise<boolean | Response> {
   const { ctx, principal, target, record } = call;
-  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-  if (!wellFormed || single?.method !== "tools/call") return false;
+  if (!isWellFormed(single) || single?.method !== "tools/call") return false;
   const id = single.id as string | number;
   const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
   const name = typeof params.name === "string" ? params.name : "";
@@ -169,10 +173,13 @@ function proxyHooks(call: McpCall, upstream: LazyUpstream, preAdmitted: boolean)
       try {
         return await upstream.get();
       } catch (error) {
+        // An answer too large while connecting is told as such (proxy-server.ts gives it its code).
+        if (upstreamTooLargeIn(error)) throw error;
         const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
         throw new McpError(-32603, upstreamFailure(error).message);
       }
     },
+    explain: (error) => upstreamFailureOf(upstream.client, error),
     allowed: target.allowed,
     timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
     admitToolCall: async () => {
@@ -200,6 +207,7 @@ async function answerThroughTransport(
   upstream: LazyUpstream,
   record: McpRequestRecord,
   log: (response: Response) => Response,
+  wellFormed: boolean,
 ): Promise<Response> {
   const { WebStandardStreamableHTTPServerTransport } = await import(
     "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -218,6 +226,7 @@ async function answerThroughTransport(
   let answered: Response;
   try {
     answered = await transport.handleRequest(request, { parsedBody: body });
+    if (wellFormed) answered = await withUpstreamStatus(answered);
   } catch (error) {
     cleanUp();
     throw error;
@@ -240,13 +249,20 @@ type LazyUpstream = ReturnType<typeof lazyUpstream>;
 
 function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
   let connecting: Promise<Client> | undefined;
-  return {
+  const upstream = {
+    /** Once connected. */
+    client: undefined as Client | undefined,
     get(): Promise<Client> {
       connecting ??= upstreamAuthHeaders(ctx.services, target.integration, {
         server: target.server,
         userId: principal.userId,
         signal: ctx.signal,
-      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal));
+      })
+        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal))
+        .then((client) => {
+          upstream.client = client;
+          return client;
+        });
       return connecting;
     },
     async close(): Promise<void> {
@@ -254,6 +270,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
       if (client) await closeUpstream(client);
     },
   };
+  return upstream;
 }
 
 /** A message for a failed upstream connection that says what happened without any credential. */
