@@ -7,7 +7,8 @@ import * as esbuild from "esbuild";
  * Builds what `npm start` runs: the local gateway bundled into plain JavaScript under dist/ (about a second).
  * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source in
  * memory. The storage thread (WAL checkpoints, log
- * writes) is a second entry point, emitted next to the main bundle where storage-thread.ts looks for it.
+ * writes) and the log reader thread (log searches) are entry points of their own, emitted next to the main bundle
+ * where storage-thread.ts and log-reader-thread.ts look for them.
  * better-sqlite3 stays a package import (native addon). The web console (console/, Vite) is built first, into
  * dist/console next to the bundle, where the local gateway serves it from (core/platform/local/console-files.ts).
  */
@@ -33,6 +34,7 @@ export async function buildLocal(
     entryPoints: {
       [entry.name]: entry.source,
       "storage-worker": "core/platform/local/storage-worker.ts",
+      "log-reader-worker": "core/platform/local/log-reader-worker.ts",
     },
     outdir,
     outExtension: { ".js": ".mjs" },
