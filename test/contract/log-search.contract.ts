@@ -115,6 +115,27 @@ export function logSearchContract(getStores: () => Stores, newLogger: () => Requ
       await expectFound({ workspaceId: "ws_unknown" }, () => false);
     });
 
+    it("matches values with separators, other scripts and hundreds of characters exactly", async () => {
+      const logger = newLogger();
+      const long = "模型".repeat(300);
+      const { organisationId, logs } = fixture(4, (i) => ({
+        workspaceId: "ws/=#1",
+        traceId: ["a/b", "a=b", "a%2Fb", "a/b "][i],
+        requestedModel: i % 2 ? long : `${long}x`,
+        metadata: { "k=1": i < 2 ? "v/=#" : long, [long]: "x" },
+      }));
+      await write(logger, logs);
+      const found = async (search: Partial<LogSearch>) =>
+        (await searchAll({ organisationId, ...range, ...search })).ids;
+      expect(await found({ traceId: "a/b" })).toEqual([logs[0]!.id]);
+      expect(await found({ traceId: "a=b", workspaceId: "ws/=#1" })).toEqual([logs[1]!.id]);
+      expect(await found({ model: long })).toEqual(newestFirst([logs[1]!, logs[3]!]));
+      expect(await found({ metadataKey: "k=1", metadataValue: "v/=#" })).toEqual(newestFirst(logs.slice(0, 2)));
+      expect(await found({ metadataKey: "k=1", metadataValue: long })).toEqual(newestFirst(logs.slice(2)));
+      expect(await found({ metadataKey: long, workspaceId: "ws/=#1" })).toEqual(newestFirst(logs));
+      expect(await found({ metadataKey: "k", metadataValue: "1=v/=#" })).toEqual([]);
+    });
+
     it("pages through a keyset cursor: no log twice, none missed, and later writes do not move the pages", async () => {
       const logger = newLogger();
       const { organisationId, logs } = fixture(7, () => ({ workspaceId: "ws_p", provider: "openai" }));

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BundleGateway, removeBuiltBundle, startBundleGateway } from "../helpers/bundle-gateway.ts";
-import { type SeededLogs, seedLogsDataDir } from "../helpers/seeded-logs.ts";
+import { HEAVY_SEARCHES, type SeededLogs, seedLogsDataDir } from "../helpers/seeded-logs.ts";
 
 /**
  * Issue 38, item 1: a workspace key searching the logs cannot freeze or drain the gateway. 200,000 logs are seeded
@@ -36,17 +36,6 @@ async function get(path: string, key: string): Promise<any> {
 
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
-
-/** The searches a hostile (or merely busy) console runs: each reads as much of the index as a call may. */
-const HEAVY_SEARCHES = [
-  "?limit=10&model=nope",
-  "?limit=100&min_cost=999",
-  "?limit=100&status=503",
-  "?limit=100&model=gpt-4o&status=503",
-  "?limit=100&provider=openai&max_cost=0",
-  "?limit=25&metadata_key=team&metadata_value=team-3&min_cost=1",
-  "?limit=100&trace_id=no-such-trace",
-];
 
 describe("log search at 200k logs", () => {
   it("answers one filtered search in a bounded time, and a page may be short with a cursor to go on", async () => {

@@ -24,6 +24,20 @@ export interface SeededLogs {
 export const SEEDED_MODELS = ["gpt-4o-mini", "gpt-4o", "claude-3-5-sonnet", "mistral-large"];
 export const SEEDED_PROVIDERS = ["openai", "anthropic", "mistral"];
 
+/**
+ * Searches of workspace A that read as much of the log index as a call may: filters no seeded log matches, a
+ * cost bound no index holds, two conditions together (issue 38: what a hostile or merely busy console sends).
+ */
+export const HEAVY_SEARCHES = [
+  "?limit=10&model=nope",
+  "?limit=100&min_cost=999",
+  "?limit=100&status=503",
+  "?limit=100&model=gpt-4o&status=503",
+  "?limit=100&provider=openai&max_cost=0",
+  "?limit=25&metadata_key=team&metadata_value=team-3&min_cost=1",
+  "?limit=100&trace_id=no-such-trace",
+];
+
 /** Logs written at once: the local sink refuses writes when its thread is too far behind (MAX_WAITING). */
 const WAVE = 1000;
 
