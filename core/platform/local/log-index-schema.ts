@@ -8,8 +8,7 @@ import type { SqliteDatabase } from "./sqlite.ts";
  *   in its small page cache.
  * - `log_facts`: one row per log (`seq` in insertion order) with the fields searches filter on, and one index
  *   per filter, each ending in `at` (createdAt, ms) so every filter reads newest first from a keyset position
- *   `(at, seq)`. Trace ids are indexed by a 53-bit hash (`trace_key`): an id per request makes every insert
- *   land on a random page, and a small key keeps that index's pages few (the text is checked on the row). The dimensions a workspace's console filters on (status, provider, model) are indexed per
+ *   `(at, seq)`. The dimensions a workspace's console filters on (status, provider, model) are indexed per
  *   workspace too, so a workspace key's search walks its own workspace's entries.
  * - `log_metadata`: one row per metadata pair and one per metadata name (value 0), for those filters.
  * - `log_index_state`: how far the index of logs written before it existed has been built (the backfill).
@@ -25,7 +24,6 @@ export function createLogIndexTables(db: SqliteDatabase): void {
       org INTEGER NOT NULL,
       ws INTEGER,
       trace TEXT NOT NULL,
-      trace_key INTEGER NOT NULL,
       api_key INTEGER,
       usr INTEGER,
       status INTEGER NOT NULL,
@@ -37,7 +35,7 @@ export function createLogIndexTables(db: SqliteDatabase): void {
     );
     CREATE INDEX IF NOT EXISTS log_facts_org ON log_facts (org, at);
     CREATE INDEX IF NOT EXISTS log_facts_ws ON log_facts (ws, at) WHERE ws IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS log_facts_trace ON log_facts (org, trace_key, at);
+    CREATE INDEX IF NOT EXISTS log_facts_trace ON log_facts (org, trace, at);
     CREATE INDEX IF NOT EXISTS log_facts_key ON log_facts (api_key, at) WHERE api_key IS NOT NULL;
     CREATE INDEX IF NOT EXISTS log_facts_user ON log_facts (usr, at) WHERE usr IS NOT NULL;
     CREATE INDEX IF NOT EXISTS log_facts_status ON log_facts (org, status, at);
@@ -101,19 +99,4 @@ export function initialiseBackfill(db: SqliteDatabase): void {
     `INSERT OR IGNORE INTO log_index_state (name, value)
      SELECT ?, coalesce(max(rowid), 0) + 1 FROM records`,
   ).run(BACKFILL_BELOW);
-}
-
-/**
- * The index key of a trace id: two FNV-1a hashes (32 and 21 bits) of its UTF-16 code units, a safe integer. Two ids
- * may share a key; a search checks the id itself on each row it reads.
- */
-export function traceKey(traceId: string): number {
-  let high = 0x811c9dc5;
-  let low = 0x01000193;
-  for (let i = 0; i < traceId.length; i++) {
-    const unit = traceId.charCodeAt(i);
-    high = Math.imul(high ^ unit, 0x01000193);
-    low = Math.imul(low ^ unit, 0x01000193) ^ (low >>> 15);
-  }
-  return (high >>> 0) * 2 ** 21 + ((low >>> 0) & 0x1fffff);
 }

@@ -1,7 +1,7 @@
 import type { LogFacts } from "../../logs/log-search.ts";
 import { logFacts } from "../../logs/log-search.ts";
 import type { RequestLog } from "../../logs/log-record.ts";
-import { ANY_VALUE, BACKFILL_BELOW, createLogIndexTables, traceKey } from "./log-index-schema.ts";
+import { ANY_VALUE, BACKFILL_BELOW, createLogIndexTables } from "./log-index-schema.ts";
 import { LogNameWriter } from "./log-names.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
@@ -30,8 +30,8 @@ export class SqliteLogIndex {
     writes.afterCommit(() => this.#names.committed());
     writes.afterRollback(() => this.#names.rolledBack());
     this.#insertFact = db.prepare(
-      `INSERT INTO log_facts (id, at, ttl, org, ws, trace, trace_key, api_key, usr, status, provider, model,
-         answered_model, cost, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO log_facts (id, at, ttl, org, ws, trace, api_key, usr, status, provider, model, answered_model,
+         cost, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#insertMetadata = db.prepare(
       "INSERT OR IGNORE INTO log_metadata (org, name, value, at, seq) VALUES (?, ?, ?, ?, ?)",
@@ -66,7 +66,6 @@ export class SqliteLogIndex {
       org,
       name(facts.workspaceId),
       trace,
-      traceKey(trace),
       name(facts.apiKeyId),
       name(facts.userId),
       facts.status ?? 0,

@@ -10,7 +10,7 @@ import {
 } from "../../logs/log-search.ts";
 import { storedLog } from "../../logs/log-layout.ts";
 import { nowSeconds } from "../../store/record-rules.ts";
-import { ANY_VALUE, FACT_COLUMNS, type FactRow, traceKey } from "./log-index-schema.ts";
+import { ANY_VALUE, FACT_COLUMNS, type FactRow } from "./log-index-schema.ts";
 import { LogNameReader } from "./log-names.ts";
 import type { SqliteDatabase, SqliteStatement } from "./sqlite.ts";
 
@@ -89,7 +89,7 @@ export class SqliteLogSearch {
 
     if (search.traceId !== undefined) {
       return {
-        read: this.#factsReader("trace", "org = ? AND trace_key = ?", [org, traceKey(search.traceId)]),
+        read: this.#factsReader("trace", "org = ? AND trace = ?", [org, search.traceId]),
         exact: exact(1, false),
       };
     }
