@@ -1,7 +1,7 @@
 import { layoutLog } from "../../core/logs/log-layout.ts";
 import { logFacts } from "../../core/logs/log-search.ts";
 import type { LogEntry } from "../../core/logs/log-sink.ts";
-import { indexEntries } from "../../core/logs/records-log-sink.ts";
+import { indexEntries } from "../../core/logs/index-items.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**
@@ -33,7 +33,7 @@ export interface StoreOpCounts {
    * DynamoDB write request units these calls would cost: 1 per started KB of the item (JSON size, a slight
    * overestimate of DynamoDB's size), twice when the item carries gsi1 keys (the index projects ALL
    * attributes, SST's default, so the index write is as large). Counter adds: 1 each. A request log: its record
-   * and each of its search index items as the AWS log sink writes them (core/logs/records-log-sink.ts).
+   * and each of its search index items as the AWS log sink writes them (core/logs/index-items.ts).
    */
   writeUnits: number;
   /** Bytes of the records written (records.put), summed. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { conditionCount, type LogFacts, type LogSearch } from "./log-search.ts";
 
 /**
- * The search index of the store families that keep it as index entries beside each log (records-log-sink.ts):
+ * The search index of the store families that keep it as index items beside each log (index-items.ts):
  * one entry per term a log has, sorted by time within its term. A term names a filter and its value within an
  * organisation, and within a workspace for the dimensions a workspace's console filters on (a workspace key's
  * search then walks its own workspace's entries only):

@@ -18,8 +18,9 @@ export interface LogEntry {
 }
 
 /**
- * Where request logs go, and are read back from. Each platform provides one adapter (AWS: records-log-sink.ts;
- * local: core/platform/local/thread-log-sink.ts); all pass the same contract test
+ * Where request logs go, and are read back from. Each platform provides one adapter (AWS: records-log-sink.ts and
+ * core/platform/aws/dynamo-log-sink.ts; local: core/platform/local/thread-log-sink.ts; MySQL:
+ * core/platform/mysql/mysql-log-sink.ts); all pass the same contract test
  * (test/contract/log-sink.contract.ts): a written log reads back by id through `records` and the Blobs port
  * (RequestLogger.get) as log-layout.ts lays it out, and is found by `search`. The core hands every log to the
  * sink and tests no capability.
