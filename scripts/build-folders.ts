@@ -33,6 +33,7 @@ export function newBuildDir(outdir: string): { id: string; dir: string } {
 export function publishBuild(outdir: string, id: string, entry: string): void {
   const build = `./${BUILDS}/${id}`;
   const launcher = `// Written by scripts/build.ts: starts build ${id} (see scripts/build-folders.ts).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 const running = new URL("${build}/${RUNNING}/", import.meta.url);
 mkdirSync(running, { recursive: true });
 const marker = new URL(String(process.pid), running);
