@@ -58,7 +58,7 @@ import * as serverSchemas from "../../features/mcp/servers/schemas.ts";
  * The zod schema each route validates its JSON body with, by `METHOD path` as the route table writes it: the
  * OpenAPI document describes a body by the very schema that checks it, so the two cannot disagree. Routes
  * whose handlers validate in code rather than with an exported schema are described as a plain JSON object.
- * (test/unit/openapi/document.test.ts checks that every key names a route of the table.)
+ * (test/e2e/openapi.test.ts checks that every key names a route of the table.)
  */
 export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/chat/completions": chatCompletionRequest,
