@@ -6,9 +6,12 @@ import type { TransformContext } from "../../providers/types.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, validate } from "../../http/json.ts";
 import { isLateJson } from "../../observe/logs/late-json.ts";
+import { presentResponse, type ResponseSchema } from "../../inference/formats/responses/present.ts";
 import { mentionsServerSideMcp } from "../mcp/server-side/references.ts";
 import { startBackground } from "./background.ts";
 import { assignItemIds } from "./item-ids.ts";
+import { resolveItemReferences } from "./item-references.ts";
+import { storedBeforeLastEvent } from "./stored-before-end.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
 
@@ -43,11 +46,16 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     );
   }
 
-  const ownItems = inputItemsOf(body.input);
-  const history = body.previous_response_id
-    ? sendableHistory(await store.conversation(owner, String(body.previous_response_id)))
-    : [];
-  const sent = history.length > 0 || body.previous_response_id ? { ...body, input: [...history, ...ownItems] } : body;
+  const givenItems = inputItemsOf(body.input);
+  const [history, ownItems] = await Promise.all([
+    body.previous_response_id
+      ? store.conversation(owner, String(body.previous_response_id)).then(sendableHistory)
+      : ([] as Array<Record<string, any>>),
+    resolveItemReferences(store, owner, givenItems),
+  ]);
+  const resolved = ownItems !== givenItems;
+  const sent =
+    history.length > 0 || body.previous_response_id || resolved ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
   const inputItems = assignItemIds(ownItems);
@@ -56,7 +64,7 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     inputItems,
     context: [...history, ...ownItems],
     provider,
-    native: provider === "openai" || provider === "azure-openai",
+    native: isNative(provider),
   });
 
   if (body.background === true) {
@@ -102,31 +110,53 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
   const outcome = ctx.outcome!;
-  if (response.status === 200) {
-    ctx.waitUntil(
-      outcome.done
-        .then(async () => {
-          if (outcome.error || outcome.status !== 200) return;
-          const answer = answerOf(outcome.responseBody);
-          if (answer?.object !== "response") return;
-          if (!stored) return;
-          const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-          await store.save(owner, entry(chained, outcome.provider));
-        })
-        .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
-    );
+  // Stored before the answer ends (a JSON answer before it is sent, a stream before its last event): the client's
+  // next request (a retrieve, a previous_response_id) may come the instant it has read the answer, on any process.
+  const storing =
+    response.status === 200 && stored
+      ? outcome.done
+          .then(async () => {
+            if (outcome.error || outcome.status !== 200) return;
+            const answer = answerOf(outcome.responseBody);
+            if (answer?.object !== "response") return;
+            const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
+            await store.save(owner, entry(chained, outcome.provider));
+          })
+          .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error))
+      : undefined;
+  if (response.status !== 200) return response;
+  if (body.stream === true) {
+    // The server-side MCP loop's stream ends with its own bookkeeping: stored after it, as before.
+    if (storing && serverSideMcp) ctx.waitUntil(storing);
+    return storing && !serverSideMcp ? storedBeforeLastEvent(response, storing) : response;
   }
-  if (body.stream === true || response.status !== 200) return response;
-  // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
-  const answer = (await response.json()) as Record<string, any>;
-  if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
-  const presented = answer.object === "response" ? responses.presentResponse(answer, schema) : answer;
-  if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
-  return Response.json(presented, {
+  const text = await response.text();
+  await storing;
+  return new Response(presentAnswer(text, body, schema, isNative(outcome.provider)), {
     status: 200,
     headers: withoutLength(response.headers),
   });
 }
+
+/**
+ * A JSON answer as the client gets it. A provider's native Responses answer goes out as the provider sent it
+ * (every field it has, in its order); only the chain it belongs to is put back, since the gateway resolved
+ * `previous_response_id` itself and the provider never saw it. A translated answer is presented in the schema the
+ * client asked for.
+ */
+function presentAnswer(text: string, body: Record<string, any>, schema: ResponseSchema, native: boolean): string {
+  if (native && !body.previous_response_id) return text;
+  const answer = JSON.parse(text) as Record<string, any>;
+  if (answer?.object !== "response") return text;
+  if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
+  if (native) return JSON.stringify(answer);
+  const presented = presentResponse(answer, schema);
+  if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
+  return JSON.stringify(presented);
+}
+
+/** Providers whose Responses API the gateway speaks natively (their answers are theirs, not the gateway's). */
+const isNative = (provider: string | undefined): boolean => provider === "openai" || provider === "azure-openai";
 
 function betaHeader(request: Request): string | null {
   return request.headers.get("x-gateway-beta") ?? request.headers.get("x-portkey-beta");

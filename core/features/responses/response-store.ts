@@ -18,6 +18,8 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  *   larger than a DynamoDB item's 400 KB. A status change writes a new blob and then moves the index's pointer with
  *   a condition on the pointer it read, so two writers never mix halves of each other's writes, and a `cancelled`
  *   response is never overwritten by a run that finishes late (the loser deletes its blob).
+ * - an item index, pk `RESPONSE_ITEM#<item id>`, sk `ITEM`, per output item that has an id: owner and response id,
+ *   written with the response, so that an `item_reference` input item finds the item it names (same ttl);
  * Blobs do not expire by themselves: past the ttl they are unreachable; an S3 lifecycle rule on `responses/` (of
  * the retention's length) reclaims them on AWS.
  */
@@ -54,6 +56,8 @@ export interface ResponseStoreOptions {
 
 const SORT = "RESPONSE";
 const partition = (id: string) => `RESPONSE#${id}`;
+const ITEM_SORT = "ITEM";
+const itemPartition = (itemId: string) => `RESPONSE_ITEM#${itemId}`;
 export const RESPONSES_BLOB_PREFIX = "responses/";
 
 /** Statuses a status may move to: a finished (or cancelled) response never changes again. */
@@ -71,6 +75,13 @@ const RESPONSE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Concurrent writers retry this often before giving up (each round another writer made progress). */
 const MAX_ATTEMPTS = 8;
+
+/**
+ * Pauses before looking again for a previous response that is not stored yet (ms; 0.7 s in all). A response is
+ * stored before its answer (or its stream's last event) is sent, so a chain never needs them on one store; they
+ * cover a store whose replicas lag (another gateway process reading a replica of the database).
+ */
+const UNSTORED_RETRY_MS = [100, 200, 400];
 
 export class ResponseStore {
   readonly #records: Records;
@@ -99,7 +110,9 @@ export class ResponseStore {
     if (!RESPONSE_ID.test(id)) throw new RangeError(`not a response id: ${JSON.stringify(id)}`);
     const nowSeconds = Math.floor(this.#now() / 1000);
     const createdAt = typeof entry.response.created_at === "number" ? entry.response.created_at : nowSeconds;
-    const blob = await this.#writeBlob(owner, id, entry);
+    const ttl = nowSeconds + this.#retentionSeconds;
+    // The blob and the item index first, in parallel: once the index item exists, everything it names can be read.
+    const [blob] = await Promise.all([this.#writeBlob(owner, id, entry), this.#indexItems(owner, id, entry, ttl)]);
     const item: RecordItem = {
       pk: partition(id),
       sk: SORT,
@@ -115,7 +128,7 @@ export class ResponseStore {
       previousResponseId: entry.response.previous_response_id ?? undefined,
       blob,
       // Kept from when it is stored: a provider's `created_at` may be far off the gateway's clock.
-      ttl: nowSeconds + this.#retentionSeconds,
+      ttl,
     };
     for (const name of Object.keys(item)) if (item[name] === undefined) delete item[name];
     try {
@@ -169,7 +182,12 @@ export class ResponseStore {
    * as input items. 404 (param previous_response_id) when unknown; 400 while it is still queued or running.
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
-    const entry = await this.get(owner, id);
+    let entry = await this.get(owner, id);
+    for (const wait of UNSTORED_RETRY_MS) {
+      if (entry) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      entry = await this.get(owner, id);
+    }
     if (!entry) throw previousResponseNotFound(id);
     const status = entry.response.status;
     if (status === "queued" || status === "in_progress") throw previousResponseNotFinished(id, status);
@@ -211,6 +229,43 @@ export class ResponseStore {
       return { applied: true, entry };
     }
     throw new Error(`response ${id} kept changing while its status was being set`);
+  }
+
+  /**
+   * An output item of a stored response, by its id (what an `item_reference` input item names), with whether the
+   * response came from a provider's native Responses API; undefined when no response of this owner holds it.
+   */
+  async findOutputItem(
+    owner: ResponseOwner,
+    itemId: string,
+  ): Promise<{ item: Record<string, any>; native: boolean } | undefined> {
+    if (!RESPONSE_ID.test(itemId)) return undefined;
+    const index = await this.#records.get(itemPartition(itemId), ITEM_SORT);
+    if (!index || index.org !== owner.organisationId || (index.ws ?? "") !== workspaceOf(owner)) return undefined;
+    const entry = await this.get(owner, String(index.responseId));
+    const item = entry?.response.output?.find((output: Record<string, any>) => output?.id === itemId);
+    return item && entry ? { item, native: entry.native } : undefined;
+  }
+
+  /** One index item per output item with an id (see the layout above). */
+  async #indexItems(owner: ResponseOwner, responseId: string, entry: StoredResponse, ttl: number): Promise<void> {
+    const output: unknown[] = Array.isArray(entry.response.output) ? entry.response.output : [];
+    const ids = output
+      .map((item) => (item as Record<string, unknown> | null)?.id)
+      .filter((itemId): itemId is string => typeof itemId === "string" && RESPONSE_ID.test(itemId));
+    const ws = workspaceOf(owner);
+    await Promise.all(
+      ids.map((itemId) =>
+        this.#records.put({
+          pk: itemPartition(itemId),
+          sk: ITEM_SORT,
+          org: owner.organisationId,
+          ...(ws ? { ws } : {}),
+          responseId,
+          ttl,
+        }),
+      ),
+    );
   }
 
   async #ownedItem(owner: ResponseOwner, id: string): Promise<RecordItem | undefined> {
