@@ -12,6 +12,7 @@ import { startBackground } from "./background.ts";
 import { assignItemIds } from "./item-ids.ts";
 import { resolveItemReferences } from "./item-references.ts";
 import { storedBeforeLastEvent } from "./stored-before-end.ts";
+import { inputItemsOf, sendableHistory } from "./conversation.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
 
@@ -160,35 +161,6 @@ const isNative = (provider: string | undefined): boolean => provider === "openai
 
 function betaHeader(request: Request): string | null {
   return request.headers.get("x-gateway-beta") ?? request.headers.get("x-portkey-beta");
-}
-
-/** The request's own input as items (a string input is one user message). */
-function inputItemsOf(input: unknown): Array<Record<string, any>> {
-  if (typeof input === "string")
-    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
-  if (!Array.isArray(input)) return [];
-  return input.map((item) =>
-    item && typeof item === "object" && !("type" in item) ? { type: "message", ...item } : item,
-  );
-}
-
-/**
- * A stored conversation as items a provider accepts again: item ids are the gateway's (or another provider's)
- * and would be read as references to items the provider stored, so they are dropped; reasoning items are only
- * meaningful to the provider that made them with their encrypted content, so the others are left out.
- */
-function sendableHistory(items: Array<Record<string, any>>): Array<Record<string, any>> {
-  const sendable: Array<Record<string, any>> = [];
-  for (const item of items) {
-    if (item.type === "reasoning" && typeof item.encrypted_content !== "string") continue;
-    if (item.type === "reasoning") {
-      sendable.push(item);
-      continue;
-    }
-    const { id: _id, status: _status, ...rest } = item;
-    sendable.push(rest);
-  }
-  return sendable;
 }
 
 /** The answer the outcome holds (JSON body, or the one a stream spelled). */

@@ -238,7 +238,7 @@ export const responsesRequest = z
     include: z.nullish(z.array(z.string())),
     service_tier: z.nullish(z.string()),
     prompt_cache_key: z.nullish(z.string()),
-    prompt_cache_retention: z.nullish(z.enum(["in-memory", "24h"])),
+    prompt_cache_retention: z.nullish(z.enum(["in_memory", "in-memory", "24h"])),
     safety_identifier: z.nullish(z.string()),
   })
   .check(
