@@ -28,6 +28,7 @@ import { startCohereMock } from "../mocks/cohere.ts";
 import { startGoogleMock } from "../mocks/google.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
 import { createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * What users run is what is tested: the bundle `npm start` runs (built and started as npm start does,
@@ -59,6 +60,8 @@ afterAll(async () => {
 
 function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {
   return new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey,
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },
