@@ -212,7 +212,8 @@ async function assertNotDefault(records: Records, guardrail: GuardrailResource):
   }
 }
 
-async function changed(
+/** A saved guardrail changed: audited and dropped from the saved-resource caches (and the guardrail cache). */
+async function guardrailChanged(
   deps: ControlDeps,
   principal: Principal,
   change: { action: string; before?: GuardrailResource; after?: GuardrailResource },
@@ -249,7 +250,7 @@ export async function createGuardrail(
     createdBy: principal.userId ?? principal.keyId,
   });
   await writeVersion(deps.records, created, principal);
-  return (await changed(deps, principal, { action: "create", after: created }))!;
+  return (await guardrailChanged(deps, principal, { action: "create", after: created }))!;
 }
 
 export interface GuardrailListQuery extends PageRequest {
@@ -359,7 +360,7 @@ export async function updateGuardrail(
   if (body.actions !== undefined) changes.actions = actionsFrom(current.actions, body.actions);
   const updated = await guardrailStore(deps.records).update(current, changes);
   await writeVersion(deps.records, updated, principal);
-  return (await changed(deps, principal, { action: "update", before: current, after: updated }))!;
+  return (await guardrailChanged(deps, principal, { action: "update", before: current, after: updated }))!;
 }
 
 /** Refused (Conflict) while the organisation's defaults name it. Its versions go with it. */
@@ -373,6 +374,6 @@ export async function deleteGuardrail(
   await assertNotDefault(deps.records, guardrail);
   await guardrailStore(deps.records).delete(guardrail);
   await deleteVersions(deps.records, guardrail.id);
-  await changed(deps, principal, { action: "delete", before: guardrail });
+  await guardrailChanged(deps, principal, { action: "delete", before: guardrail });
   return { id: guardrail.id };
 }

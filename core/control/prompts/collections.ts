@@ -1,5 +1,5 @@
 import type { Principal } from "../../auth/principal.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { type ControlDeps, changed } from "../deps.ts";
 import { Conflict, Invalid, NotFound } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import { type CountedPage, offsetPage } from "../paging.ts";
@@ -68,24 +68,6 @@ async function checkedParent(
   return parent;
 }
 
-async function changed(
-  deps: ControlDeps,
-  principal: Principal,
-  action: string,
-  before?: CollectionResource,
-  after?: CollectionResource,
-) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "collection",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentCollection(before),
-    after: after && presentCollection(after),
-  });
-}
-
 export async function createCollection(deps: ControlDeps, principal: Principal, input: CollectionCreateInput) {
   const parent = input.parent_collection_id
     ? await collectionOf(deps.records, principal, input.parent_collection_id, "parent_collection_id")
@@ -99,7 +81,7 @@ export async function createCollection(deps: ControlDeps, principal: Principal, 
     parentCollectionId: parent?.id,
     createdBy: actorOf(principal),
   });
-  await changed(deps, principal, "create", undefined, created);
+  await changed(deps, principal, { action: "create", resourceType: "collection", after: created }, presentCollection);
   return presentCollection(created);
 }
 
@@ -152,7 +134,12 @@ export async function updateCollection(
       await checkedParent(deps, principal, body.parent_collection_id, current.workspaceId!, current)
     ).id;
   const updated = await collectionStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: "collection", before: current, after: updated },
+    presentCollection,
+  );
   return presentCollection(updated);
 }
 
@@ -172,6 +159,11 @@ export async function deleteCollection(deps: ControlDeps, principal: Principal, 
       { param: "id", code: "collection_not_empty" },
     );
   await collectionStore(deps.records).delete(collection);
-  await changed(deps, principal, "delete", collection);
+  await changed(
+    deps,
+    principal,
+    { action: "delete", resourceType: "collection", before: collection },
+    presentCollection,
+  );
   return { id: collection.id };
 }

@@ -3,7 +3,7 @@ import { workspaceScope } from "../../auth/scopes.ts";
 import type { Records } from "../../store/ports.ts";
 import type { ControlDeps } from "../deps.ts";
 import { Forbidden, Invalid, NotFound } from "../errors.ts";
-import { type CollectionResource, collectionStore } from "./store.ts";
+import { type CollectionResource, type Shareable, collectionStore } from "./store.ts";
 import { boundWorkspace } from "../credentials/credentials.ts";
 import type { Resource, ResourceStore } from "../resource-store.ts";
 import { workspaceStore } from "../workspaces/store.ts";
@@ -14,13 +14,6 @@ import { workspaceStore } from "../workspaces/store.ts";
  * those shared with their workspace; organisation-wide callers reach all. Another workspace's answers 404
  * like an unknown one.
  */
-
-/** A resource that may be shared with other workspaces of its organisation (core/control/prompts/sharing.ts). */
-export interface Shareable extends Resource {
-  /** True while `sharedWith` is not empty (core/control/workspaces/store.ts blocks deleting the workspace then). */
-  shared?: boolean;
-  sharedWith?: string[];
-}
 
 export const actorOf = (principal: Principal) => principal.userId ?? principal.keyId;
 

@@ -4,8 +4,7 @@ import { ensureOrganisation } from "../../control/organisation/bootstrap.ts";
 import { createApp } from "../../http/app.ts";
 import { handlers as responsesHandlers } from "../../routes/handlers/responses.ts";
 import { ROUTE_FAMILIES } from "../../routes/table.ts";
-import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
-import { REALTIME_PATH } from "../../inference/realtime/session.ts";
+import { REALTIME_PATH, createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 
 export interface RealtimeService {
