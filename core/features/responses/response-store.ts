@@ -11,15 +11,19 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  * `.../input_items`, `DELETE`, `.../cancel` and `previous_response_id` read.
  *
  * Layout, on single-item conditional writes only (DynamoDB without transactions):
- * - an index item, pk `RESPONSE#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model, provider, native,
- *   background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created + retention (past it
- *   the response is absent on every platform);
+ * - an index item, pk `RESPONSE#<org>#<workspace>#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model,
+ *   provider, native, background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created +
+ *   retention (past it the response is absent on every platform). The id is a provider's (`resp_...` from OpenAI
+ *   and the like, or any string a custom host sends), so it is unique only per owner: two workspaces whose
+ *   providers answered with the same id each store and read their own. Responses stored before the key held
+ *   the owner (pk `RESPONSE#<id>`) are still read, for their owner, until their ttl;
  * - the JSON (response, input items, context) in one blob under `responses/<org>/<workspace>/<id>/`: it may be far
  *   larger than a DynamoDB item's 400 KB. A status change writes a new blob and then moves the index's pointer with
  *   a condition on the pointer it read, so two writers never mix halves of each other's writes, and a `cancelled`
  *   response is never overwritten by a run that finishes late (the loser deletes its blob).
- * - an item index, pk `RESPONSE_ITEM#<item id>`, sk `ITEM`, per output item that has an id: owner and response id,
- *   written with the response, so that an `item_reference` input item finds the item it names (same ttl);
+ * - an item index, pk `RESPONSE_ITEM#<org>#<workspace>#<item id>`, sk `ITEM`, per output item that has an id: the
+ *   response's id, written with the response, so that an `item_reference` input item finds the item it names (same
+ *   ttl);
  * Blobs do not expire by themselves: past the ttl they are unreachable; an S3 lifecycle rule on `responses/` (of
  * the retention's length) reclaims them on AWS.
  */
@@ -55,9 +59,13 @@ export interface ResponseStoreOptions {
 }
 
 const SORT = "RESPONSE";
-const partition = (id: string) => `RESPONSE#${id}`;
+const partition = (owner: ResponseOwner, id: string) => `RESPONSE#${owner.organisationId}#${workspaceOf(owner)}#${id}`;
+/** Where responses were stored before the key held their owner (read only; gone with their ttl). */
+const legacyPartition = (id: string) => `RESPONSE#${id}`;
 const ITEM_SORT = "ITEM";
-const itemPartition = (itemId: string) => `RESPONSE_ITEM#${itemId}`;
+/** An output item's index, under its owner as responses are (ids are the providers': two workspaces may share one). */
+const itemPartition = (owner: ResponseOwner, itemId: string) =>
+  `RESPONSE_ITEM#${owner.organisationId}#${workspaceOf(owner)}#${itemId}`;
 export const RESPONSES_BLOB_PREFIX = "responses/";
 
 /** Statuses a status may move to: a finished (or cancelled) response never changes again. */
@@ -102,8 +110,8 @@ export class ResponseStore {
   }
 
   /**
-   * Stores a new response (once per id: ConditionFailedError if the id is taken). Later changes of a background
-   * response go through setStatus.
+   * Stores a new response (once per id and owner: ConditionFailedError if the owner already has one with this id).
+   * Later changes of a background response go through setStatus.
    */
   async save(owner: ResponseOwner, entry: StoredResponse): Promise<void> {
     const id = String(entry.response.id);
@@ -114,7 +122,7 @@ export class ResponseStore {
     // The blob and the item index first, in parallel: once the index item exists, everything it names can be read.
     const [blob] = await Promise.all([this.#writeBlob(owner, id, entry), this.#indexItems(owner, id, entry, ttl)]);
     const item: RecordItem = {
-      pk: partition(id),
+      pk: partition(owner, id),
       sk: SORT,
       id,
       org: owner.organisationId,
@@ -160,7 +168,7 @@ export class ResponseStore {
   async delete(owner: ResponseOwner, id: string): Promise<boolean> {
     const item = await this.#ownedItem(owner, id);
     if (!item) return false;
-    await this.#records.delete(partition(id), SORT);
+    await this.#records.delete(String(item.pk), SORT);
     // A status change racing with this finds the index gone and deletes its own new blob.
     let cursor: string | undefined;
     do {
@@ -215,7 +223,7 @@ export class ResponseStore {
       const blob = await this.#writeBlob(owner, id, entry);
       try {
         await this.#records.update(
-          partition(id),
+          String(item.pk),
           SORT,
           { set: { status, blob } },
           { equals: { blob: item.blob, status: item.status } },
@@ -240,8 +248,8 @@ export class ResponseStore {
     itemId: string,
   ): Promise<{ item: Record<string, any>; native: boolean } | undefined> {
     if (!RESPONSE_ID.test(itemId)) return undefined;
-    const index = await this.#records.get(itemPartition(itemId), ITEM_SORT);
-    if (!index || index.org !== owner.organisationId || (index.ws ?? "") !== workspaceOf(owner)) return undefined;
+    const index = await this.#records.get(itemPartition(owner, itemId), ITEM_SORT);
+    if (!index) return undefined;
     const entry = await this.get(owner, String(index.responseId));
     const item = entry?.response.output?.find((output: Record<string, any>) => output?.id === itemId);
     return item && entry ? { item, native: entry.native } : undefined;
@@ -257,7 +265,7 @@ export class ResponseStore {
     await Promise.all(
       ids.map((itemId) =>
         this.#records.put({
-          pk: itemPartition(itemId),
+          pk: itemPartition(owner, itemId),
           sk: ITEM_SORT,
           org: owner.organisationId,
           ...(ws ? { ws } : {}),
@@ -268,9 +276,11 @@ export class ResponseStore {
     );
   }
 
+  /** The owner's index item (its `pk` says where it is: under the owner, or under the legacy key). */
   async #ownedItem(owner: ResponseOwner, id: string): Promise<RecordItem | undefined> {
     if (!RESPONSE_ID.test(id)) return undefined;
-    const item = await this.#records.get(partition(id), SORT);
+    const item =
+      (await this.#records.get(partition(owner, id), SORT)) ?? (await this.#records.get(legacyPartition(id), SORT));
     if (!item || item.org !== owner.organisationId || (item.ws ?? "") !== workspaceOf(owner)) return undefined;
     return item;
   }
