@@ -119,8 +119,7 @@ export class ResponseStore {
     const nowSeconds = Math.floor(this.#now() / 1000);
     const createdAt = typeof entry.response.created_at === "number" ? entry.response.created_at : nowSeconds;
     const ttl = nowSeconds + this.#retentionSeconds;
-    // The blob and the item index first, in parallel: once the index item exists, everything it names can be read.
-    const [blob] = await Promise.all([this.#writeBlob(owner, id, entry), this.#indexItems(owner, id, entry, ttl)]);
+    const blob = await this.#writeBlob(owner, id, entry);
     const item: RecordItem = {
       pk: partition(owner, id),
       sk: SORT,
@@ -140,7 +139,9 @@ export class ResponseStore {
     };
     for (const name of Object.keys(item)) if (item[name] === undefined) delete item[name];
     try {
-      await this.#records.put(item, { exists: false });
+      // The index item and the output items' index together: one round trip (one commit of the local batch), the
+      // whole of the write a client waits for before its answer ends.
+      await Promise.all([this.#records.put(item, { exists: false }), this.#indexItems(owner, id, entry, ttl)]);
     } catch (error) {
       await this.#blobs.delete(blob).catch(() => {});
       throw error;
