@@ -158,7 +158,7 @@ const SETTINGS = {
   GATEWAY_JWT_ISSUER: optionalString,
   GATEWAY_JWT_AUDIENCE: optionalString,
   GATEWAY_JWT_CLOCK_TOLERANCE_SECONDS: positiveInt(30, 0),
-  // Semantic cache vector index (core/inference/cache/vectors): entries kept on the local platform, oldest removed first
+  // Semantic cache vector index (core/store): entries kept on the local platform, oldest removed first
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES: positiveInt(100_000),
   GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE: positiveInt(100_000),
   // Realtime WebSocket sessions (core/inference/realtime): closed after this long without an event either way, and after

@@ -46,9 +46,6 @@ const SCHEME = /^(secretsmanager|ssm|env|file):/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,255}$/;
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
-/** True when the value is written as a reference (whether or not it is a valid one). */
-export const looksLikeSecretRef = (value: string): boolean => SCHEME.test(value);
-
 /**
  * The reference a credential value stands for; undefined for a plain value. A value with a reference scheme
  * that is malformed is SecretRefError("invalid") rather than a plain value, so a typo is never sent upstream.

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { VectorIndex } from "../../core/store/vector-index.ts";
-import { cosineSimilarity } from "../../core/inference/cache/vectors/vector-rules.ts";
+import { cosineSimilarity } from "../../core/store/vector-rules.ts";
 
 /** Dimensions every adapter under test serves (the AWS adapter is given indexes for these). */
 export const CONTRACT_DIMENSIONS = [4, 8, 1536] as const;

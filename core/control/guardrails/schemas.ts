@@ -68,4 +68,3 @@ export const guardrailUpdateSchema = z.strictObject({
 export type GuardrailCreateInput = z.infer<typeof guardrailCreateSchema>;
 export type GuardrailUpdateInput = z.infer<typeof guardrailUpdateSchema>;
 export type GuardrailActionsInput = z.infer<typeof actionsSchema>;
-export type CheckSpecInput = z.infer<typeof checkSchema>;

@@ -279,17 +279,7 @@ export async function listGuardrails(
   };
   const start = input.offset ?? offsetOf(input.cursor);
   // Read whole (an organisation holds tens of guardrails, not thousands): the total and page numbers need it.
-  const all: GuardrailResource[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await guardrailStore(deps.records).list(principal.organisationId, {
-      limit: 1000,
-      cursor,
-      filter: visible,
-    });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
+  const all = await guardrailStore(deps.records).listAll(principal.organisationId, visible);
   const page = offsetPage(all, start, input.limit);
   return { ...page, items: page.items.map(presentGuardrail) };
 }

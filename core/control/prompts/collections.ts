@@ -3,7 +3,7 @@ import { type ControlDeps, changed } from "../deps.ts";
 import { Conflict, Invalid, NotFound } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import { type CountedPage, offsetPage } from "../paging.ts";
-import { actorOf, assertOwnWorkspace, collectionOf, listWhole, placeOf, workspaceIdOf } from "./places.ts";
+import { actorOf, assertOwnWorkspace, collectionOf, placeOf, workspaceIdOf } from "./places.ts";
 import { type CollectionResource, collectionStore, partialStore, promptStore } from "./store.ts";
 import type { CollectionCreateInput, CollectionUpdateInput } from "./schemas.ts";
 import { boundWorkspace, isoTime, slugFrom } from "../credentials/credentials.ts";
@@ -105,7 +105,7 @@ export async function listCollections(
     ? (await collectionOf(deps.records, principal, query.parent_collection_id, "parent_collection_id")).id
     : undefined;
   const needle = query.search?.toLowerCase();
-  const all = await listWhole(collectionStore(deps.records), principal.organisationId, (collection) => {
+  const all = await collectionStore(deps.records).listAll(principal.organisationId, (collection) => {
     if (workspaceId && collection.workspaceId !== workspaceId) return false;
     if (parentId && collection.parentCollectionId !== parentId) return false;
     return !needle || collection.name.toLowerCase().includes(needle);
@@ -149,10 +149,10 @@ export async function deleteCollection(deps: ControlDeps, principal: Principal, 
   assertOwnWorkspace(principal, collection, "collections");
   const organisationId = principal.organisationId;
   const holds = async () =>
-    (await listWhole(collectionStore(deps.records), organisationId, (c) => c.parentCollectionId === collection.id))
+    (await collectionStore(deps.records).listAll(organisationId, (c) => c.parentCollectionId === collection.id))
       .length > 0 ||
-    (await listWhole(promptStore(deps.records), organisationId, (p) => p.collectionId === collection.id)).length > 0 ||
-    (await listWhole(partialStore(deps.records), organisationId, (p) => p.collectionId === collection.id)).length > 0;
+    (await promptStore(deps.records).listAll(organisationId, (p) => p.collectionId === collection.id)).length > 0 ||
+    (await partialStore(deps.records).listAll(organisationId, (p) => p.collectionId === collection.id)).length > 0;
   if (await holds())
     throw new Conflict(
       `Collection '${collection.slug ?? collection.id}' is not empty; move or delete its prompts, partials and collections first.`,

@@ -5,7 +5,7 @@ import { type ControlDeps, changed } from "../deps.ts";
 import { Conflict, Forbidden, NotFound } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import { type CountedPage, offsetPage } from "../paging.ts";
-import { actorOf, assertOwnWorkspace, listWhole, workspaceIdOf } from "./places.ts";
+import { actorOf, assertOwnWorkspace, workspaceIdOf } from "./places.ts";
 import { type LabelResource, labelStore, promptStore } from "./store.ts";
 import type { LabelCreateInput, LabelUpdateInput } from "./schemas.ts";
 import { boundWorkspace, isoTime } from "../credentials/credentials.ts";
@@ -148,7 +148,7 @@ export async function listLabels(
     ? await workspaceIdOf(deps.records, principal, query.workspace_id)
     : boundWorkspace(principal);
   const needle = query.search?.toLowerCase();
-  const all = await listWhole(labelStore(deps.records), principal.organisationId, (label) => {
+  const all = await labelStore(deps.records).listAll(principal.organisationId, (label) => {
     if (workspaceId && label.workspaceId && label.workspaceId !== workspaceId) return false;
     return !needle || label.name.toLowerCase().includes(needle);
   });
@@ -187,7 +187,7 @@ export async function updateLabel(
 export async function deleteLabel(deps: ControlDeps, principal: Principal, input: { label: string }) {
   const label = await load(deps, principal, input.label);
   assertChangeable(principal, label);
-  const [user] = await listWhole(promptStore(deps.records), principal.organisationId, (prompt) =>
+  const [user] = await promptStore(deps.records).listAll(principal.organisationId, (prompt) =>
     Object.hasOwn(prompt.labels, label.id),
   );
   if (user)

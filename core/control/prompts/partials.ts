@@ -5,7 +5,7 @@ import type { ControlDeps } from "../deps.ts";
 import { Conflict } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import type { CountedPage } from "../paging.ts";
-import { actorOf, listWhole } from "./places.ts";
+import { actorOf } from "./places.ts";
 import type { PartialCreateInput, PartialUpdateInput } from "./schemas.ts";
 import {
   type PartialResource,
@@ -171,7 +171,7 @@ export async function listPartialVersions(
  */
 async function promptIncluding(records: Records, partial: Partial_) {
   if (!partial.slug) return undefined;
-  const prompts = await listWhole(promptStore(records), partial.organisationId, () => true);
+  const prompts = await promptStore(records).listAll(partial.organisationId, () => true);
   for (const prompt of prompts) {
     const used = new Set([prompt.defaultVersion, ...Object.values(prompt.labels)]);
     for (const number of used) {

@@ -100,22 +100,6 @@ export function assertOwnWorkspace(principal: Principal, resource: Resource, wha
     throw new Forbidden(`This key cannot modify ${what} outside its workspace.`, { code: "workspace_forbidden" });
 }
 
-/** Every resource of a kind in the organisation that passes `filter` (prompts number in the hundreds, not millions). */
-export async function listWhole<T extends Resource>(
-  store: ResourceStore<T>,
-  organisationId: string,
-  filter: (resource: T) => boolean,
-): Promise<T[]> {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(organisationId, { limit: 1000, cursor, filter });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  return all;
-}
-
 /** Deletes every record of a partition under `prefix` (a prompt's or partial's versions). */
 export async function deletePartition(records: Records, partition: string, prefix: string): Promise<void> {
   let cursor: string | undefined;

@@ -12,7 +12,6 @@ import {
   assertOwnWorkspace,
   collectionOf,
   deletePartition,
-  listWhole,
   loadReachable,
   placeOf,
   workspaceIdOf,
@@ -209,7 +208,7 @@ export class VersionedResources<T extends Versioned, R extends VersionRecord, C>
       if (collectionId && resource.collectionId !== collectionId) return false;
       return !needle || `${resource.name} ${resource.slug ?? ""}`.toLowerCase().includes(needle);
     };
-    const all = await listWhole<T>(this.#kind.store(deps.records), principal.organisationId, matches);
+    const all = await this.#kind.store(deps.records).listAll(principal.organisationId, matches);
     return offsetPage(all, query.offset, query.limit);
   }
 

@@ -1,6 +1,6 @@
 import { type ResourceOwner, ownerKey } from "../../auth/resource-owner.ts";
 import { ConditionFailedError, type RecordItem, type Records } from "../../store/ports.ts";
-import type { BatchObject, BatchResultLine, BatchStatus, StoredBatch } from "./types.ts";
+import type { BatchResultLine, BatchStatus, StoredBatch } from "./types.ts";
 
 /**
  * Batch records, on single-item conditional writes only (DynamoDB without transactions):
@@ -220,9 +220,3 @@ export function batchStoreOf(records: Records): BatchStore {
   }
   return store;
 }
-
-/** A copy of the batch object with `patch` applied. */
-export const withBatch = (record: BatchRecord, patch: Partial<BatchObject>): BatchObject => ({
-  ...record.batch,
-  ...patch,
-});

@@ -76,8 +76,6 @@ const ENDPOINTS: Record<BatchEndpoint, EndpointSpec> = {
   },
 };
 
-export const routeOfEndpoint = (endpoint: BatchEndpoint): RouteKind => ENDPOINTS[endpoint].route;
-
 export const endpointHandler = (endpoint: BatchEndpoint): Promise<Handler> => ENDPOINTS[endpoint].handler();
 
 /** A body problem: the message and the param inside the body (e.g. `messages[0].role`). */

@@ -37,7 +37,6 @@ export const createBatchSchema = z.strictObject({
     z.strictObject({ anchor: z.literal("created_at"), seconds: int(z.gte(3600), z.lte(2_592_000)) }),
   ),
 });
-export type CreateBatchBody = z.infer<typeof createBatchSchema>;
 
 export const updateBatchSchema = z.strictObject({
   internal_output_file_id: z.string().check(z.minLength(1), z.maxLength(256)),
@@ -47,5 +46,3 @@ export const listBatchesQuery = z.looseObject({
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 20),
   after: z.optional(z.string().check(z.maxLength(256))),
 });
-
-export const BATCH_MODE_VALUES = ["native", "gateway"] as const;

@@ -9,10 +9,10 @@ import { isLateJson } from "../../observe/logs/late-json.ts";
 import { presentResponse, type ResponseSchema } from "../../inference/formats/responses/present.ts";
 import { mentionsServerSideMcp } from "../mcp/server-side/references.ts";
 import { startBackground } from "./background.ts";
+import { inputItemsOf, sendableHistory } from "./conversation.ts";
 import { assignItemIds } from "./item-ids.ts";
 import { resolveItemReferences } from "./item-references.ts";
 import { storedBeforeLastEvent } from "./stored-before-end.ts";
-import { inputItemsOf, sendableHistory } from "./conversation.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
 
@@ -20,9 +20,10 @@ import { responseStoreOf } from "./response-store.ts";
  * `POST /v1/responses` on every provider (DESIGN: an inbound format at the edge of the pipeline). Before the
  * pipeline: the body is validated, a `previous_response_id` is resolved by the gateway itself (the stored
  * conversation is put in front of the input: a provider never sees the id, so a chain may move between
- * providers). The pipeline then answers natively (OpenAI, Azure OpenAI) or through the chat adapter. After it:
- * the response and its input items are stored for the workspace (unless `store: false`), and `background`
- * responses answer at once and run on (core/features/responses/background.ts).
+ * providers), and `item_reference` input items are put back from the workspace's store
+ * (core/features/responses/item-references.ts). The pipeline then answers natively (OpenAI, Azure OpenAI) or
+ * through the chat adapter. The response and its input items are stored for the workspace (unless `store: false`)
+ * before the answer ends, and `background` responses answer at once and run on (core/features/responses/background.ts).
  */
 export async function createResponse(request: Request, ctx: RequestContext): Promise<Response> {
   const responses = await import("../../inference/formats/responses/index.ts");
@@ -54,9 +55,8 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
       : ([] as Array<Record<string, any>>),
     resolveItemReferences(store, owner, givenItems),
   ]);
-  const resolved = ownItems !== givenItems;
-  const sent =
-    history.length > 0 || body.previous_response_id || resolved ? { ...body, input: [...history, ...ownItems] } : body;
+  const expanded = history.length > 0 || body.previous_response_id || ownItems !== givenItems;
+  const sent = expanded ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
   const inputItems = assignItemIds(ownItems);
@@ -68,72 +68,22 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     native: isNative(provider),
   });
 
-  if (body.background === true) {
-    // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
-    const started = responses.startedResponse({ ...body, background: true }, {
-      requestId,
-      now: Math.floor(Date.now() / 1000),
-      model: String(body.model),
-    } as TransformContext);
-    const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
-    const outcome = newOutcome("responses", String(body.model), false);
-    ctx.outcome = outcome;
-    await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
-      // The client's request is over: only a cancel (or delete) stops the run.
-      const runCtx: RequestContext = { ...ctx, signal };
-      try {
-        const answer = await runInference(
-          "responses",
-          { ...sent, background: false },
-          request,
-          runCtx,
-          requestId,
-          outcome,
-        );
-        await outcome.done;
-        const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
-        if (final?.object !== "response") throw new Error("the provider gave no response");
-        return { ...final, previous_response_id: body.previous_response_id ?? null };
-      } catch (error) {
-        outcome.error ??= {
-          status: (error as { status?: number }).status ?? 500,
-          message: (error as Error).message,
-          code: (error as { code?: string | null }).code ?? null,
-        };
-        outcome.finish();
-        throw error;
-      }
-    });
-    return Response.json(responses.presentResponse(queued, schema), { status: 200 });
-  }
+  const run: ResponseRun = { request, ctx, body, sent, requestId, responses, schema, owner, entry };
+  if (body.background === true) return answerInBackground(run);
 
   const response = serverSideMcp
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
-  const outcome = ctx.outcome!;
-  // Stored before the answer ends (a JSON answer before it is sent, a stream before its last event): the client's
-  // next request (a retrieve, a previous_response_id) may come the instant it has read the answer, on any process.
-  const storing =
-    response.status === 200 && stored
-      ? outcome.done
-          .then(async () => {
-            if (outcome.error || outcome.status !== 200) return;
-            const answer = answerOf(outcome.responseBody);
-            if (answer?.object !== "response") return;
-            const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-            await store.save(owner, entry(chained, outcome.provider));
-          })
-          .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error))
-      : undefined;
   if (response.status !== 200) return response;
+  const storing = stored ? storeWhenDone(run, store) : undefined;
   if (body.stream === true) {
-    // The server-side MCP loop's stream ends with its own bookkeeping: stored after it, as before.
+    // The server-side MCP loop's stream ends with its own bookkeeping: stored after it.
     if (storing && serverSideMcp) ctx.waitUntil(storing);
     return storing && !serverSideMcp ? storedBeforeLastEvent(response, storing) : response;
   }
   const text = await response.text();
   await storing;
-  return new Response(presentAnswer(text, body, schema, isNative(outcome.provider)), {
+  return new Response(presentAnswer(text, body, schema, isNative(ctx.outcome!.provider)), {
     status: 200,
     headers: withoutLength(response.headers),
   });
@@ -158,6 +108,85 @@ function presentAnswer(text: string, body: Record<string, any>, schema: Response
 
 /** Providers whose Responses API the gateway speaks natively (their answers are theirs, not the gateway's). */
 const isNative = (provider: string | undefined): boolean => provider === "openai" || provider === "azure-openai";
+
+/** What one `POST /v1/responses` call has worked out before the pipeline runs. */
+interface ResponseRun {
+  request: Request;
+  ctx: RequestContext;
+  /** The validated body, as the client sent it. */
+  body: Record<string, any>;
+  /** What the pipeline is sent: the body with the stored conversation in front of its input. */
+  sent: Record<string, any>;
+  requestId: string;
+  responses: typeof import("../../inference/formats/responses/index.ts");
+  schema: ReturnType<typeof import("../../inference/formats/responses/index.ts").schemaOf>;
+  owner: ReturnType<typeof responseOwnerOf>;
+  /** The stored entry of a response: it, its input items and the context it answered. */
+  entry(
+    response: Record<string, any>,
+    provider: string | undefined,
+  ): Parameters<ReturnType<typeof responseStoreOf>["save"]>[1];
+}
+
+/** A `background` response: answered at once as `queued`, run after the answer (core/features/responses/background.ts). */
+async function answerInBackground(run: ResponseRun): Promise<Response> {
+  const { request, ctx, body, sent, requestId, responses, schema, owner, entry } = run;
+  // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
+  const started = responses.startedResponse({ ...body, background: true }, {
+    requestId,
+    now: Math.floor(Date.now() / 1000),
+    model: String(body.model),
+  } as TransformContext);
+  const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
+  const outcome = newOutcome("responses", String(body.model), false);
+  ctx.outcome = outcome;
+  await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
+    // The client's request is over: only a cancel (or delete) stops the run.
+    const runCtx: RequestContext = { ...ctx, signal };
+    try {
+      const answer = await runInference(
+        "responses",
+        { ...sent, background: false },
+        request,
+        runCtx,
+        requestId,
+        outcome,
+      );
+      await outcome.done;
+      const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
+      if (final?.object !== "response") throw new Error("the provider gave no response");
+      return { ...final, previous_response_id: body.previous_response_id ?? null };
+    } catch (error) {
+      outcome.error ??= {
+        status: (error as { status?: number }).status ?? 500,
+        message: (error as Error).message,
+        code: (error as { code?: string | null }).code ?? null,
+      };
+      outcome.finish();
+      throw error;
+    }
+  });
+  return Response.json(responses.presentResponse(queued, schema), { status: 200 });
+}
+
+/**
+ * Stores the response and its input items for the workspace once the answer has ended well; settles (never
+ * rejects) when the write is done. The caller holds the answer's end until then: a client continuing the chain,
+ * or reading the response, the instant it has the answer must find it, on any process.
+ */
+function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>): Promise<void> {
+  const { ctx, body, owner, entry } = run;
+  const outcome = ctx.outcome!;
+  return outcome.done
+    .then(async () => {
+      if (outcome.error || outcome.status !== 200) return;
+      const answer = answerOf(outcome.responseBody);
+      if (answer?.object !== "response") return;
+      const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
+      await store.save(owner, entry(chained, outcome.provider));
+    })
+    .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error));
+}
 
 function betaHeader(request: Request): string | null {
   return request.headers.get("x-gateway-beta") ?? request.headers.get("x-portkey-beta");

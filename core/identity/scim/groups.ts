@@ -186,7 +186,3 @@ export async function deleteScimGroup(deps: ScimDeps, principal: Principal, id: 
   });
   await reconcileMembers(deps, principal, group.members, []);
 }
-
-/** Every group of the organisation (for the admin views). */
-export const allGroups = (deps: ControlDeps, organisationId: string) =>
-  listAll(scimGroupStore(deps.records), organisationId);

@@ -3,8 +3,9 @@ import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
-import { cacheKey, cacheScopeOf, canonicalBody, sortedEntries, targetIdentity } from "./cache-key.ts";
-import { CACHE_STATUS } from "./inference-cache.ts";
+import { cacheKey, canonicalBody, sortedEntries, targetIdentity } from "./cache-key.ts";
+import { CACHE_STATUS, openCache } from "./inference-cache.ts";
+import { HOP_BY_HOP_HEADERS } from "../gateway/raw-answer.ts";
 
 /**
  * The cache step of pass-through routes: the key is the method, the provider path with its query, the body
@@ -52,31 +53,17 @@ function keyedHeaders(headers: Record<string, string>): Array<[string, string]> 
   return sortedEntries(kept);
 }
 
-/** Response headers that describe one delivery, not the answer: never replayed. */
-const NOT_REPLAYED = new Set([
-  "date",
-  "set-cookie",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-]);
+/** Response headers that describe one delivery, not the answer: never replayed (the hop-by-hop ones neither). */
+const NOT_REPLAYED = new Set(["date", "set-cookie", ...HOP_BY_HOP_HEADERS]);
 
 export async function cachedPassthrough(
   call: PassthroughCachedCall,
   upstream: () => Promise<Response>,
 ): Promise<Response> {
-  const { ctx, settings, outcome } = call;
-  const cache = ctx.services.cache;
-  const principal = ctx.principal;
-  if (!settings || !cache || !principal) {
-    outcome.cacheStatus = CACHE_STATUS.disabled;
-    return upstream();
-  }
-  const gateway = ctx.gateway;
-  const scope = cacheScopeOf(principal, gateway?.cacheNamespace);
+  const { ctx, outcome } = call;
+  const open = openCache(call);
+  if (!open) return upstream();
+  const { cache, settings, scope, refresh } = open;
   const request = call.json
     ? canonicalBody(call.json)
     : call.bytes
@@ -84,7 +71,6 @@ export async function cachedPassthrough(
       : "";
   const identity = [...targetIdentity(call.target), keyedHeaders(call.headers)];
   const key = cacheKey(scope, "passthrough", identity, `${call.method} ${call.path}\n${request}`);
-  const refresh = gateway?.cacheForceRefresh === true;
   if (!refresh) {
     const entry = await cache.store.get(scope, key).catch(() => undefined);
     if (entry?.kind === "raw") {

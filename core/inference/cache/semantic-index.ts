@@ -1,5 +1,5 @@
 /**
- * The seam between the semantic cache (core/inference/cache) and the vector index that backs it (core/inference/cache/vectors:
+ * The seam between the semantic cache (core/inference/cache) and the vector index that backs it (core/store:
  * a local index and Amazon S3 Vectors). The cache never sees how vectors are stored; an index never sees
  * requests or answers.
  *

@@ -6,8 +6,6 @@ import type { ProviderTarget } from "../../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../../security/custom-host.ts";
 import { type HostValueField, hostValueProblem } from "../../security/host-values.ts";
 
-export { parseHeaderList } from "../../http/gateway-headers.ts";
-
 /**
  * Resolves the provider target of a request from its headers (spec 5.2): `x-gateway-provider` +
  * `Authorization`, optionally `x-gateway-custom-host`, and the cloud header families. Saved providers

@@ -12,7 +12,6 @@ import { type Window, calendarWindow, fixedWindow } from "./windows.ts";
 
 export type PolicyFamily = "usage_limits" | "rate_limits";
 export type UsageType = "cost" | "tokens" | "requests";
-export type RateType = "requests" | "tokens";
 export type PeriodicReset = "none" | "daily" | "weekly" | "monthly";
 export type RateUnit = "rps" | "rpm" | "rph" | "rpd";
 

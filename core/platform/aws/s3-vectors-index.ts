@@ -13,7 +13,7 @@ import {
   checkScope,
   checkStoredVector,
   checkVector,
-} from "../../inference/cache/vectors/vector-rules.ts";
+} from "../../store/vector-rules.ts";
 import { aws } from "./errors.ts";
 import { s3VectorIndexName } from "./s3-vector-names.ts";
 

@@ -7,7 +7,7 @@ import {
   checkStoredVector,
   checkVector,
   cosineSimilarity,
-} from "../../inference/cache/vectors/vector-rules.ts";
+} from "../../store/vector-rules.ts";
 import { float32FromBytes, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";

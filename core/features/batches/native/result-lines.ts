@@ -1,6 +1,6 @@
 import { sha256Hex } from "../../../util/ids.ts";
 import { UpstreamError } from "../../../providers/types.ts";
-import type { BatchRequestCounts, BatchResultLine, BatchStatus } from "../types.ts";
+import type { BatchResultLine, BatchStatus } from "../types.ts";
 
 /** Pieces every native adapter shares: result-line ids, error lines, terminal statuses. */
 
@@ -14,8 +14,6 @@ export function errorLine(providerBatchId: string, customId: string, code: strin
 }
 
 export const TERMINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(["completed", "failed", "expired", "cancelled"]);
-
-export const zeroCounts = (): BatchRequestCounts => ({ total: 0, completed: 0, failed: 0 });
 
 /** A count from a provider (Azure sends null before it knows). */
 export const count = (value: unknown): number =>
@@ -65,5 +63,32 @@ export function* refusedResults(
       },
       error: null,
     };
+  }
+}
+
+/** Renamed custom_ids are remembered in the batch state (a small record): at most this many characters of them. */
+const MAX_RENAMED_CHARS = 64 * 1024;
+
+/**
+ * The custom_ids a provider cannot carry, sent under another name: the names go into the batch's details, so
+ * its results are answered under the caller's own ids; `refusal` answers a batch whose renames outgrow the record.
+ */
+export class RenamedIds {
+  readonly #details: { renamed?: Record<string, string> };
+  readonly #refusal: string;
+  #chars = 0;
+
+  constructor(details: { renamed?: Record<string, string> }, refusal: string) {
+    this.#details = details;
+    this.#refusal = refusal;
+  }
+
+  add(sent: string, original: string): void {
+    this.#chars += sent.length + original.length;
+    if (this.#chars > MAX_RENAMED_CHARS) {
+      throw new UpstreamError(400, this.#refusal, { code: "invalid_custom_id", param: "custom_id" });
+    }
+    this.#details.renamed ??= {};
+    this.#details.renamed[sent] = original;
   }
 }

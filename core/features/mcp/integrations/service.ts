@@ -106,17 +106,7 @@ export async function listIntegrations(
     if (search && !`${integration.name}\n${integration.slug}`.toLowerCase().includes(search)) return false;
     return true;
   };
-  const all: McpIntegration[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await mcpIntegrationStore(deps.records).list(principal.organisationId, {
-      limit: 1000,
-      cursor,
-      filter: keep,
-    });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
+  const all = await mcpIntegrationStore(deps.records).listAll(principal.organisationId, keep);
   const page = offsetPage(all, input.offset, input.limit);
   return { ...page, items: page.items.map(presentIntegration) };
 }
@@ -199,47 +189,31 @@ export async function storeSnapshot(
   pushed?: McpIntegrationSyncBody,
   pullAs: { server?: McpServer; userId?: string } = {},
 ): Promise<SyncOutcome> {
+  /** Saves what the sync found, audited as a `sync`. */
+  const save = async (changes: Partial<McpIntegration>) => {
+    const updated = await mcpIntegrationStore(deps.records).update(current, changes);
+    await changed(
+      deps,
+      principal,
+      { action: "sync", resourceType: RESOURCE_TYPE, before: current, after: updated },
+      presentIntegration,
+    );
+    return syncAnswer(updated);
+  };
   if (pushed) {
     const snapshot = snapshotFromBody(current, pushed);
     const unique = new Map(
       snapshot.capabilities.map((capability) => [capabilityKey(capability.type, capability.name), capability]),
     );
-    const updated = await mcpIntegrationStore(deps.records).update(current, {
-      server_info: snapshot.server_info,
-      capabilities: [...unique.values()],
-    });
-    await changed(
-      deps,
-      principal,
-      { action: "sync", resourceType: RESOURCE_TYPE, before: current, after: updated },
-      presentIntegration,
-    );
-    return { ok: true, body: syncAnswer(updated) };
+    return { ok: true, body: await save({ server_info: snapshot.server_info, capabilities: [...unique.values()] }) };
   }
   const pulled = await pullSnapshot(deps.services, current, pullAs);
   if (!pulled.ok) {
-    const updated = await mcpIntegrationStore(deps.records).update(current, {
-      server_info: failedInfo(current.server_info, pulled.error),
-    });
-    await changed(
-      deps,
-      principal,
-      { action: "sync", resourceType: RESOURCE_TYPE, before: current, after: updated },
-      presentIntegration,
-    );
-    return { ok: false, error: pulled.error, body: syncAnswer(updated) };
+    const body = await save({ server_info: failedInfo(current.server_info, pulled.error) });
+    return { ok: false, error: pulled.error, body };
   }
-  const updated = await mcpIntegrationStore(deps.records).update(current, {
-    server_info: pulled.snapshot.server_info,
-    capabilities: pulled.snapshot.capabilities,
-  });
-  await changed(
-    deps,
-    principal,
-    { action: "sync", resourceType: RESOURCE_TYPE, before: current, after: updated },
-    presentIntegration,
-  );
-  return { ok: true, body: syncAnswer(updated) };
+  const body = await save({ server_info: pulled.snapshot.server_info, capabilities: pulled.snapshot.capabilities });
+  return { ok: true, body };
 }
 
 function syncAnswer(integration: McpIntegration) {

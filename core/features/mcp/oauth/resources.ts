@@ -16,9 +16,6 @@ export function publicBase(request: Request, settings: Pick<Settings, "GATEWAY_P
 
 export const resourceUrl = (base: string, server: string) => `${base}/mcp/${encodeURIComponent(server)}`;
 
-export const resourceMetadataUrl = (base: string, server: string) =>
-  `${base}/.well-known/oauth-protected-resource/mcp/${encodeURIComponent(server)}`;
-
 /**
  * An MCP server by id (any organisation: ids are unique) or by slug (in the deployment's own organisation, the
  * one unauthenticated URLs speak for).

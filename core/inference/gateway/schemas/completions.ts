@@ -50,5 +50,3 @@ export const completionRequest = z
       checkStreamOptions(body, ctx);
     }),
   );
-
-export type CompletionRequest = z.infer<typeof completionRequest>;

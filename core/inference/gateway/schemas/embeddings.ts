@@ -16,5 +16,3 @@ export const embeddingRequest = z.looseObject({
   user: z.optional(z.string()),
   input_type: z.optional(z.string()),
 });
-
-export type EmbeddingRequest = z.infer<typeof embeddingRequest>;
