@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpus, loadavg, totalmem } from "node:os";
+import { cpus, loadavg, totalmem, tmpdir } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { awsRequestsOf, costPerMillion, DEFAULT_COST_OPTIONS, formatCost, standardScenarios } from "./aws-cost.ts";
 import { type BundleReport, formatBundles, measureBundles, type PackageImport } from "./bundle-size.ts";

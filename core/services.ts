@@ -7,9 +7,9 @@ import type { McpToolHost } from "./features/mcp/tool-host.ts";
 import type { ConsoleFiles } from "./http/console-files.ts";
 import type { GatewayRequestHeaders } from "./http/gateway-headers.ts";
 import type { ResponseCache } from "./inference/cache/response-cache.ts";
+import type { CheckThreads } from "./inference/guardrails/types.ts";
 import type { InferenceOutcome } from "./inference/gateway/outcome.ts";
 import type { ConfigNode } from "./inference/routing/config.ts";
-import type { CheckThreads } from "./inference/guardrails/types.ts";
 import type { PolicyEnforcer } from "./inference/policies/enforcer.ts";
 import type { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
 import type { RequestLogger } from "./observe/logs/request-logger.ts";
@@ -75,7 +75,7 @@ export interface Services {
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/http/console-files.ts). */
   consoleFiles?: ConsoleFiles;
-  /** Worker threads judging guardrail checks of long texts (local; core/guardrails/budget.ts). Absent: none. */
+  /** Worker threads judging guardrail checks of long texts (local; core/inference/guardrails/budget.ts). Absent: none. */
   guardrailThreads?: CheckThreads;
 }
 

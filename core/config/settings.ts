@@ -91,7 +91,7 @@ const SETTINGS = {
   // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
   GATEWAY_MAX_HEADER_BYTES: positiveInt(DEFAULT_MAX_HEADER_BYTES, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
-  // Guardrails on long texts (core/guardrails/budget.ts): the characters a request's checks may read in all (a
+  // Guardrails on long texts (core/inference/guardrails/budget.ts): the characters a request's checks may read in all (a
   // check past it follows its guardrail's on_error), and the worker threads that judge checks of long texts
   // (local platform; unset: one a core beyond the event loop's, 1 to 4; 0: none, every check on the event loop).
   GATEWAY_GUARDRAIL_BUDGET_CHARS: positiveInt(32 * 1024 * 1024),

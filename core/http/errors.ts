@@ -77,6 +77,8 @@ export class RouteNotMatched extends Error {
   }
 }
 
+/** The code of an upstream answer larger than the gateway buffers (core/util/read-bounded.ts). */
+
 /**
  * An upstream answer (an MCP server's, an agent's, a JWKS, a token endpoint's...) over the bytes the gateway
  * buffers for it: 502, and nothing past the limit was read. `what` names the upstream, `setting` the variable

@@ -5,7 +5,7 @@
  * relayed to a client as they come are not buffered, so not limited here.
  */
 
-/** The code of an upstream answer larger than the gateway buffers (answered 502 by core/http/errors.ts). */
+/** The code of an upstream's answer refused past its bound (a 502, core/http/errors.ts `upstreamTooLarge`). */
 export const UPSTREAM_TOO_LARGE = "upstream_response_too_large";
 
 /** Reads a body whole, refusing (the error `tooLarge` makes) as soon as it passes `limit` bytes. */

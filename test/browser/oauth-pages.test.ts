@@ -9,9 +9,9 @@ import { browserSkipReason, launchBrowser } from "./harness.ts";
 const skipReason = browserSkipReason();
 
 /**
- * The OAuth pages of the gateway's authorization server (core/mcp/oauth/pages.ts) in a real browser: what
+ * The OAuth pages of the gateway's authorization server (core/features/mcp/oauth/pages.ts) in a real browser: what
  * chromium sends with the pages' own form posts (Origin, Sec-Fetch-Site) must pass the same-origin check of
- * sign-in and consent (core/mcp/oauth/page-forms.ts), and Allow must reach the client's redirect URI with a code.
+ * sign-in and consent (core/features/mcp/oauth/page-forms.ts), and Allow must reach the client's redirect URI with a code.
  */
 describe.skipIf(skipReason !== undefined)("OAuth sign-in and consent pages in chromium", () => {
   let gateway: TestGateway;

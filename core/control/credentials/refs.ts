@@ -1,10 +1,10 @@
+import { UpstreamError } from "../../providers/types.ts";
+import { NO_SECRET_REFS, SecretRefError, type SecretResolver, parseSecretRef } from "../../store/secret-refs.ts";
+import { Invalid, Forbidden } from "../errors.ts";
+import { type ProviderSecrets, SECRET_FIELD_NAMES } from "./secrets.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { holdsScope } from "../../auth/scopes.ts";
-import { UpstreamError } from "../../providers/types.ts";
 import type { Records } from "../../store/ports.ts";
-import { NO_SECRET_REFS, SecretRefError, type SecretResolver, parseSecretRef } from "../../store/secret-refs.ts";
-import { Forbidden, Invalid } from "../errors.ts";
-import { type ProviderSecrets, SECRET_FIELD_NAMES } from "./secrets.ts";
 import { claimSecretRef, secretRefOwner } from "./secret-ref-owners.ts";
 
 /**

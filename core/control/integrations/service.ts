@@ -3,11 +3,11 @@ import { requireAdmin, workspaceScope } from "../../auth/scopes.ts";
 import { newId } from "../../util/ids.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 import type { Page, Secrets } from "../../store/ports.ts";
-import type { SecretResolver } from "../../store/secret-refs.ts";
-import { admitCredentialRefs } from "../credentials/refs.ts";
 import type { ControlDeps } from "../deps.ts";
 import { Conflict, Forbidden, NotFound } from "../errors.ts";
 import { providerStore } from "../providers/store.ts";
+import type { SecretResolver } from "../../store/secret-refs.ts";
+import { admitCredentialRefs } from "../credentials/refs.ts";
 import {
   type IntegrationResource,
   type ModelEntry,

@@ -3,8 +3,8 @@ import type { Records } from "../../store/ports.ts";
 import { Conflict, Invalid } from "../errors.ts";
 import { type OrganisationRecord, findOrganisation, organisationBlocksInlineConfig } from "../organisation/store.ts";
 import { type Resource, ResourceStore } from "../resource-store.ts";
-import { configStore } from "../saved-resources.ts";
 import type { WorkspaceDefaultsInput } from "./schemas.ts";
+import { configStore } from "../saved-resources.ts";
 
 /**
  * Workspaces: ResourceStore kind WORKSPACE, ids `ws_...`, unique slugs per organisation. The bootstrap

@@ -1,10 +1,10 @@
 import type { AgentCard } from "@a2a-js/sdk";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
 import type { RequestContext } from "../../services.ts";
-import type { HttpError } from "../../http/errors.ts";
-import { UPSTREAM_TOO_LARGE } from "../../util/read-bounded.ts";
 import { json, readText } from "../../http/json.ts";
 import { withHeaders } from "../../http/response-headers.ts";
+import type { HttpError } from "../../http/errors.ts";
+import { UPSTREAM_TOO_LARGE } from "../../util/read-bounded.ts";
 import type { AgentCardJson } from "./card-rules.ts";
 import { ForwardingRequestHandler } from "./forwarding-handler.ts";
 import { gatewayAgentCard } from "./gateway-card.ts";

@@ -78,7 +78,6 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const storing = stored ? storeWhenDone(run, store) : undefined;
   if (body.stream === true) {
     // The server-side MCP loop's stream ends with its own bookkeeping: stored after it.
-    if (storing && serverSideMcp) ctx.waitUntil(storing);
     return storing && !serverSideMcp ? storedBeforeLastEvent(response, storing) : response;
   }
   const text = await response.text();
@@ -177,7 +176,7 @@ async function answerInBackground(run: ResponseRun): Promise<Response> {
 function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>): Promise<void> {
   const { ctx, body, owner, entry } = run;
   const outcome = ctx.outcome!;
-  return outcome.done
+  const storing = outcome.done
     .then(async () => {
       if (outcome.error || outcome.status !== 200) return;
       const answer = answerOf(outcome.responseBody);
@@ -186,6 +185,9 @@ function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreO
       await store.save(owner, entry(chained, outcome.provider));
     })
     .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error));
+  // Also for a client that leaves before the end: the platform keeps the write going.
+  ctx.waitUntil(storing);
+  return storing;
 }
 
 function betaHeader(request: Request): string | null {

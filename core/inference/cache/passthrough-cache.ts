@@ -3,7 +3,7 @@ import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
-import { cacheKey, canonicalBody, sortedEntries, targetIdentity } from "./cache-key.ts";
+import { cacheKey, canonicalBody, targetIdentity, sortedEntries } from "./cache-key.ts";
 import { CACHE_STATUS, openCache } from "./inference-cache.ts";
 import { HOP_BY_HOP_HEADERS } from "../gateway/raw-answer.ts";
 

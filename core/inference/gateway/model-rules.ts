@@ -1,10 +1,9 @@
-import type { ProviderTarget } from "../../providers/types.ts";
-import { UpstreamError } from "../../providers/types.ts";
+import { type ProviderTarget, UpstreamError } from "../../providers/types.ts";
 
 /**
  * A saved integration's model rules (ProviderTarget.modelRules): refuses (403, so a fallback moves on) a model the integration does not
  * enable, and adds the model's custom headers to what is sent to the provider. Applied before the cache is
- * looked up (core/gateway/inference.ts, passthrough.ts), so a model disabled after its answer was cached is
+ * looked up (core/inference/gateway/inference.ts, passthrough.ts), so a model disabled after its answer was cached is
  * refused, never answered from the cache.
  */
 export function applyModelRules(target: ProviderTarget, model: unknown): ProviderTarget {

@@ -5,11 +5,9 @@ import { withHeaders } from "../../http/response-headers.ts";
 import { HttpError, RouteNotMatched } from "../../http/errors.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
-import type { UpstreamRequest } from "../../providers/types.ts";
-import { UpstreamError } from "../../providers/types.ts";
+import { type UpstreamRequest, UpstreamError, type ProviderTarget } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
-import type { LeafNode } from "../routing/config.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
 import { noProviderSelected, resolveRouting } from "../routing/source.ts";
@@ -17,12 +15,11 @@ import type { TrustedHosts } from "../../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { passthroughRouteOf } from "../guardrails/passthrough-route.ts";
-import { applyModelRules } from "./model-rules.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
+import { applyModelRules } from "./model-rules.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
   LeafResolver,
-  type ResolvedLeaf,
   failureHeaders,
   gatewayHeadersOf,
   recordedAttempt,
@@ -111,12 +108,13 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           if (guarded.answer) return guarded.answer;
           if (guarded.body !== sent) redacted = guarded.body;
         }
-        // A body naming its model meets the saved integration's model rules first, as on chat.
+        // The JSON body as forwarded when the gateway rewrites it (a redaction, param rules); else the bytes go.
         const rewritten =
           redacted ??
           (hasParamRules(leaf.settings) && jsonBody() ? applyParams(jsonBody()!, leaf.settings) : undefined);
         const sentModel = (rewritten ?? jsonBody())?.model;
         // Pipeline step 5: the same cache as inference, keyed by method, path, query, body and forwarded headers.
+        // A body naming its model meets the saved integration's model rules first, as on chat.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
           const target = typeof sentModel === "string" ? applyModelRules(resolved.target, sentModel) : resolved.target;
           return cachedPassthrough(
@@ -131,7 +129,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               headers: forwarded,
               outcome,
             },
-            () => forwardToProvider(pass, leaf, { ...resolved, target }, redacted),
+            () => forwardToProvider(pass, target, resolved.timeoutMs, rewritten),
           );
         });
       },
@@ -163,17 +161,18 @@ interface Passthrough {
 }
 
 /**
- * A leaf's call: the provider's pass-through endpoint (its base URL, auth and signing) with the body as it came,
- * with the leaf's params applied, or redacted by the input guardrails; the answer relayed raw.
+ * A leaf's call to `target` (the model rules applied): the provider's pass-through endpoint (its base URL, auth and
+ * signing) with the body as it came, or as the gateway rewrote it (`rewritten`: redacted, params applied); the
+ * answer relayed raw.
  */
 async function forwardToProvider(
   pass: Passthrough,
-  leaf: LeafNode,
-  resolved: ResolvedLeaf,
-  redacted: Record<string, unknown> | undefined,
+  target: ProviderTarget,
+  timeoutMs: number,
+  rewritten: Record<string, unknown> | undefined,
 ): Promise<Response> {
-  const { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome } = pass;
-  const adapter = (await loadProvider(resolved.target.provider))!;
+  const { ctx, url, providerPath, method, bytes, forwarded, outcome } = pass;
+  const adapter = (await loadProvider(target.provider))!;
   // Logged on failures too: the provider that answered last, or failed last.
   outcome.provider = adapter.id;
   if (!adapter.passthrough) {
@@ -182,22 +181,21 @@ async function forwardToProvider(
       param: "x-gateway-provider",
     });
   }
-  const endpoint = await adapter.passthrough(resolved.target, {
+  const endpoint = await adapter.passthrough(target, {
     trustedHosts: ctx.services.trustedHosts,
     signal: ctx.signal,
     path: providerPath,
     search: url.search,
     headers: forwarded,
   });
-  const object = hasParamRules(leaf.settings) ? jsonBody() : null;
   const unsigned: UpstreamRequest = {
     url: joinUrl(endpoint.baseUrl, endpoint.path ?? providerPath + url.search),
     method,
     headers: { ...forwarded, ...lowerCased(endpoint.headers) },
-    body: redacted ? JSON.stringify(redacted) : object ? JSON.stringify(applyParams(object, leaf.settings)) : bytes,
+    body: rewritten ? JSON.stringify(rewritten) : bytes,
   };
   const upstreamRequest = endpoint.sign ? await endpoint.sign(unsigned) : unsigned;
-  const response = await relay(upstreamRequest, resolved.timeoutMs, ctx.signal, ctx.services.trustedHosts, () => {
+  const response = await relay(upstreamRequest, timeoutMs, ctx.signal, ctx.services.trustedHosts, () => {
     outcome.totalMs = performance.now() - ctx.startedAt;
     outcome.finish();
   });

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { CheckDefinition, CheckInput, CheckThreads } from "./types.ts";
+import type { CheckBudget, CheckDefinition, CheckInput, CheckThreads } from "./types.ts";
 
 /**
  * What bounds the CPU a request's guardrails take (docs/guardrails.md#long-texts-and-the-budget). A check's
@@ -20,7 +20,7 @@ export const INLINE_MAX_CHARS = 64 * 1024;
 export const TURN_MS = 20;
 
 /** The characters a request's checks may still read. */
-export class GuardrailBudget {
+export class GuardrailBudget implements CheckBudget {
   readonly total: number;
   #left: number;
 
@@ -49,7 +49,7 @@ export function placeCheck(
   check: CheckDefinition,
   parameters: unknown,
   input: Pick<CheckInput, "text" | "parts">,
-  options: { budget?: GuardrailBudget; threads?: CheckThreads },
+  options: { budget?: CheckBudget; threads?: CheckThreads },
 ): Placement {
   const cost = check.cost ? check.cost(input, parameters) : input.text.length;
   const { budget, threads } = options;

@@ -1,6 +1,7 @@
-import { type GuardrailBudget, placeCheck, Turns } from "./budget.ts";
+import { placeCheck, Turns } from "./budget.ts";
 import { findCheck } from "./checks/registry.ts";
 import type {
+  CheckBudget,
   CheckDefinition,
   CheckInput,
   CheckSpec,
@@ -9,30 +10,9 @@ import type {
   GuardrailDefinition,
   GuardrailVerdict,
   PhaseRun,
+  RunGuardrails,
   ThreadedCheckInput,
 } from "./types.ts";
-
-/**
- * The runner's signature: runs the definitions' enabled checks over one phase's input. Synchronous guardrails
- * run concurrently and are awaited (each check bounded by its `timeout_ms` and paid for from `budget`, errors
- * following `on_error`); a redacting check's rewrite feeds the checks after it. Async guardrails start once those
- * are judged and are handed to `waitUntil`; their verdicts reach `onAsyncVerdict` (the request log) when done.
- */
-export type RunGuardrails = (
-  definitions: readonly GuardrailDefinition[],
-  input: Omit<CheckInput, "signal">,
-  options: {
-    signal: AbortSignal;
-    waitUntil(work: Promise<unknown>): void;
-    /** The judged text of rewritten parts (default: the last part). */
-    textOf?(parts: readonly string[]): string;
-    onAsyncVerdict?(verdict: GuardrailVerdict): void;
-    /** The request's guardrail budget, shared by its phases (absent: unbounded). */
-    budget?: GuardrailBudget;
-    /** Where checks of long texts are judged off the event loop (absent: on it, as every other check). */
-    threads?: CheckThreads;
-  },
-) => Promise<PhaseRun>;
 
 /**
  * Runs one phase's guardrails over a request's input or its answer (the contract is `RunGuardrails` in
@@ -68,7 +48,7 @@ type RunOptions = Parameters<RunGuardrails>[2];
 /** Where the checks of one phase run: the request's signal, budget and threads, and the event loop's turns. */
 interface CheckContext {
   signal: AbortSignal;
-  budget?: GuardrailBudget;
+  budget?: CheckBudget;
   threads?: CheckThreads;
   turns: Turns;
 }

@@ -214,3 +214,33 @@ export interface PhaseRun {
   /** The phase's texts as redacting checks rewrote them (same order as `CheckInput.parts`); absent: unchanged. */
   transformedParts?: string[];
 }
+
+/** The characters a request's checks may still read (budget.ts GuardrailBudget). */
+export interface CheckBudget {
+  readonly total: number;
+  readonly left: number;
+  /** Spends `cost` if that much is left; false (nothing spent) if not. */
+  spend(cost: number): boolean;
+}
+
+/**
+ * The runner's signature: runs the definitions' enabled checks over one phase's input. Synchronous guardrails
+ * run concurrently and are awaited (each check bounded by its `timeout_ms` and paid for from `budget`, errors
+ * following `on_error`); a redacting check's rewrite feeds the checks after it. Async guardrails start once those
+ * are judged and are handed to `waitUntil`; their verdicts reach `onAsyncVerdict` (the request log) when done.
+ */
+export type RunGuardrails = (
+  definitions: readonly GuardrailDefinition[],
+  input: Omit<CheckInput, "signal">,
+  options: {
+    signal: AbortSignal;
+    waitUntil(work: Promise<unknown>): void;
+    /** The judged text of rewritten parts (default: the last part). */
+    textOf?(parts: readonly string[]): string;
+    onAsyncVerdict?(verdict: GuardrailVerdict): void;
+    /** The request's guardrail budget, shared by its phases (absent: unbounded). */
+    budget?: CheckBudget;
+    /** Where checks of long texts are judged off the event loop (absent: on it, as every other check). */
+    threads?: CheckThreads;
+  },
+) => Promise<PhaseRun>;

@@ -1,7 +1,6 @@
 import { CircuitBreaker } from "../../observe/logs/circuit-breaker.ts";
 import { layoutLog, resolveLateJson } from "../../observe/logs/log-layout.ts";
-import type { LogEntry, LogSink } from "../../store/ports.ts";
-import { type Blobs, StoreUnavailableError } from "../../store/ports.ts";
+import { type LogEntry, type LogSink, type Blobs, StoreUnavailableError } from "../../store/ports.ts";
 import type { Database } from "./database.ts";
 import type { LogSpill, SpilledLog } from "./log-spill.ts";
 import { MysqlRecords, recordRow, upsertSql } from "./mysql-records.ts";

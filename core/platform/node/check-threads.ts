@@ -25,7 +25,7 @@ interface Job {
 }
 
 /**
- * Worker threads that judge guardrail checks on long texts (core/guardrails/budget.ts sends them there), so the
+ * Worker threads that judge guardrail checks on long texts (core/inference/guardrails/budget.ts sends them there), so the
  * event loop never holds such a check, and its time limit stops it: a check still waiting is dropped, a running
  * one has its thread terminated (a new one is started for the next). At most `threads` run at once; the rest
  * wait in order. Threads start on first use, stop after IDLE_MS without work, and never keep the process alive.

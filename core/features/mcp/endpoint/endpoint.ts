@@ -10,9 +10,9 @@ import { admitMcpToolCall } from "./limits.ts";
 import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
-import { withUpstreamStatus } from "../upstream/status.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
 import { closeUpstream, connectUpstream, upstreamFailureOf } from "../upstream/client.ts";
+import { withUpstreamStatus } from "../upstream/status.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
@@ -77,9 +77,12 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   const identity = await initializeIdentity(call, messages, single, upstream);
   if (identity instanceof Response) return log(identity);
   const server = await buildProxyServer(proxyHooks(call, upstream, admitted), identity);
-  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-  return answerThroughTransport(server, request, body, upstream, record, log, wellFormed);
+  return answerThroughTransport(server, request, body, upstream, record, log, isWellFormed(single));
 }
+
+/** A lone JSON-RPC request (2.0, with an id): its answer's status can be the upstream's own. */
+const isWellFormed = (single: Record<string, unknown> | null | undefined) =>
+  single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
 
 /** One MCP request's caller, server, log record and the context its tool-call limits are checked in. */
 interface McpCall {
@@ -118,8 +121,7 @@ async function admitLoneToolCall(
   single: Record<string, unknown> | null | undefined,
 ): Promise<boolean | Response> {
   const { ctx, principal, target, record } = call;
-  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-  if (!wellFormed || single?.method !== "tools/call") return false;
+  if (!isWellFormed(single) || single?.method !== "tools/call") return false;
   const id = single.id as string | number;
   const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
   const name = typeof params.name === "string" ? params.name : "";
@@ -205,7 +207,6 @@ async function answerThroughTransport(
   upstream: LazyUpstream,
   record: McpRequestRecord,
   log: (response: Response) => Response,
-  /** A lone request with an id: its answer's status follows the upstream's (upstream/status.ts). */
   wellFormed: boolean,
 ): Promise<Response> {
   const { WebStandardStreamableHTTPServerTransport } = await import(

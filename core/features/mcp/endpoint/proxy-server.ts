@@ -24,7 +24,7 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export interface ProxyHooks {
   /** The connected upstream client (connected on first use). */
   upstream(): Promise<Client>;
-  /** What a failed upstream call reports (upstream-client.ts upstreamFailureOf: an answer too large). */
+  /** What a failed upstream call reports (upstream/client.ts upstreamFailureOf: an answer too large). */
   explain(error: unknown): unknown;
   allowed: AllowList;
   timeoutMs: number;

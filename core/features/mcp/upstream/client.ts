@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { checkCustomHost } from "../../../security/custom-host.ts";
-import { type AnswerLimit, guardedFetch } from "../../../security/guarded-dispatcher.ts";
+import { guardedFetch, type AnswerLimit } from "../../../security/guarded-dispatcher.ts";
 import type { Services } from "../../../services.ts";
 import type { McpIntegration } from "../records.ts";
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import { loadSettings } from "../../../../core/config/settings.ts";
 import type { Services } from "../../../../core/services.ts";
 import { discoverUpstream, keepSwitches } from "../../../../core/features/mcp/integrations/discovery.ts";
 import type { McpIntegration } from "../../../../core/features/mcp/records.ts";
 import { sealValue } from "../../../../core/control/sealed-values.ts";
 import { type McpUpstream, startMcpUpstream } from "../../../helpers/mcp-upstream.ts";
+import { loadSettings } from "../../../../core/config/settings.ts";
 
 // A Secrets port that "seals" reversibly, enough for opening stored header values.
 const secrets = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isSameOriginForm } from "../../../../core/features/mcp/oauth/page-forms.ts";
 
-/** The same-origin check of the OAuth pages' form posts (core/mcp/oauth/page-forms.ts), header by header. */
+/** The same-origin check of the OAuth pages' form posts (core/features/mcp/oauth/page-forms.ts), header by header. */
 describe("isSameOriginForm", () => {
   const gateway = "https://gateway.example.com";
   const check = (headers: Record<string, string>) => isSameOriginForm(new Headers(headers), gateway);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   FilterSyntaxError,
-  MAX_FILTER_CHARS,
-  MAX_FILTER_DEPTH,
   matchesFilter,
   parseFilter,
+  MAX_FILTER_CHARS,
+  MAX_FILTER_DEPTH,
 } from "../../../../core/identity/scim/filter.ts";
 import { PatchError, applyPatch } from "../../../../core/identity/scim/patch.ts";
 

@@ -12,7 +12,7 @@ import type {
 /**
  * The runner over checks made for the test (a redactor, a slow check, a thrower, a word spotter, a busy one, a
  * header reader) next to real checks: stages, timeouts, on_error, async, feedback and denial; and its bounds on
- * guardrail CPU (core/guardrails/budget.ts): what each check costs the request's budget, where it runs (on the
+ * guardrail CPU (core/inference/guardrails/budget.ts): what each check costs the request's budget, where it runs (on the
  * event loop, or on the platform's threads for a long text), what a check over the budget answers, and the turns
  * the event loop gets between checks judged on it.
  */
