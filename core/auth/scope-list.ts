@@ -34,7 +34,7 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   ...crud("configs"),
   ...crud("integrations"),
   // Saving a secret reference (`env:`, `file:`, `secretsmanager:`, `ssm:`) as a provider credential: it reads
-  // what the gateway process can read (core/control/credential-refs.ts).
+  // what the gateway process can read (core/control/credentials/refs.ts).
   "secret_references.create",
   ...crud("providers"),
   ...crud("model_pricing"),

@@ -11,7 +11,7 @@
  * only names inside a namespace the operator configures (`env:` variables with GATEWAY_SECRET_REF_ENV_PREFIX,
  * files under GATEWAY_SECRET_FILES_DIR, AWS names under GATEWAY_SECRET_REF_PREFIX; none configured: none
  * admitted), only a principal holding `secret_references.create` may save one, and a reference resolves only
- * for the organisation that first saved it (core/control/secret-ref-owners.ts).
+ * for the organisation that first saved it (core/control/credentials/secret-ref-owners.ts).
  */
 
 export type SecretRef =

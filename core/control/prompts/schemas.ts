@@ -31,6 +31,18 @@ const contentFields = {
   version_description: description,
 };
 
+/** The content fields a version may leave out, in either body (the same order in both). */
+const optionalContent = {
+  model: contentFields.model.optional(),
+  virtual_key: contentFields.virtual_key.optional(),
+  functions: contentFields.functions.optional(),
+  tools: contentFields.tools.optional(),
+  tool_choice: contentFields.tool_choice.optional(),
+  response_format: contentFields.response_format.optional(),
+  template_metadata: contentFields.template_metadata.optional(),
+  version_description: contentFields.version_description.optional(),
+};
+
 export const promptCreateSchema = z.strictObject({
   name,
   slug: promptSlug.optional(),
@@ -39,14 +51,7 @@ export const promptCreateSchema = z.strictObject({
   workspace_id: reference.optional(),
   string: contentFields.string,
   parameters: contentFields.parameters.default({}),
-  model: contentFields.model.optional(),
-  virtual_key: contentFields.virtual_key.optional(),
-  functions: contentFields.functions.optional(),
-  tools: contentFields.tools.optional(),
-  tool_choice: contentFields.tool_choice.optional(),
-  response_format: contentFields.response_format.optional(),
-  template_metadata: contentFields.template_metadata.optional(),
-  version_description: contentFields.version_description.optional(),
+  ...optionalContent,
 });
 
 /** Content fields write a new version; `name` and `collection_id` change the prompt only. */
@@ -55,14 +60,7 @@ export const promptUpdateSchema = z.strictObject({
   collection_id: reference.optional(),
   string: contentFields.string.optional(),
   parameters: contentFields.parameters.optional(),
-  model: contentFields.model.optional(),
-  virtual_key: contentFields.virtual_key.optional(),
-  functions: contentFields.functions.optional(),
-  tools: contentFields.tools.optional(),
-  tool_choice: contentFields.tool_choice.optional(),
-  response_format: contentFields.response_format.optional(),
-  template_metadata: contentFields.template_metadata.optional(),
-  version_description: contentFields.version_description.optional(),
+  ...optionalContent,
 });
 
 /** `PUT .../makeDefault`: the version to publish. */

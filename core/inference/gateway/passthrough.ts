@@ -7,6 +7,7 @@ import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import { type UpstreamRequest, UpstreamError, type ProviderTarget } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";
+import type { LeafNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
@@ -20,6 +21,7 @@ import { applyModelRules } from "./model-rules.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
   LeafResolver,
+  type ResolvedLeaf,
   failureHeaders,
   gatewayHeadersOf,
   recordedAttempt,
@@ -48,32 +50,13 @@ import { relayRawAnswer, relayedHeaders } from "./raw-answer.ts";
  */
 export async function handlePassthrough(request: Request, ctx: RequestContext, forced: boolean): Promise<Response> {
   const gateway = gatewayHeadersOf(request, ctx);
-  const url = new URL(request.url);
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
     if (!forced) throw new RouteNotMatched();
     throw noProviderSelected();
   }
-  const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
-  const method = request.method as UpstreamRequest["method"];
-  const bytes =
-    request.body && method !== "GET"
-      ? await readBytes(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES)
-      : undefined;
-  let json: Record<string, unknown> | null | undefined;
-  const jsonBody = () => {
-    if (json === undefined)
-      json = bytes && isJsonContent(request.headers.get("content-type")) ? parseObject(bytes) : null;
-    return json;
-  };
-  const forwarded = forwardableHeaders(request.headers, gateway.sensitiveHeaders);
-  // The model is only recorded (the body is forwarded as it is): bounded like the schemas' model names.
-  // Only a string: String() of an object calls its own toString, which a body can make anything.
-  const requested = jsonBody()?.model;
-  const model = typeof requested === "string" ? requested.slice(0, MAX_MODEL_LENGTH) : "";
-  const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
-  ctx.outcome = outcome;
-  const pass: Passthrough = { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome };
+  const pass = await readPassthrough(request, ctx, gateway.sensitiveHeaders, forced);
+  const { url, jsonBody, outcome } = pass;
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardedRoute = passthroughRouteOf(jsonBody());
   const guardrails = guardedRoute
@@ -99,39 +82,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
-        // Pipeline step 4 on a chat- or completions-shaped body: a denial is the answer; a redaction is sent.
-        let redacted: Record<string, unknown> | undefined;
-        if (guardrails) {
-          const body = jsonBody()!;
-          const sent = hasParamRules(leaf.settings) ? applyParams(body, leaf.settings) : body;
-          const guarded = await guardrails.input(leaf.settings, sent);
-          if (guarded.answer) return guarded.answer;
-          if (guarded.body !== sent) redacted = guarded.body;
-        }
-        // The JSON body as forwarded when the gateway rewrites it (a redaction, param rules); else the bytes go.
-        const rewritten =
-          redacted ??
-          (hasParamRules(leaf.settings) && jsonBody() ? applyParams(jsonBody()!, leaf.settings) : undefined);
-        const sentModel = (rewritten ?? jsonBody())?.model;
-        // Pipeline step 5: the same cache as inference, keyed by method, path, query, body and forwarded headers.
-        // A body naming its model meets the saved integration's model rules first, as on chat.
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
-          const target = typeof sentModel === "string" ? applyModelRules(resolved.target, sentModel) : resolved.target;
-          return cachedPassthrough(
-            {
-              ctx,
-              settings: leaf.settings.cache,
-              target,
-              method,
-              path: providerPath + url.search,
-              json: redacted ?? jsonBody(),
-              bytes,
-              headers: forwarded,
-              outcome,
-            },
-            () => forwardToProvider(pass, target, resolved.timeoutMs, rewritten),
-          );
-        });
+        return callLeaf(pass, leaf, resolved, retry, guardrails);
       },
     });
     outcome.retries = result.retries;
@@ -144,6 +95,82 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     recordFailure(outcome, error);
     return rawFailureAnswer(error, provider);
   }
+}
+
+/** The request as every leaf forwards it: the provider's path, the body (read once), the forwarded headers. */
+async function readPassthrough(
+  request: Request,
+  ctx: RequestContext,
+  sensitiveHeaders: string[],
+  forced: boolean,
+): Promise<Passthrough> {
+  const url = new URL(request.url);
+  const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
+  const method = request.method as UpstreamRequest["method"];
+  const bytes =
+    request.body && method !== "GET"
+      ? await readBytes(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES)
+      : undefined;
+  let json: Record<string, unknown> | null | undefined;
+  const jsonBody = () => {
+    if (json === undefined)
+      json = bytes && isJsonContent(request.headers.get("content-type")) ? parseObject(bytes) : null;
+    return json;
+  };
+  const forwarded = forwardableHeaders(request.headers, sensitiveHeaders);
+  // The model is only recorded (the body is forwarded as it is): bounded like the schemas' model names.
+  // Only a string: String() of an object calls its own toString, which a body can make anything.
+  const requested = jsonBody()?.model;
+  const model = typeof requested === "string" ? requested.slice(0, MAX_MODEL_LENGTH) : "";
+  const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
+  ctx.outcome = outcome;
+  return { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome };
+}
+
+/**
+ * One leaf's attempt: the input guardrails on a chat- or completions-shaped body (pipeline step 4: a denial is
+ * the answer, a redaction is what is sent), then the cache (step 5) in front of the provider.
+ */
+async function callLeaf(
+  pass: Passthrough,
+  leaf: LeafNode,
+  resolved: ResolvedLeaf,
+  retry: number,
+  guardrails: InferenceGuardrails | undefined,
+): Promise<Response> {
+  const { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome } = pass;
+  let redacted: Record<string, unknown> | undefined;
+  if (guardrails) {
+    const body = jsonBody()!;
+    const sent = hasParamRules(leaf.settings) ? applyParams(body, leaf.settings) : body;
+    const guarded = await guardrails.input(leaf.settings, sent);
+    if (guarded.answer) return guarded.answer;
+    if (guarded.body !== sent) redacted = guarded.body;
+  }
+  // The JSON body as forwarded when the gateway rewrites it (a redaction, param rules); else the bytes go.
+  const rewritten =
+    redacted ?? (hasParamRules(leaf.settings) && jsonBody() ? applyParams(jsonBody()!, leaf.settings) : undefined);
+  const sentModel = (rewritten ?? jsonBody())?.model;
+  const provider = resolved.target.provider;
+  // The same cache as inference, keyed by method, path, query, body and forwarded headers. A body naming its
+  // model meets the saved integration's model rules first, as on chat.
+  return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
+    const target = typeof sentModel === "string" ? applyModelRules(resolved.target, sentModel) : resolved.target;
+    return cachedPassthrough(
+      {
+        ctx,
+        settings: leaf.settings.cache,
+        target,
+        method,
+        path: providerPath + url.search,
+        json: redacted ?? jsonBody(),
+        bytes,
+        headers: forwarded,
+        outcome,
+      },
+      () => forwardToProvider(pass, target, resolved.timeoutMs, rewritten),
+    );
+  });
 }
 
 /** One pass-through request, as each leaf of its config forwards it. */

@@ -95,6 +95,7 @@ describe("planes", () => {
       ).toEqual([]);
     expect(importsInto("core/store/", ["core/"]).filter((line) => !line.includes("-> core/store/"))).toEqual([
       "core/store/ports.ts -> core/observe/logs/log-record.ts",
+      "core/store/ports.ts -> core/observe/logs/log-search.ts",
     ]);
   });
 
