@@ -35,7 +35,22 @@ export const functions: Record<string, sst.aws.Function> = Object.fromEntries(
   ]),
 );
 
-export const router = new sst.aws.Router("Gateway");
+/**
+ * CloudFront routes by path only, and Lambda cannot hold a WebSocket: an upgrade to `/v1/responses` (the Responses
+ * WebSocket mode, which the SDKs open at `<base URL>/responses`) is rewritten, before the Router's own routing runs,
+ * to `/v1/realtime/responses`, under the realtime container service's prefix (infra/realtime.ts); the service serves
+ * both paths (core/platform/node/realtime-upgrade.ts). Every plain HTTP request to `/v1/responses` still reaches its
+ * function. A CloudFront Function's viewer-request code: `event.request` with lower-cased header names.
+ */
+export const RESPONSES_WEBSOCKET_REWRITE = `
+var upgrade = event.request.headers.upgrade;
+if (event.request.uri === "/v1/responses" && upgrade && upgrade.value.toLowerCase() === "websocket") {
+  event.request.uri = "/v1/realtime/responses";
+}`;
+
+export const router = new sst.aws.Router("Gateway", {
+  edge: { viewerRequest: { injection: RESPONSES_WEBSOCKET_REWRITE } },
+});
 
 // Longest prefix wins in the Router, whatever the order of these calls (see router-prefixes.ts).
 for (const { prefix, family } of routerPrefixes(ROUTE_FAMILIES)) {

@@ -54,7 +54,14 @@ declare namespace sst {
     }
 
     class Router {
-      constructor(name: string, args?: { domain?: string | Record<string, unknown> });
+      constructor(
+        name: string,
+        args?: {
+          domain?: string | Record<string, unknown>;
+          /** Code run on CloudFront's viewer request before the Router's routing (a CloudFront Function). */
+          edge?: { viewerRequest?: { injection: string } };
+        },
+      );
       readonly url: SstOutput<string>;
       route(pattern: SstInput<string>, url: SstInput<string>, args?: RouterRouteArgs): void;
     }

@@ -95,6 +95,19 @@ export function responseStoreContract(stores: () => Stores) {
       expect(await records.get(`RESPONSE#${id}`, "RESPONSE")).toBeUndefined();
     });
 
+    it("finds an output item by its id (item references) for its owner only, also when another owner has one", async () => {
+      const [mine, theirs] = [owner(), owner()];
+      const saved = entry();
+      const itemId = saved.response.output[0].id;
+      // Providers' ids are theirs: another workspace's response may hold an item of the same id.
+      const other = entry({ output: [{ ...saved.response.output[0], content: [] }] });
+      await store().save(mine, saved);
+      await store().save(theirs, other);
+      expect(await store().findOutputItem(mine, itemId)).toEqual({ item: saved.response.output[0], native: true });
+      expect((await store().findOutputItem(theirs, itemId))?.item.content).toEqual([]);
+      expect(await store().findOutputItem(owner(), itemId)).toBeUndefined();
+    });
+
     it("deletes the index and every blob of the response", async () => {
       const who = owner();
       const saved = entry({ status: "queued", background: true });

@@ -8,6 +8,7 @@ import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { echoChat } from "../helpers/echo-upstream.ts";
 import { startTestGateway, type TestGateway } from "../helpers/gateway.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * Gateway-run batches end to end with the openai SDK: upload, create, poll, download; validation errors with line
@@ -28,6 +29,8 @@ let ownerB: ReturnType<typeof resourceOwnerOf>;
 
 const sdk = (key: string, headers: Record<string, string> = {}) =>
   new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey: "sk-upstream",
     baseURL: `${gateway.url}/v1`,
     maxRetries: 0,

@@ -28,6 +28,8 @@ import { startCohereMock } from "../mocks/cohere.ts";
 import { startGoogleMock } from "../mocks/google.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
 import { createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
+import { OPENAI_MODERATION_CATEGORIES } from "../../core/providers/mistral/moderations.ts";
 
 /**
  * What users run is what is tested: the bundle `npm start` runs (built and started as npm start does,
@@ -59,6 +61,8 @@ afterAll(async () => {
 
 function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {
   return new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey,
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },
@@ -514,7 +518,17 @@ describe("every route family through the bundle", () => {
         return void json({
           id: "modr-1",
           model: "omni-moderation-latest",
-          results: [{ flagged: false, categories: {} }],
+          // OpenAI's moderation object: every category, its score and the input types it was judged on.
+          results: [
+            {
+              flagged: false,
+              categories: Object.fromEntries(OPENAI_MODERATION_CATEGORIES.map((name) => [name, false])),
+              category_scores: Object.fromEntries(OPENAI_MODERATION_CATEGORIES.map((name) => [name, 0.001])),
+              category_applied_input_types: Object.fromEntries(
+                OPENAI_MODERATION_CATEGORIES.map((name) => [name, ["text"]]),
+              ),
+            },
+          ],
         });
       if (request.path === "/v1/rerank")
         return void json({ results: [{ index: 1, relevance_score: 0.9 }], usage: { total_tokens: 12 } });

@@ -15,6 +15,7 @@ import { providerKeyOf } from "../../core/features/files/provider-key.ts";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIFilesMock, startOpenAIFilesMock } from "../mocks/openai-files.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * The Files API (spec 2.7) through the official `openai` client against the in-process gateway: upload (streamed
@@ -41,6 +42,8 @@ afterAll(async () => {
 
 function clientFor(key = gateway.adminKey, headers: Record<string, string> = {}, target = gateway): OpenAI {
   return new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey: PROVIDER_KEY,
     baseURL: `${target.url}/v1`,
     defaultHeaders: { "x-gateway-api-key": key, ...headers },

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, sendJson, startMockServer, writeSse } from "../helpers/mock-server.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /** The official openai client against the local gateway, routed to an OpenAI-shaped mock over real HTTP. */
 
@@ -16,7 +17,12 @@ const completion = {
   model: "gpt-4o-mini",
   system_fingerprint: "fp_1",
   choices: [
-    { index: 0, message: { role: "assistant", content: "Hello there" }, logprobs: null, finish_reason: "stop" },
+    {
+      index: 0,
+      message: { role: "assistant", content: "Hello there", refusal: null },
+      logprobs: null,
+      finish_reason: "stop",
+    },
   ],
   usage: { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 },
 };
@@ -88,6 +94,8 @@ beforeAll(async () => {
   });
   gateway = await startTestGateway();
   client = new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey: "sk-provider-key",
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: {

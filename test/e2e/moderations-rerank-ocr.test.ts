@@ -5,6 +5,7 @@ import { OPENAI_MODERATION_CATEGORIES } from "../../core/providers/mistral/moder
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, type RecordedRequest, sendJson, startMockServer } from "../helpers/mock-server.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * Moderations (openai SDK), rerank and OCR (fetch) through the local gateway against mock upstreams of each
@@ -18,7 +19,7 @@ const fixture = (dir: string, name: string) =>
 
 /** OpenAI's moderation object (https://platform.openai.com/docs/api-reference/moderations/object), omni model. */
 function openaiModeration(model: string) {
-  const categories = [...OPENAI_MODERATION_CATEGORIES, "illicit", "illicit/violent"];
+  const categories = [...OPENAI_MODERATION_CATEGORIES];
   return {
     id: "modr-970d409ef3bef3b70c73d8232df86e7d",
     model,
@@ -82,6 +83,8 @@ beforeAll(async () => {
   ).key;
   const client = (provider: string, host: string) =>
     new OpenAI({
+      // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+      fetch: validatingFetch(),
       apiKey: `sk-${provider}-secret`,
       baseURL: `${gateway.url}/v1`,
       defaultHeaders: {
@@ -140,7 +143,7 @@ describe("moderations", () => {
     expect(JSON.stringify(log)).not.toContain("sk-openai-secret");
   });
 
-  it("Mistral: maps Mistral's categories onto OpenAI's 11, keeps Mistral's own, prices the tokens", async () => {
+  it("Mistral: maps Mistral's categories onto OpenAI's 13, keeps Mistral's own, prices the tokens", async () => {
     const trace = "trace-moderation-mistral";
     const result = await mistral.moderations.create(
       { input: ["I will hurt you", "and rob the bank"] },

@@ -9,6 +9,7 @@ import { startCohereMock } from "../mocks/cohere.ts";
 import { startGoogleMock } from "../mocks/google.ts";
 import { startOpenAIMock } from "../mocks/openai.ts";
 import { type VertexMock, createTestServiceAccount, startVertexMock } from "../mocks/vertex.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * Each provider family end to end: the official openai client -> the local gateway -> a mock that speaks the
@@ -32,6 +33,8 @@ afterAll(async () => {
 
 function clientFor(headers: Record<string, string>, apiKey = "provider-key"): OpenAI {
   return new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey,
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: { "x-gateway-api-key": gateway.adminKey, ...headers },

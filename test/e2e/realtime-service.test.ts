@@ -8,6 +8,8 @@ import { type AwsGateway, startAwsGateway } from "../helpers/aws-gateway.ts";
 import { lambdaEnv } from "../helpers/aws-stores.ts";
 import { openRealtime } from "../helpers/realtime-client.ts";
 import { REALTIME_KEY, type RealtimeMock, startRealtimeMock } from "../mocks/openai-realtime.ts";
+import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
+import WebSocket from "ws";
 
 /**
  * What AWS runs for realtime: the container service's bundle (scripts/build.ts buildRealtimeService, as the
@@ -21,10 +23,12 @@ let child: ChildProcess;
 let serviceUrl: string;
 let gateway: AwsGateway;
 let upstream: RealtimeMock;
+let responsesUpstream: OpenAIMock;
 
 beforeAll(async () => {
   const emulators = inject("emulators");
   upstream = await startRealtimeMock();
+  responsesUpstream = await startOpenAIMock();
   gateway = await startAwsGateway(emulators);
   dir = mkdtempSync(join(tmpdir(), "realtime-service-"));
   const bundle = await buildRealtimeService(dir);
@@ -62,6 +66,7 @@ afterAll(async () => {
   }
   await gateway?.close();
   await upstream?.close();
+  await responsesUpstream?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -102,4 +107,34 @@ describe("the realtime container service", () => {
     }).catch((error) => error);
     expect(refused.status).toBe(401);
   });
+
+  it.each(["/v1/responses", "/v1/realtime/responses"])(
+    "serves the Responses WebSocket mode on %s, each turn stored in the shared table before its last event",
+    async (path) => {
+      const socket = new WebSocket(`${serviceUrl.replace(/^http/, "ws")}${path}`, {
+        headers: {
+          "x-gateway-api-key": gateway.adminKey,
+          "x-gateway-provider": "openai",
+          "x-gateway-custom-host": `${responsesUpstream.url}/v1`,
+          authorization: "Bearer sk-provider",
+        },
+      });
+      const frames: any[] = [];
+      socket.on("message", (data) => frames.push(JSON.parse(String(data))));
+      await new Promise((resolve, reject) => {
+        socket.once("open", resolve);
+        socket.once("error", reject);
+      });
+      socket.send(JSON.stringify({ type: "response.create", model: "gpt-4o-mini", input: "Hi" }));
+      await expect.poll(() => frames.at(-1)?.type, { timeout: 10_000 }).toBe("response.completed");
+      const id = frames.at(-1).response.id;
+      socket.close();
+      // Read at once through the functions' API: the container stored it in the same table and bucket.
+      const stored = await fetch(`${gateway.url}/v1/responses/${id}`, {
+        headers: { "x-gateway-api-key": gateway.adminKey },
+      });
+      expect(stored.status).toBe(200);
+      expect(((await stored.json()) as { id: string }).id).toBe(id);
+    },
+  );
 });

@@ -7,6 +7,7 @@ import { startAnthropicMock } from "../mocks/anthropic.ts";
 import { startBedrockMock } from "../mocks/bedrock.ts";
 import { startGoogleMock } from "../mocks/google.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
+import { validatingFetch } from "../helpers/openai-schema.ts";
 
 /**
  * The Responses API on every provider, driven by the official `openai` client's `responses` methods: natively on
@@ -32,6 +33,8 @@ afterAll(async () => {
 
 function clientFor(headers: Record<string, string>, key = gateway.adminKey): OpenAI {
   return new OpenAI({
+    // Every OpenAI-shaped answer is checked against OpenAI's published OpenAPI document.
+    fetch: validatingFetch(),
     apiKey: "provider-key",
     baseURL: `${gateway.url}/v1`,
     defaultHeaders: { "x-gateway-api-key": key, ...headers },

@@ -32,7 +32,9 @@ const completion = (content: string, model: string) => ({
   object: "chat.completion",
   created: 1_700_000_000,
   model,
-  choices: [{ index: 0, message: { role: "assistant", content }, logprobs: null, finish_reason: "stop" }],
+  choices: [
+    { index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" },
+  ],
   usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
 });
 

@@ -226,6 +226,22 @@ describe("realtime service", () => {
       "functions/passthrough.handler",
     );
   });
+
+  it("sends a Responses WebSocket upgrade to the service, and plain Responses requests to their function", () => {
+    const service = recording.of("Service")[0].instance;
+    const injection = recording.named("Router", "Gateway").args.edge.viewerRequest.injection as string;
+    // The Router's viewer-request function runs the injection on CloudFront's event before it routes.
+    const routed = (uri: string, headers: Record<string, { value: string }>) => {
+      const event = { request: { uri, headers } };
+      new Function("event", injection)(event);
+      return recording.routeRequest(event.request.uri);
+    };
+    expect(routed("/v1/responses", { upgrade: { value: "websocket" } })).toBe(service.url);
+    expect(recording.functionByUrl(routed("/v1/responses", {})!)?.args.handler).toBe("functions/responses.handler");
+    expect(
+      recording.functionByUrl(routed("/v1/responses/resp_1", { upgrade: { value: "websocket" } })!)?.args.handler,
+    ).toBe("functions/responses.handler");
+  });
 });
 
 describe("every function (route families and workers)", () => {

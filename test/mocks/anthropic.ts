@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { instanceOf } from "./schema-instance.ts";
 import { fileURLToPath } from "node:url";
 import type { UpstreamEvent } from "../../core/providers/types.ts";
 import {
@@ -64,7 +65,8 @@ const MESSAGE_FIXTURES: Record<Exclude<AnthropicScenario, "auto" | "overloaded">
 
 function pick(scenario: AnthropicScenario, body: any): Exclude<AnthropicScenario, "auto"> {
   if (scenario !== "auto") return scenario;
-  if (Array.isArray(body?.tools) && body.tools.length) return "tool_use";
+  // tool_choice `none`: the model answers without calling a tool (Anthropic's tool use documentation).
+  if (Array.isArray(body?.tools) && body.tools.length && body.tool_choice?.type !== "none") return "tool_use";
   if (body?.thinking?.type === "enabled") return "thinking";
   return "text";
 }
@@ -98,13 +100,54 @@ async function answerMessages(
     return writeSse(res, readAnthropicSse("stream-error.sse"), delayMs);
   }
   const fixture = MESSAGE_FIXTURES[chosen];
-  if (!body.stream) return sendJson(res, 200, { ...readAnthropicJson(fixture.json), model: body.model });
+  const format = body.output_config?.format;
+  if (!body.stream && format?.type === "json_schema" && chosen === "text") {
+    // Structured outputs: the text block is JSON conforming to the schema.
+    const message = readAnthropicJson(fixture.json);
+    const content = [{ type: "text", text: JSON.stringify(instanceOf(format.schema)) }];
+    return sendJson(res, 200, { ...message, model: body.model, content });
+  }
+  const offered = offeredTool(body);
+  if (!body.stream) {
+    const message = readAnthropicJson(fixture.json);
+    if (offered) {
+      message.content = message.content.map((block: any) =>
+        block.type === "tool_use" ? { ...block, name: offered.name, input: offered.input } : block,
+      );
+    }
+    return sendJson(res, 200, { ...message, model: body.model });
+  }
+  const fitted = new Set<number>();
   const events = readAnthropicSse(fixture.sse).map((event) => {
-    if (event.event !== "message_start") return event;
     const data = JSON.parse(event.data);
-    return { event: event.event, data: { ...data, message: { ...data.message, model: body.model } } };
+    if (event.event === "message_start") {
+      return { event: event.event, data: { ...data, message: { ...data.message, model: body.model } } };
+    }
+    if (!offered) return event;
+    if (data.content_block?.type === "tool_use") {
+      return { event: event.event, data: { ...data, content_block: { ...data.content_block, name: offered.name } } };
+    }
+    if (data.delta?.type === "input_json_delta") {
+      // The whole input in the block's first delta, nothing in the others.
+      const first = !fitted.has(data.index);
+      fitted.add(data.index);
+      const partial = first ? JSON.stringify(offered.input) : "";
+      return { event: event.event, data: { ...data, delta: { ...data.delta, partial_json: partial } } };
+    }
+    return event;
   });
   return writeSse(res, events, delayMs);
+}
+
+/**
+ * The tool a tool-use answer calls when the request does not offer the fixtures' `get_weather`: the first tool
+ * offered, with an input conforming to its input_schema (a model only calls tools it was given).
+ */
+function offeredTool(body: any): { name: string; input: unknown } | undefined {
+  if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
+  if (body.tools.some((tool: any) => tool?.name === "get_weather")) return undefined;
+  const tool = body.tools[0];
+  return { name: String(tool.name), input: instanceOf(tool.input_schema) ?? {} };
 }
 
 export function anthropicRoute(options: { scenario?: () => AnthropicScenario; delayMs?: number } = {}): MockRoute {

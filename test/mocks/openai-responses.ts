@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { sendJson } from "../helpers/mock-server.ts";
+import { instanceOf, requestedSchema } from "./schema-instance.ts";
 
 /**
  * OpenAI's native Responses API for the mock upstream (`POST .../responses`), written from OpenAI's API
@@ -26,7 +27,8 @@ let served = 0;
 export async function answerResponses(body: any, res: ServerResponse, options: ResponsesMockOptions): Promise<void> {
   const model = body.model ?? "mock-model";
   const serial = String(++served).padStart(6, "0");
-  const reply = options.reply ?? "Hello from the mock Responses API.";
+  const schema = requestedSchema(body);
+  const reply = schema ? JSON.stringify(instanceOf(schema)) : (options.reply ?? "Hello from the mock Responses API.");
   const tool =
     Array.isArray(body.tools) && body.tool_choice !== "none"
       ? body.tools.find((t: any) => t.type === "function")
@@ -51,31 +53,44 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
         role: "assistant",
         content: [{ type: "output_text", text: reply, annotations: [], logprobs: [] }],
       };
+  // OpenAI's current Response object, every field in the order its answers have.
   const response = {
     id: options.responseId ?? `resp_mock_${serial}`,
     object: "response",
     created_at: CREATED,
     status: "completed",
     background: false,
+    billing: { payer: "developer" },
+    completed_at: CREATED + 1,
     error: null,
+    frequency_penalty: body.frequency_penalty ?? 0,
     incomplete_details: null,
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
+    max_tool_calls: body.max_tool_calls ?? null,
     model,
     output: [item],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
+    presence_penalty: body.presence_penalty ?? 0,
     previous_response_id: body.previous_response_id ?? null,
+    prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: body.prompt_cache_retention ?? null,
     reasoning: { effort: null, summary: null },
+    safety_identifier: body.safety_identifier ?? null,
+    service_tier: "default",
     store: body.store ?? true,
     temperature: body.temperature ?? 1,
-    text: body.text ?? { format: { type: "text" } },
+    text: { format: body.text?.format ?? { type: "text" }, verbosity: body.text?.verbosity ?? "medium" },
     tool_choice: body.tool_choice ?? "auto",
-    tools: body.tools ?? [],
+    tools: (body.tools ?? []).map((tool: any) =>
+      tool.type === "function" ? { description: null, ...tool, strict: tool.strict ?? true } : tool,
+    ),
+    top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? "disabled",
     usage: {
       input_tokens: inputTokens,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens: outputTokens,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: inputTokens + outputTokens,
@@ -88,7 +103,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
   let sequence = 0;
   const events: Array<Record<string, unknown>> = [];
   const push = (event: Record<string, unknown>) => events.push({ ...event, sequence_number: sequence++ });
-  const pending = { ...response, status: "in_progress", output: [], usage: null };
+  const pending = { ...response, status: "in_progress", completed_at: null, output: [], usage: null };
   push({ type: "response.created", response: pending });
   push({ type: "response.in_progress", response: pending });
   if (item.type === "function_call") {

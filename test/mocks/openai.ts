@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { answerResponses } from "./openai-responses.ts";
+import { instanceOf, requestedSchema } from "./schema-instance.ts";
 import { type MockServer, type RecordedRequest, sendJson, startMockServer } from "../helpers/mock-server.ts";
 
 /**
@@ -279,7 +280,8 @@ function logprobsOf(words: string[]) {
 
 async function chat(body: any, res: ServerResponse, options: OpenAIMockOptions, fault: MockFault | undefined) {
   const model = body.model ?? "mock-model";
-  const reply = options.reply ?? "Hello from the mock upstream.";
+  const schema = requestedSchema(body);
+  const reply = schema ? JSON.stringify(instanceOf(schema)) : (options.reply ?? "Hello from the mock upstream.");
   const call = toolCallFor(body, options);
   const words = call ? [] : reply.split(/(?<= )/);
   const usage = usageOf(body.messages, call ? call.function.arguments : reply);

@@ -22,6 +22,35 @@ export function continuedConversation(
   return [...context.map((item) => ({ ...item })), ...(output ?? []).map(outputAsInput)];
 }
 
+/** The request's own input as items (a string input is one user message). */
+export function inputItemsOf(input: unknown): Array<Record<string, any>> {
+  if (typeof input === "string")
+    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  if (!Array.isArray(input)) return [];
+  return input.map((item) =>
+    item && typeof item === "object" && !("type" in item) ? { type: "message", ...item } : item,
+  );
+}
+
+/**
+ * A stored conversation as items a provider accepts again: item ids are the gateway's (or another provider's)
+ * and would be read as references to items the provider stored, so they are dropped; reasoning items are only
+ * meaningful to the provider that made them with their encrypted content, so the others are left out.
+ */
+export function sendableHistory(items: Array<Record<string, any>>): Array<Record<string, any>> {
+  const sendable: Array<Record<string, any>> = [];
+  for (const item of items) {
+    if (item.type === "reasoning" && typeof item.encrypted_content !== "string") continue;
+    if (item.type === "reasoning") {
+      sendable.push(item);
+      continue;
+    }
+    const { id: _id, status: _status, ...rest } = item;
+    sendable.push(rest);
+  }
+  return sendable;
+}
+
 /** OpenAI's answer for a `previous_response_id` that is unknown (or another workspace's). */
 export const previousResponseNotFound = (id: string) =>
   new HttpError(404, `Previous response with id '${id}' not found.`, {

@@ -6,9 +6,13 @@ import type { TransformContext } from "../../providers/types.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, validate } from "../../http/json.ts";
 import { isLateJson } from "../../observe/logs/late-json.ts";
+import { presentResponse, type ResponseSchema } from "../../inference/formats/responses/present.ts";
 import { mentionsServerSideMcp } from "../mcp/server-side/references.ts";
 import { startBackground } from "./background.ts";
+import { inputItemsOf, sendableHistory } from "./conversation.ts";
 import { assignItemIds } from "./item-ids.ts";
+import { resolveItemReferences } from "./item-references.ts";
+import { storedBeforeLastEvent } from "./stored-before-end.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
 
@@ -16,9 +20,10 @@ import { responseStoreOf } from "./response-store.ts";
  * `POST /v1/responses` on every provider (DESIGN: an inbound format at the edge of the pipeline). Before the
  * pipeline: the body is validated, a `previous_response_id` is resolved by the gateway itself (the stored
  * conversation is put in front of the input: a provider never sees the id, so a chain may move between
- * providers). The pipeline then answers natively (OpenAI, Azure OpenAI) or through the chat adapter. After it:
- * the response and its input items are stored for the workspace (unless `store: false`), and `background`
- * responses answer at once and run on (core/features/responses/background.ts).
+ * providers), and `item_reference` input items are put back from the workspace's store
+ * (core/features/responses/item-references.ts). The pipeline then answers natively (OpenAI, Azure OpenAI) or
+ * through the chat adapter. The response and its input items are stored for the workspace (unless `store: false`)
+ * before the answer ends, and `background` responses answer at once and run on (core/features/responses/background.ts).
  */
 export async function createResponse(request: Request, ctx: RequestContext): Promise<Response> {
   const responses = await import("../../inference/formats/responses/index.ts");
@@ -43,11 +48,15 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     );
   }
 
-  const ownItems = inputItemsOf(body.input);
-  const history = body.previous_response_id
-    ? sendableHistory(await store.conversation(owner, String(body.previous_response_id)))
-    : [];
-  const sent = history.length > 0 || body.previous_response_id ? { ...body, input: [...history, ...ownItems] } : body;
+  const givenItems = inputItemsOf(body.input);
+  const [history, ownItems] = await Promise.all([
+    body.previous_response_id
+      ? store.conversation(owner, String(body.previous_response_id)).then(sendableHistory)
+      : ([] as Array<Record<string, any>>),
+    resolveItemReferences(store, owner, givenItems),
+  ]);
+  const expanded = history.length > 0 || body.previous_response_id || ownItems !== givenItems;
+  const sent = expanded ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
   const inputItems = assignItemIds(ownItems);
@@ -56,7 +65,7 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     inputItems,
     context: [...history, ...ownItems],
     provider,
-    native: provider === "openai" || provider === "azure-openai",
+    native: isNative(provider),
   });
 
   const run: ResponseRun = { request, ctx, body, sent, requestId, responses, schema, owner, entry };
@@ -65,21 +74,39 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const response = serverSideMcp
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
-  const storing = response.status === 200 ? storeWhenDone(run, store, stored) : undefined;
-  if (body.stream === true || response.status !== 200) return response;
-  // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
-  const answer = (await response.json()) as Record<string, any>;
-  // Stored before it is answered: the client's next request (a retrieve, a previous_response_id) may reach
-  // another process or Lambda instance at once, and must find it.
+  if (response.status !== 200) return response;
+  const storing = stored ? storeWhenDone(run, store) : undefined;
+  if (body.stream === true) {
+    // The server-side MCP loop's stream ends with its own bookkeeping: stored after it.
+    return storing && !serverSideMcp ? storedBeforeLastEvent(response, storing) : response;
+  }
+  const text = await response.text();
   await storing;
-  if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
-  const presented = answer.object === "response" ? responses.presentResponse(answer, schema) : answer;
-  if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
-  return Response.json(presented, {
+  return new Response(presentAnswer(text, body, schema, isNative(ctx.outcome!.provider)), {
     status: 200,
     headers: withoutLength(response.headers),
   });
 }
+
+/**
+ * A JSON answer as the client gets it. A provider's native Responses answer goes out as the provider sent it
+ * (every field it has, in its order); only the chain it belongs to is put back, since the gateway resolved
+ * `previous_response_id` itself and the provider never saw it. A translated answer is presented in the schema the
+ * client asked for.
+ */
+function presentAnswer(text: string, body: Record<string, any>, schema: ResponseSchema, native: boolean): string {
+  if (native && !body.previous_response_id) return text;
+  const answer = JSON.parse(text) as Record<string, any>;
+  if (answer?.object !== "response") return text;
+  if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
+  if (native) return JSON.stringify(answer);
+  const presented = presentResponse(answer, schema);
+  if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
+  return JSON.stringify(presented);
+}
+
+/** Providers whose Responses API the gateway speaks natively (their answers are theirs, not the gateway's). */
+const isNative = (provider: string | undefined): boolean => provider === "openai" || provider === "azure-openai";
 
 /** What one `POST /v1/responses` call has worked out before the pipeline runs. */
 interface ResponseRun {
@@ -142,10 +169,11 @@ async function answerInBackground(run: ResponseRun): Promise<Response> {
 }
 
 /**
- * Stores the response and its input items for the workspace (when `stored`) once the answer has ended well;
- * the promise settles when that is done (it never rejects).
+ * Stores the response and its input items for the workspace once the answer has ended well; settles (never
+ * rejects) when the write is done. The caller holds the answer's end until then: a client continuing the chain,
+ * or reading the response, the instant it has the answer must find it, on any process.
  */
-function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>, stored: boolean): Promise<void> {
+function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>): Promise<void> {
   const { ctx, body, owner, entry } = run;
   const outcome = ctx.outcome!;
   const storing = outcome.done
@@ -153,46 +181,17 @@ function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreO
       if (outcome.error || outcome.status !== 200) return;
       const answer = answerOf(outcome.responseBody);
       if (answer?.object !== "response") return;
-      if (!stored) return;
       const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
       await store.save(owner, entry(chained, outcome.provider));
     })
     .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error));
+  // Also for a client that leaves before the end: the platform keeps the write going.
   ctx.waitUntil(storing);
   return storing;
 }
 
 function betaHeader(request: Request): string | null {
   return request.headers.get("x-gateway-beta") ?? request.headers.get("x-portkey-beta");
-}
-
-/** The request's own input as items (a string input is one user message). */
-function inputItemsOf(input: unknown): Array<Record<string, any>> {
-  if (typeof input === "string")
-    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
-  if (!Array.isArray(input)) return [];
-  return input.map((item) =>
-    item && typeof item === "object" && !("type" in item) ? { type: "message", ...item } : item,
-  );
-}
-
-/**
- * A stored conversation as items a provider accepts again: item ids are the gateway's (or another provider's)
- * and would be read as references to items the provider stored, so they are dropped; reasoning items are only
- * meaningful to the provider that made them with their encrypted content, so the others are left out.
- */
-function sendableHistory(items: Array<Record<string, any>>): Array<Record<string, any>> {
-  const sendable: Array<Record<string, any>> = [];
-  for (const item of items) {
-    if (item.type === "reasoning" && typeof item.encrypted_content !== "string") continue;
-    if (item.type === "reasoning") {
-      sendable.push(item);
-      continue;
-    }
-    const { id: _id, status: _status, ...rest } = item;
-    sendable.push(rest);
-  }
-  return sendable;
 }
 
 /** The answer the outcome holds (JSON body, or the one a stream spelled). */

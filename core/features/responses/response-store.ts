@@ -21,6 +21,9 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  *   larger than a DynamoDB item's 400 KB. A status change writes a new blob and then moves the index's pointer with
  *   a condition on the pointer it read, so two writers never mix halves of each other's writes, and a `cancelled`
  *   response is never overwritten by a run that finishes late (the loser deletes its blob).
+ * - an item index, pk `RESPONSE_ITEM#<org>#<workspace>#<item id>`, sk `ITEM`, per output item that has an id: the
+ *   response's id, written with the response, so that an `item_reference` input item finds the item it names (same
+ *   ttl);
  * Blobs do not expire by themselves: past the ttl they are unreachable; an S3 lifecycle rule on `responses/` (of
  * the retention's length) reclaims them on AWS.
  */
@@ -59,6 +62,10 @@ const SORT = "RESPONSE";
 const partition = (owner: ResponseOwner, id: string) => `RESPONSE#${owner.organisationId}#${workspaceOf(owner)}#${id}`;
 /** Where responses were stored before the key held their owner (read only; gone with their ttl). */
 const legacyPartition = (id: string) => `RESPONSE#${id}`;
+const ITEM_SORT = "ITEM";
+/** An output item's index, under its owner as responses are (ids are the providers': two workspaces may share one). */
+const itemPartition = (owner: ResponseOwner, itemId: string) =>
+  `RESPONSE_ITEM#${owner.organisationId}#${workspaceOf(owner)}#${itemId}`;
 export const RESPONSES_BLOB_PREFIX = "responses/";
 
 /** Statuses a status may move to: a finished (or cancelled) response never changes again. */
@@ -75,9 +82,14 @@ const NEXT: Record<ResponseStatus, readonly ResponseStatus[]> = {
 const RESPONSE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Concurrent writers retry this often before giving up (each round another writer made progress). */
-/** Pauses before looking again for a previous response that is not stored yet (ms; 0.7 s in all). */
-const UNSTORED_RETRY_MS = [100, 200, 400];
 const MAX_ATTEMPTS = 8;
+
+/**
+ * Pauses before looking again for a previous response that is not stored yet (ms; 0.7 s in all). A response is
+ * stored before its answer (or its stream's last event) is sent, so a chain never needs them on one store; they
+ * cover a store whose replicas lag (another gateway process reading a replica of the database).
+ */
+const UNSTORED_RETRY_MS = [100, 200, 400];
 
 export class ResponseStore {
   readonly #records: Records;
@@ -106,6 +118,7 @@ export class ResponseStore {
     if (!RESPONSE_ID.test(id)) throw new RangeError(`not a response id: ${JSON.stringify(id)}`);
     const nowSeconds = Math.floor(this.#now() / 1000);
     const createdAt = typeof entry.response.created_at === "number" ? entry.response.created_at : nowSeconds;
+    const ttl = nowSeconds + this.#retentionSeconds;
     const blob = await this.#writeBlob(owner, id, entry);
     const item: RecordItem = {
       pk: partition(owner, id),
@@ -122,11 +135,13 @@ export class ResponseStore {
       previousResponseId: entry.response.previous_response_id ?? undefined,
       blob,
       // Kept from when it is stored: a provider's `created_at` may be far off the gateway's clock.
-      ttl: nowSeconds + this.#retentionSeconds,
+      ttl,
     };
     for (const name of Object.keys(item)) if (item[name] === undefined) delete item[name];
     try {
-      await this.#records.put(item, { exists: false });
+      // The index item and the output items' index together: one round trip (one commit of the local batch), the
+      // whole of the write a client waits for before its answer ends.
+      await Promise.all([this.#records.put(item, { exists: false }), this.#indexItems(owner, id, entry, ttl)]);
     } catch (error) {
       await this.#blobs.delete(blob).catch(() => {});
       throw error;
@@ -177,8 +192,6 @@ export class ResponseStore {
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
     let entry = await this.get(owner, id);
-    // A streamed response is stored once its stream ended: a client continuing the chain the moment it read the
-    // last event, through another process, may be a few milliseconds early. Look again before answering 404.
     for (const wait of UNSTORED_RETRY_MS) {
       if (entry) break;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -225,6 +238,43 @@ export class ResponseStore {
       return { applied: true, entry };
     }
     throw new Error(`response ${id} kept changing while its status was being set`);
+  }
+
+  /**
+   * An output item of a stored response, by its id (what an `item_reference` input item names), with whether the
+   * response came from a provider's native Responses API; undefined when no response of this owner holds it.
+   */
+  async findOutputItem(
+    owner: ResponseOwner,
+    itemId: string,
+  ): Promise<{ item: Record<string, any>; native: boolean } | undefined> {
+    if (!RESPONSE_ID.test(itemId)) return undefined;
+    const index = await this.#records.get(itemPartition(owner, itemId), ITEM_SORT);
+    if (!index) return undefined;
+    const entry = await this.get(owner, String(index.responseId));
+    const item = entry?.response.output?.find((output: Record<string, any>) => output?.id === itemId);
+    return item && entry ? { item, native: entry.native } : undefined;
+  }
+
+  /** One index item per output item with an id (see the layout above). */
+  async #indexItems(owner: ResponseOwner, responseId: string, entry: StoredResponse, ttl: number): Promise<void> {
+    const output: unknown[] = Array.isArray(entry.response.output) ? entry.response.output : [];
+    const ids = output
+      .map((item) => (item as Record<string, unknown> | null)?.id)
+      .filter((itemId): itemId is string => typeof itemId === "string" && RESPONSE_ID.test(itemId));
+    const ws = workspaceOf(owner);
+    await Promise.all(
+      ids.map((itemId) =>
+        this.#records.put({
+          pk: itemPartition(owner, itemId),
+          sk: ITEM_SORT,
+          org: owner.organisationId,
+          ...(ws ? { ws } : {}),
+          responseId,
+          ttl,
+        }),
+      ),
+    );
   }
 
   /** The owner's index item (its `pk` says where it is: under the owner, or under the legacy key). */

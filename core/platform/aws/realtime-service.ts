@@ -1,6 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ensureOrganisation } from "../../control/organisation/bootstrap.ts";
+import { createApp } from "../../http/app.ts";
+import { handlers as responsesHandlers } from "../../routes/handlers/responses.ts";
+import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { REALTIME_PATH, createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 
@@ -15,7 +18,8 @@ export interface RealtimeService {
  * The realtime WebSocket proxy on AWS: Lambda cannot hold a WebSocket, so this family runs as a small container
  * service (infra/realtime.ts, services/realtime/) behind the same Router, with the same stores as the functions
  * (services-from-env.ts: DynamoDB, S3, SQS, the master key). It serves `GET /health` (the load balancer's
- * check) and `/v1/realtime` upgrades (core/platform/node/realtime-upgrade.ts); any other request is a 404.
+ * check), `/v1/realtime` upgrades and the Responses WebSocket mode's upgrades (core/platform/node/realtime-upgrade.ts);
+ * any other request is a 404.
  */
 export async function startRealtimeService(
   env: Record<string, string | undefined> = process.env,
@@ -30,7 +34,17 @@ export async function startRealtimeService(
       .finally(() => pending.delete(tracked));
     pending.add(tracked);
   };
-  const upgrades = createRealtimeUpgrade(services, { waitUntil });
+  // The Responses WebSocket mode's turns run the responses family's own handlers here (the Router sends
+  // `/v1/responses` upgrades to this service: infra/realtime.ts).
+  const responsesApp = createApp({
+    families: ROUTE_FAMILIES.filter((family) => family.name === "responses"),
+    handlers: { responses: responsesHandlers },
+    services,
+  });
+  const upgrades = createRealtimeUpgrade(services, {
+    waitUntil,
+    responses: (request, signal) => responsesApp(request, { waitUntil, signal, path: "/v1/responses" }),
+  });
   const server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (request.method === "GET" && (path === "/health" || path === "/v1/health")) {

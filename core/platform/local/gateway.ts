@@ -80,8 +80,13 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
     bodyTimeoutMs: settings.GATEWAY_BODY_TIMEOUT_MS,
-    // Realtime (WebSocket) sessions in the same process (core/inference/realtime).
-    upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
+    // Realtime (WebSocket) sessions in the same process (core/inference/realtime), and the Responses WebSocket
+    // mode, whose turns are this app's own `POST /v1/responses` (core/features/responses/websocket).
+    upgrade: (waitUntil) =>
+      createRealtimeUpgrade(services, {
+        waitUntil,
+        responses: (request, signal) => app(request, { waitUntil, signal, path: "/v1/responses" }),
+      }),
   });
   listeningUrl = server.url;
   const worker = new WorkerLoop(services, QUEUE_CONSUMERS, {

@@ -5,6 +5,9 @@ import { HttpError, errorResponse } from "../../http/errors.ts";
 import { type RealtimeConnector, openRealtimeSession } from "../../inference/realtime/session.ts";
 import { family as realtime } from "../../routes/table/realtime.ts";
 import type { Services } from "../../services.ts";
+import { RESPONSES_SOCKET_PATH } from "../../features/responses/websocket/connect.ts";
+import type { TurnDispatch } from "../../features/responses/websocket/session.ts";
+import { createResponsesUpgrade } from "./responses-upgrade.ts";
 import { connectWebSocket } from "./ws-connect.ts";
 import { relaySocketOf } from "./ws-socket.ts";
 
@@ -22,17 +25,28 @@ export interface RealtimeUpgradeOptions {
   waitUntil(work: Promise<unknown>): void;
   /** Opens the provider's socket; `ws` with the SSRF-guarded lookup unless a test swaps it. */
   connect?: RealtimeConnector;
+  /**
+   * Serves the Responses WebSocket mode (`/v1/responses` upgrades) by dispatching each turn to this (the app's
+   * `POST /v1/responses`); without it those upgrades are a 404.
+   */
+  responses?: TurnDispatch;
 }
+
+/**
+ * Where the AWS Router sends a `/v1/responses` upgrade (infra/realtime.ts rewrites it: Lambda cannot hold a
+ * WebSocket, so it must reach this container, whose prefix is the realtime route's).
+ */
+export const RESPONSES_SOCKET_ALIAS = `${REALTIME_PATH}/responses`;
 
 /** How long shutdown waits for sessions to finish their closing handshakes before cutting them. */
 const SHUTDOWN_GRACE_MS = 3_000;
 
 /**
- * The realtime WebSocket proxy on a node:http server (the local server and the AWS container service): an
+ * The WebSocket endpoints on a node:http server (the local server and the AWS container service). Realtime: an
  * `upgrade` for `/v1/realtime` is checked and connected by the core (core/inference/realtime/session.ts) BEFORE it is
  * accepted, so a refusal is an HTTP answer (401, 403, 429, 400, the provider's status) with OpenAI's error
  * body; then `ws` accepts it and the core relays the session. Upgrades of any other path: 404, then the
- * connection is closed.
+ * connection is closed. The Responses WebSocket mode (`/v1/responses`, responses-upgrade.ts) when `responses` is given.
  */
 export function createRealtimeUpgrade(services: Services, options: RealtimeUpgradeOptions): UpgradeHandler {
   const connect = options.connect ?? connectWebSocket;
@@ -48,12 +62,15 @@ export function createRealtimeUpgrade(services: Services, options: RealtimeUpgra
   });
   const sessions = new Set<WebSocket>();
   const running = new Set<Promise<unknown>>();
+  const responses = options.responses && createResponsesUpgrade(services, options.responses);
   let closing = false;
 
   const serve = async (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => {});
     const path = (request.url ?? "/").split("?")[0]!;
-    if (path !== REALTIME_PATH && path !== `${REALTIME_PATH}/`) {
+    const responsesPath =
+      responses !== undefined && (path === RESPONSES_SOCKET_PATH || path === RESPONSES_SOCKET_ALIAS);
+    if (!responsesPath && path !== REALTIME_PATH && path !== `${REALTIME_PATH}/`) {
       const error = new HttpError(404, `Invalid URL (${request.method} ${path}): no WebSocket endpoint here.`, {
         type: "invalid_request_error",
         code: "unknown_url",
@@ -66,6 +83,9 @@ export function createRealtimeUpgrade(services: Services, options: RealtimeUpgra
         ? new HttpError(503, "The gateway is shutting down.", { code: "service_unavailable" })
         : new HttpError(400, problem!, { code: "invalid_websocket_handshake" });
       return writeRefusal(socket, errorResponse(error));
+    }
+    if (responsesPath) {
+      return responses.serve(request, requestOf(request), socket, head, (refusal) => writeRefusal(socket, refusal));
     }
     const clientGone = new AbortController();
     const onGone = () => clientGone.abort();
@@ -112,6 +132,7 @@ export function createRealtimeUpgrade(services: Services, options: RealtimeUpgra
     },
     async close() {
       closing = true;
+      responses?.close();
       for (const ws of sessions) ws.close(1001, "the gateway is shutting down");
       const grace = new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref());
       await Promise.race([Promise.allSettled([...running]), grace]);

@@ -360,7 +360,11 @@ export function fromAnthropicMessage(
       });
     }
   }
-  const message: Record<string, unknown> = { role: "assistant", content: texts.length ? texts.join("") : null };
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    content: texts.length ? texts.join("") : null,
+    refusal: null,
+  };
   if (toolCalls.length) message.tool_calls = toolCalls;
   if (thinking.length) message.reasoning_content = thinking.join("\n\n");
   // With thinking, the ordered blocks (signatures included) let a client send the turn back as Anthropic needs it.

@@ -367,7 +367,11 @@ export function fromConverseResponse(upstream: any, ctx: TransformContext): obje
       reasoning += block.reasoningContent.reasoningText.text;
     }
   }
-  const message: Record<string, any> = { role: "assistant", content: text || (toolCalls.length > 0 ? null : "") };
+  const message: Record<string, any> = {
+    role: "assistant",
+    content: text || (toolCalls.length > 0 ? null : ""),
+    refusal: null,
+  };
   if (reasoning) message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {

@@ -362,7 +362,7 @@ export function fromGeminiResponse(upstream: Json, ctx: TransformContext): Json 
     const { text, reasoning, toolCalls } = readParts(candidate.content?.parts, 0);
     // No text: null next to tool calls or for a blocked candidate (no content at all), else an empty answer.
     const content = text || (toolCalls.length > 0 || !candidate.content ? null : "");
-    const message: Json = { role: "assistant", content };
+    const message: Json = { role: "assistant", content, refusal: null };
     if (reasoning) message.reasoning_content = reasoning;
     if (toolCalls.length > 0) message.tool_calls = toolCalls.map(({ index: _index, ...call }) => call);
     return {
@@ -375,7 +375,7 @@ export function fromGeminiResponse(upstream: Json, ctx: TransformContext): Json 
   if (choices.length === 0 && upstream?.promptFeedback?.blockReason) {
     choices.push({
       index: 0,
-      message: { role: "assistant", content: null },
+      message: { role: "assistant", content: null, refusal: null },
       logprobs: null,
       finish_reason: "content_filter",
     });

@@ -6,12 +6,13 @@ import { joinUrl } from "../url.ts";
  * Mistral's moderation API (https://docs.mistral.ai/api/#tag/classifiers, `POST /v1/moderations`): the body is
  * `{model, input}` with `input` a string or a list of strings; the answer is `{id, model, results[]}`, each result
  * `{categories, category_scores}` over Mistral's own nine categories. Answered in OpenAI's moderation shape
- * (spec 2.10): the eleven OpenAI categories, those Mistral has no counterpart for false and 0, and every Mistral
- * category kept under `mistral` so nothing the provider said is lost.
+ * (spec 2.10): the eleven OpenAI categories and the two `illicit` ones OpenAI's current moderation object requires,
+ * those Mistral has no counterpart for false and 0, and every Mistral category kept under `mistral` so nothing the
+ * provider said is lost.
  */
 
-/** The moderation result's categories of spec 2.10. */
-export const OPENAI_MODERATION_CATEGORIES = MODERATION_CATEGORIES;
+/** The moderation result's categories: spec 2.10's eleven and OpenAI's `illicit` pair (required by its schema). */
+export const OPENAI_MODERATION_CATEGORIES = [...MODERATION_CATEGORIES, "illicit", "illicit/violent"] as const;
 
 /** Mistral categories with a direct OpenAI counterpart. */
 const COUNTERPARTS: Readonly<Record<string, (typeof OPENAI_MODERATION_CATEGORIES)[number]>> = {
@@ -19,6 +20,8 @@ const COUNTERPARTS: Readonly<Record<string, (typeof OPENAI_MODERATION_CATEGORIES
   hate_and_discrimination: "hate",
   violence_and_threats: "violence",
   selfharm: "self-harm",
+  // OpenAI's `illicit`: advice or instruction on committing illicit acts.
+  dangerous_and_criminal_content: "illicit",
 };
 
 /** OpenAI's model names (the route's default `text-moderation-latest` among them) mean Mistral's current model. */

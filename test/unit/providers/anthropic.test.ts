@@ -395,7 +395,7 @@ describe("anthropic adapter: response", () => {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: "Hello! How can I help you today?" },
+          message: { role: "assistant", content: "Hello! How can I help you today?", refusal: null },
           logprobs: null,
           finish_reason: "stop",
         },
@@ -415,6 +415,7 @@ describe("anthropic adapter: response", () => {
     expect(out.choices[0].message).toEqual({
       role: "assistant",
       content: "I'll check the weather in Paris.",
+      refusal: null,
       tool_calls: [
         {
           id: "toolu_01A09q90qw90lq917835lq9",

@@ -422,7 +422,7 @@ describe("bedrock: Converse response", () => {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: "Hello! How can I help you today?" },
+          message: { role: "assistant", content: "Hello! How can I help you today?", refusal: null },
           logprobs: null,
           finish_reason: "stop",
         },
@@ -437,6 +437,7 @@ describe("bedrock: Converse response", () => {
     expect(out.choices[0].message).toEqual({
       role: "assistant",
       content: "I'll look up the current weather in Paris.",
+      refusal: null,
       tool_calls: [
         {
           id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",

@@ -428,7 +428,7 @@ describe("chat response transform", () => {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: "The capital of France is Paris." },
+          message: { role: "assistant", content: "The capital of France is Paris.", refusal: null },
           logprobs: null,
           finish_reason: "stop",
         },
@@ -476,7 +476,12 @@ describe("chat response transform", () => {
   it("answers a prompt blocked by promptFeedback with a content_filter choice", () => {
     const completion: any = fromGeminiResponse(fixture("generate-content-prompt-blocked.json"), context());
     expect(completion.choices).toEqual([
-      { index: 0, message: { role: "assistant", content: null }, logprobs: null, finish_reason: "content_filter" },
+      {
+        index: 0,
+        message: { role: "assistant", content: null, refusal: null },
+        logprobs: null,
+        finish_reason: "content_filter",
+      },
     ]);
     expect(completion.usage).toEqual({ prompt_tokens: 11, completion_tokens: 0, total_tokens: 11 });
   });

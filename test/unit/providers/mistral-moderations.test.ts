@@ -59,7 +59,7 @@ describe("Mistral moderations", () => {
     expect(refused).toMatchObject({ status: 400, param: "input" });
   });
 
-  it("answers OpenAI's moderation shape with all 11 categories and keeps Mistral's under `mistral`", () => {
+  it("answers OpenAI's moderation shape with all 13 categories and keeps Mistral's under `mistral`", () => {
     const answer = fromMistralModerationResponse(fixture("moderation-response.json")) as any;
     expect(answer).toMatchObject({ id: "4d71ae510af942108ef7344f903e2b88", model: "mistral-moderation-2411" });
     const [result] = answer.results;

@@ -3,8 +3,10 @@ import type { TypedEvent } from "../../../providers/types.ts";
 /**
  * The two schemas a Response is presented in (spec 9). The gateway builds and stores Responses in the shape of
  * OpenAI's current Response object; a client that opts into the beta `use-responses-api-2026-07-30`
- * (`x-gateway-beta`, comma-separated betas allowed) gets that shape, every other client the default schema: the
- * fields of spec 2.1 exactly, its four statuses, `reasoning` as `{effort, generate_summary}`, usage as in 2.2.
+ * (`x-gateway-beta`, comma-separated betas allowed) gets that shape as it is. Every other client gets the default
+ * schema: spec 2.1's reading of the same object (its four statuses, `reasoning` with `generate_summary`, usage
+ * with spec 2.2's fields), every other field kept, so that the object still validates against OpenAI's
+ * published Response schema (which the SDKs and agent frameworks parse it with).
  */
 
 export const RESPONSES_BETA = "use-responses-api-2026-07-30";
@@ -20,59 +22,26 @@ export function schemaOf(betaHeaderValue: string | null | undefined): ResponseSc
 
 type Json = Record<string, any>;
 
-/** The Response fields of spec 2.1, in its order. */
-const DEFAULT_FIELDS = [
-  "id",
-  "object",
-  "status",
-  "created_at",
-  "error",
-  "incomplete_details",
-  "output",
-  "output_text",
-  "usage",
-  "parallel_tool_calls",
-  "metadata",
-  "temperature",
-  "top_p",
-  "user",
-  "previous_response_id",
-  "model",
-  "reasoning",
-  "max_output_tokens",
-  "instructions",
-  "text",
-  "tools",
-  "tool_choice",
-  "truncation",
-] as const;
-
 const CANCELLED_MESSAGE = "The response was cancelled before it completed.";
 
 export function presentResponse(response: Record<string, any>, schema: ResponseSchema): Record<string, any> {
-  if (schema === "2026-07-30") return presentCurrent(response);
-  const presented: Json = {};
-  for (const field of DEFAULT_FIELDS) {
-    if (field in response) presented[field] = response[field];
-  }
-  if (response.status === "queued") presented.status = "in_progress";
+  const presented: Json = presentCurrent(response);
+  if (schema === "2026-07-30") return presented;
+  const copy: Json = presented === response ? { ...response } : presented;
+  if (response.status === "queued") copy.status = "in_progress";
   if (response.status === "cancelled") {
-    presented.status = "failed";
-    presented.error = { code: "cancelled", message: response.error?.message ?? CANCELLED_MESSAGE };
+    copy.status = "failed";
+    copy.error = { code: "cancelled", message: response.error?.message ?? CANCELLED_MESSAGE };
   }
-  if ("reasoning" in response) {
-    const reasoning = response.reasoning;
-    presented.reasoning =
+  if ("reasoning" in copy) {
+    const reasoning = copy.reasoning;
+    copy.reasoning =
       reasoning && typeof reasoning === "object"
-        ? {
-            effort: reasoning.effort ?? null,
-            generate_summary: reasoning.summary ?? reasoning.generate_summary ?? null,
-          }
+        ? { ...reasoning, effort: reasoning.effort ?? null, generate_summary: reasoning.summary ?? null }
         : null;
   }
-  if (response.text && typeof response.text === "object") presented.text = { format: response.text.format };
-  if (response.usage && typeof response.usage === "object") presented.usage = defaultUsage(response.usage);
-  return presented;
+  if (response.usage && typeof response.usage === "object") copy.usage = defaultUsage(response.usage);
+  return copy;
 }
 
 /** Today's OpenAI shape: the stored Response, with `reasoning.summary` filled from a deprecated `generate_summary`. */
@@ -83,13 +52,21 @@ function presentCurrent(response: Json): Json {
   return { ...response, reasoning: { ...rest, summary: rest.summary ?? generate_summary ?? null } };
 }
 
-/** Spec 2.2's five fields. */
+/** Spec 2.2's five fields always there (and OpenAI's `cache_write_tokens`), whatever else the usage holds. */
 function defaultUsage(usage: Json): Json {
   return {
+    ...usage,
     input_tokens: usage.input_tokens ?? 0,
-    input_tokens_details: { cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      ...usage.input_tokens_details,
+      cached_tokens: usage.input_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage.input_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: usage.output_tokens ?? 0,
-    output_tokens_details: { reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0 },
+    output_tokens_details: {
+      ...usage.output_tokens_details,
+      reasoning_tokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    },
     total_tokens: usage.total_tokens ?? 0,
   };
 }

@@ -26,13 +26,18 @@ export interface ResponseOutcome {
 
 /** The Response echoing `body` (the validated request) with the outcome so far. */
 export function buildResponse(body: Json, ctx: TransformContext, outcome: ResponseOutcome): Json {
+  // In the order of OpenAI's answers: id, object, created_at, status, then the rest alphabetically, then usage,
+  // user and metadata.
   return {
     id: newResponseId(ctx.requestId),
     object: "response",
     created_at: ctx.now,
     status: outcome.status,
     background: body.background ?? false,
+    // OpenAI: "only present when the status is completed" (null otherwise); the answer is complete as it is built.
+    completed_at: outcome.status === "completed" ? Math.max(ctx.now, Math.floor(Date.now() / 1000)) : null,
     error: outcome.error ?? null,
+    frequency_penalty: body.frequency_penalty ?? 0,
     incomplete_details: outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
@@ -41,8 +46,10 @@ export function buildResponse(body: Json, ctx: TransformContext, outcome: Respon
     output: outcome.output,
     output_text: outputTextOf(outcome.output),
     parallel_tool_calls: body.parallel_tool_calls ?? true,
+    presence_penalty: body.presence_penalty ?? 0,
     previous_response_id: body.previous_response_id ?? null,
     prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: body.prompt_cache_retention ?? null,
     reasoning: {
       effort: body.reasoning?.effort ?? null,
       summary: body.reasoning?.summary ?? body.reasoning?.generate_summary ?? null,
@@ -53,7 +60,7 @@ export function buildResponse(body: Json, ctx: TransformContext, outcome: Respon
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: "text" }, verbosity: body.text?.verbosity ?? "medium" },
     tool_choice: body.tool_choice ?? "auto",
-    tools: Array.isArray(body.tools) ? body.tools : [],
+    tools: Array.isArray(body.tools) ? body.tools.map(echoedTool) : [],
     top_logprobs: body.top_logprobs ?? 0,
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? "disabled",
@@ -61,6 +68,15 @@ export function buildResponse(body: Json, ctx: TransformContext, outcome: Respon
     user: body.user ?? null,
     metadata: body.metadata ?? {},
   };
+}
+
+/**
+ * A request's tool as the Response echoes it: OpenAI's FunctionTool always carries `strict` (and `description`,
+ * `parameters`), null when the request left them out; other tools as they came.
+ */
+function echoedTool(tool: Json): Json {
+  if (tool?.type !== "function") return tool;
+  return { description: null, parameters: null, ...tool, strict: tool.strict ?? null };
 }
 
 /** The `response.created` Response: nothing generated yet. */

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { checkStreamOptions, modelName, temperature, topP, user } from "../../gateway/schemas/common.ts";
+import { checkStreamOptions, modelName, penalty, temperature, topP, user } from "../../gateway/schemas/common.ts";
 import { int } from "../../../http/zod-mini.ts";
 
 /**
@@ -224,6 +224,8 @@ export const responsesRequest = z
     temperature: z.nullish(temperature),
     top_p: z.nullish(topP),
     top_logprobs: z.nullish(int(z.minimum(0), z.maximum(20))),
+    presence_penalty: z.nullish(penalty),
+    frequency_penalty: z.nullish(penalty),
     truncation: z.nullish(z.enum(["auto", "disabled"])),
     metadata: z.nullish(metadata),
     parallel_tool_calls: z.nullish(z.boolean()),
@@ -236,6 +238,7 @@ export const responsesRequest = z
     include: z.nullish(z.array(z.string())),
     service_tier: z.nullish(z.string()),
     prompt_cache_key: z.nullish(z.string()),
+    prompt_cache_retention: z.nullish(z.enum(["in_memory", "in-memory", "24h"])),
     safety_identifier: z.nullish(z.string()),
   })
   .check(

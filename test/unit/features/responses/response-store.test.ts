@@ -51,6 +51,20 @@ describe("saving, reading and deleting a response", () => {
     expect(await store().get(owner, id)).toBeDefined();
   });
 
+  it("finds a response's output items by id for their owner only (item references)", async () => {
+    const owner = newOwner();
+    const answer = { id: "msg_out_1", type: "message", role: "assistant", content: [] };
+    const saved = storedResponse({ output: [answer] }, [userMessage("msg_in_1", "Hi")]);
+    await store().save(owner, saved);
+    expect(await store().findOutputItem(owner, "msg_out_1")).toEqual({ item: answer, native: saved.native });
+    // Input items are not referenced by the SDKs; and another workspace's item is as unknown as a made-up id.
+    expect(await store().findOutputItem(owner, "msg_in_1")).toBeUndefined();
+    expect(await store().findOutputItem({ ...owner, workspaceId: "ws_other" }, "msg_out_1")).toBeUndefined();
+    expect(await store().findOutputItem(owner, "../x")).toBeUndefined();
+    await store().delete(owner, saved.response.id);
+    expect(await store().findOutputItem(owner, "msg_out_1")).toBeUndefined();
+  });
+
   it("treats an id that cannot be a response id as unknown", async () => {
     expect(await store().get(newOwner(), "../../etc/passwd")).toBeUndefined();
   });

@@ -62,7 +62,9 @@ describe("chat completion -> Response", () => {
       created_at: ctx.now,
       status: "completed",
       background: false,
+      completed_at: expect.any(Number),
       error: null,
+      frequency_penalty: 0,
       incomplete_details: null,
       instructions: "Be brief.",
       max_output_tokens: 100,
@@ -79,8 +81,10 @@ describe("chat completion -> Response", () => {
       ],
       output_text: "Paris.",
       parallel_tool_calls: true,
+      presence_penalty: 0,
       previous_response_id: "resp_prev",
       prompt_cache_key: null,
+      prompt_cache_retention: null,
       reasoning: { effort: null, summary: null },
       safety_identifier: null,
       service_tier: "default",
@@ -102,6 +106,7 @@ describe("chat completion -> Response", () => {
       user: "u1",
       metadata: { session: "s1" },
     });
+    expect(response.completed_at).toBeGreaterThanOrEqual(ctx.now);
     expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
     expect(msgId).toMatch(/^msg_[0-9a-f]{48}$/);
   });
@@ -326,43 +331,26 @@ describe("presentResponse", () => {
     expect(schemaOf("server-side-mcp-2026-06-01, use-responses-api-2026-07-30")).toBe("2026-07-30");
   });
 
-  it("default: exactly the fields of spec 2.1, reasoning as effort and generate_summary, usage as 2.2", () => {
+  it("default: every field of the object, reasoning with generate_summary, usage with spec 2.2's fields", () => {
     const presented = presentResponse(stored, "default");
-    expect(Object.keys(presented).sort()).toEqual(
-      [
-        "id",
-        "object",
-        "status",
-        "created_at",
-        "error",
-        "incomplete_details",
-        "output",
-        "output_text",
-        "usage",
-        "parallel_tool_calls",
-        "metadata",
-        "temperature",
-        "top_p",
-        "user",
-        "previous_response_id",
-        "model",
-        "reasoning",
-        "max_output_tokens",
-        "instructions",
-        "text",
-        "tools",
-        "tool_choice",
-        "truncation",
-      ].sort(),
-    );
-    expect(presented.reasoning).toEqual({ effort: "low", generate_summary: "auto" });
-    expect(presented.text).toEqual({ format: { type: "text" } });
+    // Spec 2.1's fields and every other field OpenAI's Response schema has (clients validate against it).
+    expect(Object.keys(presented).sort()).toEqual(Object.keys(stored).sort());
+    expect(presented.reasoning).toEqual({ effort: "low", summary: "auto", generate_summary: "auto" });
+    expect(presented.text).toEqual({ format: { type: "text" }, verbosity: "high" });
     expect(presented.usage).toEqual({
       input_tokens: 1,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens: 1,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 2,
+    });
+    const sparse = presentResponse({ ...stored, usage: { input_tokens: 3, output_tokens: 1 } }, "default");
+    expect(sparse.usage).toEqual({
+      input_tokens: 3,
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      output_tokens: 1,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
     });
   });
 
@@ -401,7 +389,7 @@ describe("presentResponse", () => {
     const presented = presentEvent(event, "default");
     expect(presented.type).toBe("response.in_progress");
     expect((presented.response as any).status).toBe("in_progress");
-    expect(presented.response).not.toHaveProperty("store");
+    expect(presented.response).toMatchObject({ store: true, completed_at: expect.any(Number) });
     expect(presentEvent(event, "2026-07-30")).toBe(event);
     const delta = { type: "response.output_text.delta", sequence_number: 3, delta: "x" };
     expect(presentEvent(delta, "default")).toBe(delta);
