@@ -1,4 +1,4 @@
-import { priceMetered, priceUsage } from "../catalog/load.ts";
+import { type Pricer, priceMetered, pricerFor } from "../catalog/load.ts";
 import type { PriceOverrides } from "../catalog/price-override.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
@@ -130,8 +130,11 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   // Streams: decode framing, transform (or relay); the SSE answer waits for the first chunk (see above).
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
+  // The price is resolved before the first chunk, so the usage chunk can carry the cost as it passes.
+  const pricer = await pricerOf(call);
   const pipelineOptions = {
     kind: call.route === "completions" ? ("text" as const) : ("chat" as const),
+    costOf: (usage: ChatUsage, serviceTier?: string) => pricer(normalisedUsage(usage), { serviceTier }),
     format: loadedFormat(call.route),
     includeUsage: ctx.includeUsage === true,
     outcome,
@@ -153,7 +156,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     startedAt: call.startedAt,
     headers: { "x-gateway-provider": adapter.id },
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
-    recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
+    recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer, pricer),
   });
 }
 
@@ -237,24 +240,40 @@ async function recordMetered(
   outcome.cost = await priceMetered(call.target.provider, model, metered, override);
 }
 
-/** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */
+/** The price of the target's model for this caller (an admin's override on top), resolved once for the request. */
+async function pricerOf(call: TargetCall): Promise<Pricer> {
+  const model = String(call.body.model ?? "");
+  return pricerFor(call.target.provider, model, await call.prices?.(call.target.provider, model));
+}
+
+/** Usage with every count present (a provider may leave out the completion or the total). */
+function normalisedUsage(usage: ChatUsage): ChatUsage {
+  const completion = usage.completion_tokens ?? 0;
+  return {
+    ...usage,
+    completion_tokens: completion,
+    total_tokens: usage.total_tokens ?? usage.prompt_tokens + completion,
+  };
+}
+
+/**
+ * Normalises reported usage, or counts it when the provider gave none, and prices it (at the service tier the
+ * answer reports). A stream passes the pricer its usage chunk was priced with, so both show one cost.
+ */
 async function recordUsage(
   outcome: InferenceOutcome,
   call: TargetCall,
   reported: ChatUsage | undefined,
   responseBody?: Record<string, any>,
+  pricer?: Pricer,
 ): Promise<void> {
   let usage = reported;
   if (!usage || typeof usage.prompt_tokens !== "number") {
     usage = await estimateUsage(call.route, call.body, responseBody);
     outcome.usageEstimated = true;
   }
-  usage = {
-    ...usage,
-    completion_tokens: usage.completion_tokens ?? 0,
-    total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
-  };
+  usage = normalisedUsage(usage);
   outcome.usage = usage;
-  const override = await call.prices?.(call.target.provider, call.body.model);
-  outcome.cost = await priceUsage(call.target.provider, call.body.model, usage, override);
+  const serviceTier = typeof responseBody?.service_tier === "string" ? responseBody.service_tier : undefined;
+  outcome.cost = (pricer ?? (await pricerOf(call)))(usage, { serviceTier });
 }

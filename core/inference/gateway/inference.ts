@@ -10,11 +10,13 @@ import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { resolveRouting } from "../routing/source.ts";
 import { reservationFor } from "../policies/reservation.ts";
+import { refuseUnpriced } from "../policies/unpriced.ts";
 import { cachedInference, type Embedder } from "../cache/inference-cache.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
+import { costHeaders } from "./cost-on-answer.ts";
 import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -126,6 +128,15 @@ export async function routeInference(
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
         await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
+        const prices = ctx.principal
+          ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
+          : undefined;
+        // Under a cost limit, a target whose model has no price is skipped (a fallback moves on) or refused.
+        const refusing = ctx.services.policies?.refusesUnpriced(ctx);
+        if (refusing) {
+          const model = String(params.model ?? "");
+          await refuseUnpriced(refusing, target, model, await prices?.(target, model));
+        }
         // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
         // provider is called and no fallback follows. A redaction is what the provider and the cache see.
         const guarded = await guardrails.input(leaf.settings, params);
@@ -142,9 +153,7 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             trustedHosts: ctx.services.trustedHosts,
-            prices: ctx.principal
-              ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
-              : undefined,
+            prices,
           });
         // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
@@ -170,6 +179,8 @@ export async function routeInference(
     return withHeaders(response, {
       ...routingHeaders(result.leaf.path, result.retries, provider, outcome.cacheStatus),
       ...ctx.services.policies?.headersFor(ctx),
+      // A JSON answer's cost is known now; a stream's comes with its usage (cost-on-answer.ts).
+      ...(outcome.stream ? undefined : costHeaders(outcome.cost, outcome.cacheSavedCost)),
     });
   } catch (error) {
     recordFailure(outcome, error);

@@ -3,6 +3,7 @@ import type { RequestContext } from "../../http/context.ts";
 import { headersForLog } from "../../http/gateway-headers.ts";
 import type { RouteSpec } from "../../http/route-types.ts";
 import type { ChatUsage } from "../../providers/types.ts";
+import type { Cost } from "../../inference/catalog/cost.ts";
 import type { RequestLog } from "./log-record.ts";
 
 /**
@@ -61,7 +62,7 @@ export async function logRequest(
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,
     usage: usage ? usageForLog(usage, outcome?.usageEstimated === true) : undefined,
     units: outcome?.units && Object.keys(outcome.units).length > 0 ? outcome.units : undefined,
-    cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
+    ...costFieldsOf(outcome?.cost),
     guardrails: outcome?.guardrails,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,
     headers: headersForLog(headers, {
@@ -124,5 +125,16 @@ export function usageForLog(usage: ChatUsage, estimated: boolean): NonNullable<R
     cachedTokens: usage.prompt_tokens_details?.cached_tokens,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
     estimated,
+  };
+}
+
+/** A cost as a log keeps it: the total (when priced), whether it was priced, and its breakdown and source. */
+export function costFieldsOf(cost: Cost | undefined): Pick<RequestLog, "cost" | "priced" | "costDetails"> {
+  if (!cost) return {};
+  const { total, priced, input, output, components, source, factor, note, reason } = cost;
+  return {
+    cost: priced ? total : undefined,
+    priced,
+    costDetails: priced ? { input, output, components, source, factor, note } : { reason },
   };
 }

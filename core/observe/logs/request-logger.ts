@@ -21,6 +21,8 @@ export interface LogFilter {
   metadataValue?: string;
   minCost?: number;
   maxCost?: number;
+  /** false: only logs that could not be priced; true: only priced ones. */
+  priced?: boolean;
   apiKeyId?: string;
   userId?: string;
 }
@@ -172,6 +174,7 @@ function matches(log: RequestLog, filter: LogFilter): boolean {
   }
   if (filter.minCost !== undefined && (log.cost ?? 0) < filter.minCost) return false;
   if (filter.maxCost !== undefined && (log.cost ?? 0) > filter.maxCost) return false;
+  if (filter.priced !== undefined && (log.priced === false) === filter.priced) return false;
   return true;
 }
 
