@@ -330,13 +330,16 @@ export class PolicyEnforcer {
     let usage: { counted: Counted; remaining: number; share: number } | undefined;
     matched.forEach((counted, index) => {
       const { compiled } = counted;
-      const remaining = Math.max(0, compiled.limit - results[index]!.value);
+      let remaining = Math.max(0, compiled.limit - results[index]!.value);
       if (compiled.policy.family === "rate_limits") {
         if (compiled.counting === "admission" && (!rate || remaining < rate.remaining))
           rate = { limit: compiled.limit, remaining, end: counted.end };
         return;
       }
-      // The tightest usage limit: the least left of its limit.
+      // The tightest usage limit: the least left of its limit. A tokens or cost limit tells what was left when
+      // this request was admitted: its own reservation is an estimate (the output it may use), not its usage.
+      if (compiled.counting === "usage")
+        remaining = Math.max(0, compiled.limit - (results[index]!.value - counted.amount));
       const share = compiled.limit > 0 ? remaining / compiled.limit : 0;
       if (!usage || share < usage.share) usage = { counted, remaining, share };
     });
