@@ -112,6 +112,24 @@ describe("cost on every answer", () => {
   });
 });
 
+describe("GET /v1/models", () => {
+  it("lists today's models with their price, its long-context tiers and the source's name and date", async () => {
+    const anthropic = await call(gateway, gateway.adminKey, "GET", "/v1/models?provider=anthropic");
+    const sonnet = anthropic.body.data.find((model: any) => model.id === "claude-sonnet-4-5");
+    const expected = calcPrice({ input_tokens: 100_000 }, "claude-sonnet-4-5", { providerId: "anthropic" })!;
+    expect(sonnet.pricing).toMatchObject({
+      currency: "USD",
+      input: expected.total_price * 10,
+      source: { name: "@pydantic/genai-prices", version: "0.1.8", date: "2026-09-23" },
+    });
+    expect(sonnet.pricing.tiers[0].above_input_tokens).toBe(200_000);
+    expect(sonnet.context_window).toBeGreaterThan(0);
+    const openai = await call(gateway, gateway.adminKey, "GET", "/v1/models?provider=openai");
+    const ids = openai.body.data.map((model: any) => model.id);
+    for (const id of ["gpt-5.5", "gpt-5.4-mini", "gpt-5.1"]) expect(ids).toContain(id);
+  });
+});
+
 describe("cost budgets", () => {
   it("stop a current model once spent, telling the state on every admitted answer", async () => {
     const key = await workspaceKey();

@@ -210,3 +210,31 @@ function rateAbove(rates: Partial<Record<TokenUsageKey, number>>, key: TokenUsag
   for (let at = key; at; at = PARENT[at]) if (rates[at] !== undefined) return rates[at]!;
   return 0;
 }
+
+/** A model as genai-prices lists it under one of our provider ids, with the prices in force now (per 1M tokens). */
+export interface GenaiModel {
+  provider: string;
+  id: string;
+  name?: string;
+  contextWindow?: number;
+  prices: ModelPrice;
+}
+
+/** Every model genai-prices lists for the providers we map to it (GET /v1/models). */
+export function listGenaiModels(now = new Date()): GenaiModel[] {
+  const out: GenaiModel[] = [];
+  for (const [provider, ids] of Object.entries(GENAI_PROVIDERS)) {
+    const source = findProvider({ providerId: ids[0]! });
+    for (const model of source?.models ?? []) {
+      if (model.deprecated) continue;
+      out.push({
+        provider,
+        id: model.id,
+        name: model.name,
+        contextWindow: model.context_window,
+        prices: pricesAt(model, now),
+      });
+    }
+  }
+  return out;
+}

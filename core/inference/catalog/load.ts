@@ -87,6 +87,11 @@ export async function catalogModel(provider: string, model: string): Promise<Cat
   return (await catalogModule).findCatalogModel(provider, model);
 }
 
+/** GET /v1/models' list: both sources' models, each priced by the first that has it, with that source named. */
+export async function listedModels(): Promise<import("./listing.ts").ListedModel[]> {
+  return (await import("./listing.ts")).listModels();
+}
+
 export async function catalogModels(): Promise<CatalogModel[]> {
   catalogModule ??= import("./catalog.ts");
   return (await catalogModule).listCatalogModels();
