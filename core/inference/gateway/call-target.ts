@@ -102,8 +102,12 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
     const format = loadedFormat(call.route);
     if (MEDIA_ROUTES.has(call.route)) await recordMetered(outcome, call, routeAdapter, ctx, upstreamJson, body);
-    else if (call.route !== "models")
+    else if (call.route !== "models") {
       await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
+      // Tokens the gateway counted for an embeddings answer that reported none: the client sees them too.
+      if (outcome.usageEstimated && call.route === "embeddings" && body !== upstreamJson && outcome.usage)
+        body.usage = { prompt_tokens: outcome.usage.prompt_tokens, total_tokens: outcome.usage.total_tokens };
+    }
     outcome.status = 200;
     if (body instanceof TextAnswer) {
       outcome.responseBody = body.text;
@@ -268,7 +272,9 @@ async function recordUsage(
   pricer?: Pricer,
 ): Promise<void> {
   let usage = reported;
-  if (!usage || typeof usage.prompt_tokens !== "number") {
+  // An embedding of any input has tokens: 0 is a provider that reports none (Gemini, Vertex): count them.
+  const unreported = call.route === "embeddings" && usage?.prompt_tokens === 0;
+  if (!usage || typeof usage.prompt_tokens !== "number" || unreported) {
     usage = await estimateUsage(call.route, call.body, responseBody);
     outcome.usageEstimated = true;
   }
