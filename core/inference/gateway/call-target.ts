@@ -63,6 +63,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   };
   const { outcome } = call;
   outcome.provider = adapter.id;
+  outcome.integrationId = call.target.integrationId;
 
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const upstream = await requestUpstream(upstreamRequest, {

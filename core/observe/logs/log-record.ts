@@ -34,6 +34,8 @@ export interface RequestLog {
   path: string;
   status: number;
   provider?: string;
+  /** The saved provider (integration) that answered (core/observe/reconciliation). */
+  integrationId?: string;
   requestedModel?: string;
   answeredModel?: string;
   stream?: boolean;

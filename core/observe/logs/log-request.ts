@@ -46,6 +46,7 @@ export async function logRequest(
     path: outcome && outcome !== ctx.outcome ? route.path : (ctx.path ?? new URL(request.url).pathname),
     status: outcome?.error?.status ?? outcome?.status ?? response.status,
     provider: outcome?.provider,
+    integrationId: outcome?.integrationId,
     requestedModel: outcome?.requestedModel || undefined,
     answeredModel: outcome?.answeredModel,
     stream: outcome?.stream,

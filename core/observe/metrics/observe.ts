@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Services } from "../../services.ts";
+import { recordLedger } from "../reconciliation/ledger.ts";
 
 /** What core/observe/metrics/prometheus.ts provides (loaded only when ENABLE_PROMETHEUS is set). */
 export interface GatewayMetrics {
@@ -25,6 +26,10 @@ export function observeLogs(services: Services): void {
     metricsReady.set(services, ready);
   }
   services.logger.observe((log) => generationSpan(log));
+  // A saved provider's ledger, reconciled with its bill (core/observe/reconciliation).
+  services.logger.observe((log, stored) =>
+    stored && log.integrationId && log.cost ? recordLedger(services.stores.counters, log) : undefined,
+  );
 }
 
 const metricsReady = new WeakMap<Services, Promise<GatewayMetrics>>();
