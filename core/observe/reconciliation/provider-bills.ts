@@ -1,4 +1,4 @@
-import { requestUpstream } from "../../inference/gateway/upstream/client.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 export { BILLED_PROVIDERS } from "./reconciliation-index.ts";
 

@@ -1,5 +1,11 @@
-import type { InboundFormat, TypedEvent } from "../../formats/types.ts";
-import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../../providers/types.ts";
+import type { InboundFormat } from "../../formats/types.ts";
+import type {
+  TypedEvent,
+  ChatUsage,
+  StreamTransformer,
+  StreamFraming,
+  UpstreamEvent,
+} from "../../../providers/types.ts";
 import type { Cost } from "../../catalog/cost.ts";
 import { usageWithCost } from "../cost-on-answer.ts";
 import type { InferenceOutcome } from "../outcome.ts";
