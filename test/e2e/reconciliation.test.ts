@@ -146,7 +146,7 @@ describe("reconciliation", () => {
     const days = Array.from({ length: 10 }, (_, index) =>
       new Date(Date.parse(today) - (10 - index) * DAY_MS).toISOString().slice(0, 10),
     );
-    days.forEach((day, index) => anthropicBill.days.set(day, index + 0.5));
+    for (const [index, day] of days.entries()) anthropicBill.days.set(day, index + 0.5);
     const bill = await readBill({
       provider: "anthropic",
       adminKey: anthropicBill.adminKey,
@@ -157,7 +157,7 @@ describe("reconciliation", () => {
       signal: new AbortController().signal,
     });
     expect([...bill.keys()]).toEqual(days);
-    days.forEach((day, index) => expect(bill.get(day)).toBeCloseTo(index + 0.5, 9));
+    for (const [index, day] of days.entries()) expect(bill.get(day)).toBeCloseTo(index + 0.5, 9);
     await expect(
       readBill({
         provider: "anthropic",
