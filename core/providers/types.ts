@@ -325,8 +325,16 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: {
+    cached_tokens?: number;
+    /** Tokens written to the provider's prompt cache (Anthropic, Bedrock), all TTLs. */
+    cache_creation_tokens?: number;
+    /** The part of those written for an hour (Anthropic's `ephemeral_1h_input_tokens`), priced apart. */
+    cache_creation_1h_tokens?: number;
+    audio_tokens?: number;
+    image_tokens?: number;
+  };
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number; image_tokens?: number };
 }
 
 /** The eleven categories of the moderation result (spec 2.10), which every provider's answer carries. */

@@ -96,6 +96,10 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       const cost = (await page.getByTestId("log-cost").textContent())!.trim();
       expect(cost).toMatch(/^\$\d+\.\d+$/);
       expect(Number(cost.slice(1))).toBeGreaterThan(0);
+      // What the cost is made of, and the price source with its version and date.
+      const details = (await page.getByTestId("log-cost-details").textContent())!;
+      expect(details).toMatch(/input: \$/);
+      expect(details).toContain("Prices: @pydantic/genai-prices 0.1.8 (2026-09-23)");
       expect(await page.getByText("Hello from the browser test").count()).toBeGreaterThan(0);
 
       await page.getByRole("link", { name: "Analytics" }).click();
@@ -103,6 +107,7 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
       await tile.waitFor();
       await expect.poll(async () => (await tile.textContent())?.trim(), { timeout: 10_000 }).toBe(cost);
       expect((await page.locator('[data-tile="Requests"]').textContent())?.trim()).not.toBe("0");
+      await page.getByRole("heading", { name: "Ledger vs. provider bill" }).waitFor();
       expect(await unlabelledControls(page)).toEqual([]);
       // uPlot drew its charts (canvas), allowed by the policy.
       await expect

@@ -76,7 +76,9 @@ export function logSearchContract(getStores: () => Stores, newLogger: () => Requ
         requestedModel: i % 3 === 0 ? "gpt-4o" : "claude",
         answeredModel: i % 3 === 0 ? "gpt-4o-2024-08-06" : undefined,
         metadata: i % 2 === 0 ? { team: i % 4 === 0 ? "search" : "ads" } : undefined,
-        cost: i / 100,
+        // The newest log has usage no price source prices: no cost, `priced: false`.
+        cost: i === 11 ? undefined : i / 100,
+        priced: i === 11 ? false : undefined,
       }));
       await write(logger, logs);
       // Another organisation with the same workspace, key and field values: never part of the answers.
@@ -102,6 +104,9 @@ export function logSearchContract(getStores: () => Stores, newLogger: () => Requ
       await expectFound({ metadataKey: "team" }, (_, i) => i % 2 === 0);
       await expectFound({ metadataKey: "team", metadataValue: "ads" }, (_, i) => i % 4 === 2);
       await expectFound({ minCost: 0.03, maxCost: 0.07 }, (_, i) => i >= 3 && i <= 7);
+      await expectFound({ priced: false }, (_, i) => i === 11);
+      await expectFound({ priced: true }, (_, i) => i !== 11);
+      await expectFound({ priced: false, provider: "anthropic" }, (_, i) => i === 11);
       await expectFound(
         { workspaceId: "ws_1", provider: "anthropic", status: 200 },
         (_, i) => i % 3 === 1 && i % 2 === 1 && i % 5 !== 0,

@@ -4,7 +4,7 @@ import { resourceOwnerOf } from "../../core/auth/resource-owner.ts";
 import { fineTuningTask } from "../../core/features/fine-tuning/scheduled-task.ts";
 import { fileStoreOf } from "../../core/features/files/file-store.ts";
 import { SCHEDULED_TASKS } from "../../core/routes/scheduled-tasks.ts";
-import { createKey, seedWorkspace } from "../helpers/control.ts";
+import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../mocks/openai-batches.ts";
 import { type FineTuningMockState, fineTuningRoute, fineTuningState } from "../mocks/openai-fine-tuning.ts";
@@ -115,6 +115,13 @@ describe("fine-tuning jobs", () => {
 
   it("creates, lists, retrieves, lists events and checkpoints, and the scheduled refresh finishes the job", async () => {
     const client = clientFor(keyA, openaiHeaders());
+    // No maintained source publishes training prices: the organisation saves one (USD per million trained tokens).
+    const pricing = await call(gateway, gateway.adminKey, "POST", "/v1/model-pricing", {
+      provider: "openai",
+      model: "gpt-4o-mini-2024-07-18",
+      prices: { training: 3 },
+    });
+    expect(pricing.status).toBe(201);
     const trainingId = await seedFile(ownerA, "fine-tune");
     const validationId = await seedFile(ownerA, "fine-tune");
     const job = await client.fineTuning.jobs.create({
@@ -173,6 +180,12 @@ describe("fine-tuning jobs", () => {
     expect(stored.fine_tuned_model).toMatch(/^ft:gpt-4o-mini-2024-07-18:mock-org:support-bot:/);
     expect(stored.finished_at).toEqual(expect.any(Number));
     expect(stored.trained_tokens).toBe(5000);
+    // Its training is logged once, priced: trained tokens x the training price.
+    const logs = await call(gateway, gateway.adminKey, "GET", "/v1/logs?limit=100&metadata_key=fine_tuning_job_id");
+    const trainingLogs = logs.body.data.filter((log: any) => log.metadata.fine_tuning_job_id === job.id);
+    expect(trainingLogs).toHaveLength(1);
+    expect(trainingLogs[0]).toMatchObject({ provider: "openai", priced: true, usage: { promptTokens: 5000 } });
+    expect(trainingLogs[0].cost).toBeCloseTo((5000 * 3) / 1_000_000, 12);
     // The result file is the workspace's own file now.
     expect(stored.result_files).toHaveLength(1);
     const resultId = stored.result_files[0]!;

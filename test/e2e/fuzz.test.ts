@@ -82,6 +82,29 @@ beforeAll(async () => {
       res.end(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(""));
       return;
     }
+    // A stream asked for is answered as one (OpenAI's text_completion / chat.completion.chunk events and
+    // [DONE]), as for Responses above: a JSON answer to a stream is an invalid upstream answer, a 502.
+    if (body.stream === true && req.path.endsWith("/completions")) {
+      const chat = req.path.endsWith("/chat/completions");
+      const chunk = chat
+        ? {
+            id: "chatcmpl-fuzz",
+            object: "chat.completion.chunk",
+            created: 1,
+            model: "m",
+            choices: [{ index: 0, delta: { content }, finish_reason: "stop" }],
+          }
+        : {
+            id: "c",
+            object: "text_completion",
+            created: 1,
+            model: "m",
+            choices: [{ index: 0, text: content, finish_reason: "stop" }],
+          };
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+      return;
+    }
     if (req.path.endsWith("/completions") && !req.path.endsWith("/chat/completions"))
       return sendJson(res, 200, {
         id: "c",

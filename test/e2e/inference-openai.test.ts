@@ -179,7 +179,11 @@ describe("chat completions through the gateway", () => {
     });
     let usage: unknown;
     for await (const part of stream) if (part.usage) usage = part.usage;
-    expect(usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    // The provider's usage, with the request's cost added (USD, and per component).
+    expect(usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    const { cost, cost_details } = usage as { cost: number; cost_details: Record<string, number> };
+    expect(cost).toBeGreaterThan(0);
+    expect(cost_details.input + cost_details.output).toBeCloseTo(cost, 12);
   });
 
   it("answers 400 naming the param for out-of-range values", async () => {

@@ -90,6 +90,8 @@ const PARAMETER_ROWS: Record<string, string | null> = {
   "/v1/analytics/groups/:group": null,
   "/v1/analytics/graphs/feedbacks/:view": null,
   "/v1/analytics/groups/metadata/:key": null,
+  // A saved provider's ledger against its bill: another workspace's integration is answered as an unknown one.
+  "/v1/analytics/reconciliation/:integration": "integration",
   "/v1/configs/:id": "config",
   "/v1/guardrails/:id": "guardrail",
   "/v1/prompts/partials/:id": "partial",

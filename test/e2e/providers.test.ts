@@ -212,6 +212,13 @@ describe("google gemini", () => {
 
     const embedding = await client.embeddings.create({ model: "text-embedding-004", input: ["a", "b"] });
     expect(embedding.data).toHaveLength(2);
+    // The Gemini API reports no tokens for embeddings: the gateway counts them, and prices them.
+    expect(embedding.usage.prompt_tokens).toBeGreaterThan(0);
+    const priced = await client.embeddings
+      .create({ model: "gemini-embedding-001", input: "a longer text to embed" })
+      .withResponse();
+    expect(priced.data.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(Number(priced.response.headers.get("x-gateway-cost"))).toBeGreaterThan(0);
   });
 });
 

@@ -145,6 +145,8 @@ describe("responses on every provider", () => {
       expect(types.at(-1), name).toBe("response.completed");
       expect(text.length, name).toBeGreaterThan(0);
       expect(completed?.usage?.output_tokens, name).toBeGreaterThan(0);
+      // The final event's usage carries the request's cost (today's price source knows each of these models).
+      expect((completed?.usage as { cost?: number } | undefined)?.cost, name).toBeGreaterThan(0);
 
       // Function calling round trip: the call, then its output sent back in the chain.
       const call = await client.responses.create({ model, input: "Weather in Paris?", tools: [weatherTool] });

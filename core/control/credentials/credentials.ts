@@ -26,6 +26,8 @@ export interface ProviderSettings {
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   vertex?: { projectId?: string; region?: string };
   aws?: { region?: string };
+  /** Reconciliation against the provider's bill: the drift (percent of the bill) flagged on a day. */
+  reconciliation?: { driftPercent?: number };
 }
 
 /** What a saved-provider record holds about its credentials. */
@@ -77,6 +79,7 @@ export async function parseCredentialInput(
   });
   settings.vertex = compact({ projectId: c.vertex_project_id, region: c.vertex_region });
   settings.aws = compact({ region: c.aws_region });
+  settings.reconciliation = compact({ driftPercent: c.reconciliation_drift_percent });
   const hostValues: Array<[HostValueField, string, string | undefined]> = [
     [
       "resource_name",
@@ -102,6 +105,7 @@ export async function parseCredentialInput(
     awsAccessKeyId: c.aws_access_key_id,
     awsSecretAccessKey: c.aws_secret_access_key,
     awsSessionToken: c.aws_session_token,
+    adminApiKey: c.admin_api_key?.replace(/^Bearer\s+/i, "").trim() || undefined,
   };
   const kept = compact(secrets) ?? {};
   checkCredentialRefs(kept, (name) => (name === "key" ? "key" : `${param}.${name}`));
@@ -126,7 +130,8 @@ export async function sealCredentials(
     if (!value) continue;
     // A secret reference is shown as written (it says where the secret is, not what it is).
     hints[SECRET_FIELD_NAMES[name]] =
-      referenceHint(value) ?? (name === "apiKey" || name === "awsAccessKeyId" ? maskSecret(value) : "********");
+      referenceHint(value) ??
+      (name === "apiKey" || name === "awsAccessKeyId" || name === "adminApiKey" ? maskSecret(value) : "********");
   }
   const stored: StoredCredentials = { provider, settings, hints };
   if (Object.keys(hints).length > 0) stored.sealedCredentials = await secretsPort.encrypt(JSON.stringify(secrets));
@@ -153,6 +158,7 @@ export async function updateCredentials(
     azure: compact({ ...current.settings.azure, ...next.settings.azure }),
     vertex: compact({ ...current.settings.vertex, ...next.settings.vertex }),
     aws: compact({ ...current.settings.aws, ...next.settings.aws }),
+    reconciliation: compact({ ...current.settings.reconciliation, ...next.settings.reconciliation }),
   };
   const secrets = { ...(await openCredentials(secretsPort, current)), ...next.secrets };
   return sealCredentials(secretsPort, current.provider, compact(settings) ?? {}, secrets);
@@ -173,6 +179,7 @@ export function presentCredentials(stored: StoredCredentials): {
     vertex_project_id: settings.vertex?.projectId,
     vertex_region: settings.vertex?.region,
     aws_region: settings.aws?.region,
+    reconciliation_drift_percent: settings.reconciliation?.driftPercent,
   };
   for (const [name, hint] of Object.entries(hints)) if (name !== "key") configurations[name] = hint;
   return {

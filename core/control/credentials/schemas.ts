@@ -27,6 +27,10 @@ export const configurationsSchema = z
     aws_secret_access_key: text.optional(),
     aws_session_token: text.optional(),
     aws_region: text.optional(),
+    /** Reconciliation against the provider's bill (core/observe/reconciliation): the provider's admin key. */
+    admin_api_key: text.optional(),
+    /** Drift between the gateway's ledger and the bill (percent of the bill) flagged on a day; default 5. */
+    reconciliation_drift_percent: z.number().finite().min(0).max(1000).optional(),
   })
   .refine((value) => value !== null, "configurations must be an object");
 

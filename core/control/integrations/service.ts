@@ -1,3 +1,4 @@
+import { syncReconciliationIndex } from "../../observe/reconciliation/reconciliation-index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { requireAdmin, workspaceScope } from "../../auth/scopes.ts";
 import { newId } from "../../util/ids.ts";
@@ -168,6 +169,7 @@ async function save(
   action = "update",
 ): Promise<IntegrationResource> {
   const updated = await integrationStore(deps.records).update(current, changes);
+  if (changes.credentials) await syncReconciliationIndex(deps.records, updated);
   await savedResourceChanged(
     deps,
     principal,
@@ -207,6 +209,7 @@ export async function createIntegration<V extends object>(
     },
     { id: newId(face.idPrefix) },
   );
+  await syncReconciliationIndex(deps.records, created);
   const change = { action: "create", resourceType: face.resourceType, after: created };
   return (await savedResourceChanged(deps, principal, change, face.present))!;
 }
@@ -288,6 +291,7 @@ export async function deleteIntegration(
 ): Promise<{ id: string; slug: string }> {
   const integration = await loadWritable(deps, principal, input.integration, face);
   await integrationStore(deps.records).delete(integration);
+  await syncReconciliationIndex(deps.records, integration, true);
   const change = { action: "delete", resourceType: face.resourceType, before: integration };
   await savedResourceChanged(deps, principal, change, face.present);
   return { id: integration.id, slug: integration.slug };

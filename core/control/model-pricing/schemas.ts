@@ -12,6 +12,8 @@ export const pricesSchema = z
     cache_read: usd.optional(),
     cache_write: usd.optional(),
     reasoning: usd.optional(),
+    /** Fine-tuning: USD per million trained tokens (no maintained source publishes training prices). */
+    training: usd.optional(),
     per_image: z.union([usd, z.record(z.string().min(1).max(64), usd)]).optional(),
     per_second: usd.optional(),
     per_character: usd.optional(),

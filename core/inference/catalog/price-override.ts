@@ -13,6 +13,8 @@ export interface PriceOverride {
   cacheRead?: number;
   cacheWrite?: number;
   reasoning?: number;
+  /** Fine-tuning: USD per million trained tokens. */
+  training?: number;
   /** USD per unit, as in core/inference/catalog/unit-prices/types.ts. */
   perImage?: number | Readonly<Record<string, number>>;
   perSecond?: number;

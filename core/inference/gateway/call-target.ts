@@ -1,4 +1,4 @@
-import { priceMetered, priceUsage } from "../catalog/load.ts";
+import { type Pricer, priceMetered, pricerFor } from "../catalog/load.ts";
 import type { PriceOverrides } from "../catalog/price-override.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
@@ -71,6 +71,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   };
   const { outcome } = call;
   outcome.provider = adapter.id;
+  outcome.integrationId = call.target.integrationId;
 
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const upstream = await requestUpstream(upstreamRequest, {
@@ -126,7 +127,12 @@ async function jsonAnswer(call: TargetCall, answering: Answering): Promise<Respo
   const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
   const format = loadedFormat(call.route);
   if (MEDIA_ROUTES.has(call.route)) await recordMetered(outcome, call, routeAdapter, ctx, upstreamJson, body);
-  else if (call.route !== "models") await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
+  else if (call.route !== "models") {
+    await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
+    // Tokens the gateway counted for an embeddings answer that reported none: the client sees them too.
+    if (outcome.usageEstimated && call.route === "embeddings" && body !== upstreamJson && outcome.usage)
+      body.usage = { prompt_tokens: outcome.usage.prompt_tokens, total_tokens: outcome.usage.total_tokens };
+  }
   outcome.status = 200;
   if (body instanceof TextAnswer) {
     outcome.responseBody = body.text;
@@ -158,8 +164,11 @@ async function streamAnswer(call: TargetCall, answering: Answering): Promise<Res
   // Streams: decode framing, transform (or relay); the SSE answer waits for the first chunk (see above).
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
+  // The price is resolved before the first chunk, so the usage chunk can carry the cost as it passes.
+  const pricer = await pricerOf(call);
   const pipelineOptions = {
     kind: call.route === "completions" ? ("text" as const) : ("chat" as const),
+    costOf: (usage: ChatUsage, serviceTier?: string) => pricer(normalisedUsage(usage), { serviceTier }),
     format: loadedFormat(call.route),
     includeUsage: ctx.includeUsage === true,
     outcome,
@@ -181,7 +190,7 @@ async function streamAnswer(call: TargetCall, answering: Answering): Promise<Res
     startedAt: call.startedAt,
     headers: { "x-gateway-provider": provider },
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
-    recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
+    recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer, pricer),
   });
 }
 
@@ -246,24 +255,42 @@ async function recordMetered(
   outcome.cost = await priceMetered(call.target.provider, model, metered, override);
 }
 
-/** Normalises reported usage, or counts it when the provider gave none, and prices it from the catalog. */
+/** The price of the target's model for this caller (an admin's override on top), resolved once for the request. */
+async function pricerOf(call: TargetCall): Promise<Pricer> {
+  const model = String(call.body.model ?? "");
+  return pricerFor(call.target.provider, model, await call.prices?.(call.target.provider, model));
+}
+
+/** Usage with every count present (a provider may leave out the completion or the total). */
+function normalisedUsage(usage: ChatUsage): ChatUsage {
+  const completion = usage.completion_tokens ?? 0;
+  return {
+    ...usage,
+    completion_tokens: completion,
+    total_tokens: usage.total_tokens ?? usage.prompt_tokens + completion,
+  };
+}
+
+/**
+ * Normalises reported usage, or counts it when the provider gave none, and prices it (at the service tier the
+ * answer reports). A stream passes the pricer its usage chunk was priced with, so both show one cost.
+ */
 async function recordUsage(
   outcome: InferenceOutcome,
   call: TargetCall,
   reported: ChatUsage | undefined,
   responseBody?: Record<string, any>,
+  pricer?: Pricer,
 ): Promise<void> {
   let usage = reported;
-  if (!usage || typeof usage.prompt_tokens !== "number") {
+  // An embedding of any input has tokens: 0 is a provider that reports none (Gemini, Vertex): count them.
+  const unreported = call.route === "embeddings" && usage?.prompt_tokens === 0;
+  if (!usage || typeof usage.prompt_tokens !== "number" || unreported) {
     usage = await estimateUsage(call.route, call.body, responseBody);
     outcome.usageEstimated = true;
   }
-  usage = {
-    ...usage,
-    completion_tokens: usage.completion_tokens ?? 0,
-    total_tokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
-  };
+  usage = normalisedUsage(usage);
   outcome.usage = usage;
-  const override = await call.prices?.(call.target.provider, call.body.model);
-  outcome.cost = await priceUsage(call.target.provider, call.body.model, usage, override);
+  const serviceTier = typeof responseBody?.service_tier === "string" ? responseBody.service_tier : undefined;
+  outcome.cost = (pricer ?? (await pricerOf(call)))(usage, { serviceTier });
 }

@@ -8,12 +8,14 @@ import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { requireRouting } from "../routing/source.ts";
 import { reservationFor } from "../policies/reservation.ts";
+import { refuseUnpriced } from "../policies/unpriced.ts";
 import { cachedInference, type Embedder } from "../cache/inference-cache.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
 import { applyModelRules } from "./model-rules.ts";
+import { costHeaders } from "./cost-on-answer.ts";
 import { readMultipartBody } from "./multipart-body.ts";
 import { newOutcome } from "./outcome.ts";
 import {
@@ -108,6 +110,15 @@ export const routeInference: RouteInference = async (route, body, config, reques
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
         await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, providerId));
+        const prices = ctx.principal
+          ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
+          : undefined;
+        // Under a cost limit, a target whose model has no price is skipped (a fallback moves on) or refused.
+        const refusing = ctx.services.policies?.refusesUnpriced(ctx);
+        if (refusing) {
+          const model = String(params.model ?? "");
+          await refuseUnpriced(refusing, providerId, model, await prices?.(providerId, model));
+        }
         // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
         // provider is called and no fallback follows. A redaction is what the provider and the cache see.
         const guarded = await guardrails.input(leaf.settings, params);
@@ -129,9 +140,7 @@ export const routeInference: RouteInference = async (route, body, config, reques
               outcome,
               startedAt: ctx.startedAt,
               trustedHosts: ctx.services.trustedHosts,
-              prices: ctx.principal
-                ? priceOverridesFor(ctx.services.stores.records, ctx.principal, target.integrationId)
-                : undefined,
+              prices,
             });
           return cachedInference(
             {
@@ -155,6 +164,8 @@ export const routeInference: RouteInference = async (route, body, config, reques
     return withHeaders(response, {
       ...routingHeaders(result.leaf.path, result.retries, provider, outcome.cacheStatus),
       ...ctx.services.policies?.headersFor(ctx),
+      // A JSON answer's cost is known now; a stream's comes with its usage (cost-on-answer.ts).
+      ...(outcome.stream ? undefined : costHeaders(outcome.cost, outcome.cacheSavedCost)),
     });
   } catch (error) {
     recordFailure(outcome, error);

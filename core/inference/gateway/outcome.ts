@@ -23,6 +23,8 @@ export interface InferenceOutcome {
   /** The inference route, or `passthrough` for the generic pass-through family. */
   route: RouteKind | "passthrough";
   provider?: string;
+  /** The saved provider (integration) that answered, if any: its ledger is reconciled with the provider's bill. */
+  integrationId?: string;
   /** Every upstream call made for this request, in order (fallbacks and retries included). */
   attempts?: AttemptRecord[];
   /** Retries of the target that answered last (x-gateway-retry-attempt-count). */

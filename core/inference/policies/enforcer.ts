@@ -5,6 +5,7 @@ import type { CounterResult, Counters, Records } from "../../store/ports.ts";
 import { TtlCache } from "../../util/ttl-cache.ts";
 import {
   type CompiledPolicy,
+  type CountedUsage,
   type PolicyResource,
   type PolicySubject,
   compilePolicy,
@@ -38,15 +39,20 @@ import type { UsageEstimate } from "./reservation.ts";
  */
 
 export interface Admission {
-  /** x-ratelimit-* headers of the tightest requests rate limit (empty when none matched). */
+  /**
+   * x-ratelimit-* headers of the tightest requests rate limit, and x-usagelimit-* headers of the tightest usage
+   * limit (empty when none matched).
+   */
   headers: Record<string, string>;
+  /** The cost limits that refuse a model without a price (`unpriced: "deny"`), for each target to check. */
+  refusesUnpriced?: CompiledPolicy[];
   /** True when tokens or cost policies matched: call `settle` with the real usage once known. */
   needsUsage: boolean;
   /**
    * Replaces the reservations made for the tokens and cost policies with the real usage (nothing used: they
    * are released). Only the first call counts. Never throws (failures are logged).
    */
-  settle(usage: { tokens?: number; costUsd?: number }): Promise<void>;
+  settle(usage: CountedUsage): Promise<void>;
   /** Background writes (the usage index of first-seen groups): hand to waitUntil. */
   background?: Promise<void>;
 }
@@ -143,6 +149,11 @@ export class PolicyEnforcer {
     return (ctx as WithAdmission)[this.#kept]?.admitted?.headers ?? NO_HEADERS;
   }
 
+  /** The cost limits of an admitted request that refuse unpriced models (none: undefined). */
+  refusesUnpriced(ctx: AdmissionContext): CompiledPolicy[] | undefined {
+    return (ctx as WithAdmission)[this.#kept]?.admitted?.refusesUnpriced;
+  }
+
   async #admitRequest(
     ctx: AdmissionContext,
     provider: string | undefined,
@@ -172,7 +183,13 @@ export class PolicyEnforcer {
       ctx.waitUntil(
         outcome
           ? outcome.done.then(() =>
-              admission.settle({ tokens: outcome.usage?.total_tokens, costUsd: outcome.cost?.total }),
+              admission.settle({
+                tokens: outcome.usage?.total_tokens,
+                costUsd: outcome.cost?.total,
+                priced: outcome.cost ? outcome.cost.priced : undefined,
+                promptTokens: outcome.usage?.prompt_tokens,
+                completionTokens: outcome.usage?.completion_tokens,
+              }),
             )
           : admission.settle({}),
       );
@@ -247,10 +264,12 @@ export class PolicyEnforcer {
     if (!reserving)
       return background ? { headers, needsUsage: false, settle: EMPTY.settle, background } : { ...EMPTY, headers };
     const reserved = matched.filter((counted) => counted.compiled.counting === "usage");
+    const refusing = reserved.filter((counted) => counted.compiled.unpriced === "deny").map(({ compiled }) => compiled);
     let settling: Promise<void> | undefined;
     return {
       headers,
       needsUsage: true,
+      ...(refusing.length > 0 ? { refusesUnpriced: refusing } : {}),
       background,
       settle: (amounts) => {
         settling ??= this.#settle(reserved, amounts);
@@ -284,7 +303,7 @@ export class PolicyEnforcer {
   }
 
   /** Adds real usage minus the reservation (negative when the estimate was larger; all of it back on failure). */
-  async #settle(reserved: Counted[], amounts: { tokens?: number; costUsd?: number }): Promise<void> {
+  async #settle(reserved: Counted[], amounts: CountedUsage): Promise<void> {
     try {
       const firsts: Counted[] = [];
       await Promise.all(
@@ -320,19 +339,36 @@ export class PolicyEnforcer {
   }
 
   #headers(matched: Counted[], results: Array<{ value: number }>, nowMs: number): Record<string, string> {
-    let best: { limit: number; remaining: number; end: number | undefined } | undefined;
+    let rate: { limit: number; remaining: number; end: number | undefined } | undefined;
+    let usage: { counted: Counted; remaining: number; share: number } | undefined;
     matched.forEach((counted, index) => {
-      if (counted.compiled.policy.family !== "rate_limits" || counted.compiled.counting !== "admission") return;
-      const remaining = Math.max(0, counted.compiled.limit - results[index]!.value);
-      if (!best || remaining < best.remaining) best = { limit: counted.compiled.limit, remaining, end: counted.end };
+      const { compiled } = counted;
+      let remaining = Math.max(0, compiled.limit - results[index]!.value);
+      if (compiled.policy.family === "rate_limits") {
+        if (compiled.counting === "admission" && (!rate || remaining < rate.remaining))
+          rate = { limit: compiled.limit, remaining, end: counted.end };
+        return;
+      }
+      // The tightest usage limit: the least left of its limit. A tokens or cost limit tells what was left when
+      // this request was admitted: its own reservation is an estimate (the output it may use), not its usage.
+      if (compiled.counting === "usage")
+        remaining = Math.max(0, compiled.limit - (results[index]!.value - counted.amount));
+      const share = compiled.limit > 0 ? remaining / compiled.limit : 0;
+      if (!usage || share < usage.share) usage = { counted, remaining, share };
     });
-    if (!best) return NO_HEADERS;
-    const chosen = best as { limit: number; remaining: number; end: number | undefined };
-    return {
-      "x-ratelimit-limit": String(chosen.limit),
-      "x-ratelimit-remaining": String(chosen.remaining),
-      "x-ratelimit-reset": String(secondsUntil(chosen.end, nowMs)),
-    };
+    if (!rate && !usage) return NO_HEADERS;
+    const headers: Record<string, string> = {};
+    if (rate) {
+      const chosen = rate as { limit: number; remaining: number; end: number | undefined };
+      headers["x-ratelimit-limit"] = String(chosen.limit);
+      headers["x-ratelimit-remaining"] = String(chosen.remaining);
+      headers["x-ratelimit-reset"] = String(secondsUntil(chosen.end, nowMs));
+    }
+    if (usage) {
+      const chosen = usage as { counted: Counted; remaining: number };
+      Object.assign(headers, usageLimitHeaders(chosen.counted, chosen.remaining, nowMs));
+    }
+    return headers;
   }
 
   #refusal(counted: Counted, value: number, nowMs: number): HttpError {
@@ -347,11 +383,11 @@ export class PolicyEnforcer {
     } else {
       until = "; it does not reset (raise its credit_limit to continue)";
     }
-    if (isRate || compiled.counting === "admission") {
+    if (isRate) {
       headers["x-ratelimit-limit"] = String(compiled.limit);
       headers["x-ratelimit-remaining"] = "0";
       if (counted.end !== undefined) headers["x-ratelimit-reset"] = String(secondsUntil(counted.end, nowMs));
-    }
+    } else Object.assign(headers, usageLimitHeaders(counted, 0, nowMs));
     const groupText = Object.entries(counted.group.values)
       .map(([key, groupValue]) => `${key}=${groupValue ?? "(none)"}`)
       .join(", ");
@@ -433,13 +469,29 @@ export class PolicyEnforcer {
   }
 }
 
+/**
+ * The state of a usage limit, in the x-ratelimit-* style: its policy and type, limit and what is left in the
+ * type's unit (USD for cost), and seconds until it resets (absent for a limit that never resets).
+ */
+function usageLimitHeaders(counted: Counted, remaining: number, nowMs: number): Record<string, string> {
+  const { compiled } = counted;
+  const headers: Record<string, string> = {
+    "x-usagelimit-policy": compiled.policy.id,
+    "x-usagelimit-type": compiled.policy.type,
+    "x-usagelimit-limit": String(compiled.toUnits(compiled.limit)),
+    "x-usagelimit-remaining": String(compiled.toUnits(remaining)),
+  };
+  if (counted.end !== undefined) headers["x-usagelimit-reset"] = String(secondsUntil(counted.end, nowMs));
+  return headers;
+}
+
 /** Counters outlive their window by a margin; a window that never ends keeps its counters. */
 function expiryOf(counted: Counted): number | undefined {
   return counted.end === undefined ? undefined : counted.end + EXPIRY_MARGIN_SECONDS;
 }
 
 /** A usage in the policy's counter units: 0 unless a positive finite amount (an estimate may be anything). */
-function unitsOf(counted: Counted, usage: { tokens?: number; costUsd?: number }): number {
+function unitsOf(counted: Counted, usage: CountedUsage): number {
   const amount = counted.compiled.amountOf(usage);
   return Number.isFinite(amount) && amount > 0 ? amount : 0;
 }

@@ -14,6 +14,11 @@ export type PolicyFamily = "usage_limits" | "rate_limits";
 export type UsageType = "cost" | "tokens" | "requests";
 export type PeriodicReset = "none" | "daily" | "weekly" | "monthly";
 export type RateUnit = "rps" | "rpm" | "rph" | "rpd";
+/**
+ * What a `cost` usage limit does with a request whose model has no known price: refuse it (default: it would
+ * otherwise pass as $0), admit it uncounted, or count it at a stated fallback rate.
+ */
+export type UnpricedMode = "deny" | "allow" | "estimate";
 
 export interface PolicyCondition {
   /** `api_key`, `workspace_id`, `user_id`, `provider`, `model` or `metadata.<key>`. */
@@ -38,6 +43,10 @@ export interface PolicyResource extends Resource {
   periodicReset?: PeriodicReset;
   /** IANA time zone of calendar resets (default UTC). */
   timezone?: string;
+  /** Cost limits: requests whose model has no price (default `deny`). */
+  unpriced?: UnpricedMode;
+  /** With `unpriced: "estimate"`: USD per million input and output tokens. */
+  unpricedRate?: { input: number; output: number };
   /** Rate limits: `value` requests (or tokens) per `unit`. */
   unit?: RateUnit;
   value?: number;
@@ -87,6 +96,9 @@ export function presentPolicy(policy: PolicyResource) {
     alert_threshold: policy.alertThreshold ?? null,
     periodic_reset: policy.periodicReset === "none" ? null : (policy.periodicReset ?? null),
     timezone: policy.timezone ?? "UTC",
+    ...(policy.type === "cost"
+      ? { unpriced: policy.unpriced ?? "deny", unpriced_rate: policy.unpricedRate ?? null }
+      : {}),
     ...tail,
   };
 }
@@ -140,9 +152,21 @@ export interface CompiledPolicy {
   counterKey(group: PolicyGroup, windowStart: number): string;
   /** Counter units -> the policy's unit (USD for cost). */
   toUnits(value: number): number;
-  /** Amount to count for a finished request. */
-  amountOf(usage: { tokens?: number; costUsd?: number }): number;
+  /** Amount to count for a finished request (or to reserve for one about to start). */
+  amountOf(usage: CountedUsage): number;
+  /** Cost policies: what the policy does with a request whose model has no price. */
+  unpriced: UnpricedMode;
   describe(): string;
+}
+
+/** What a request used (or is estimated to use), as the policies count it. */
+export interface CountedUsage {
+  tokens?: number;
+  costUsd?: number;
+  /** False when the request's model has no price: `costUsd` is then unknown (not 0). */
+  priced?: boolean;
+  promptTokens?: number;
+  completionTokens?: number;
 }
 
 /** The requests a policy counts together (`groupBy`): `key` names them in counter keys. */
@@ -238,9 +262,17 @@ export function compilePolicy(policy: PolicyResource): CompiledPolicy {
     },
     toUnits: (value) => (isCost ? value / MICRO : value),
     amountOf(usage) {
-      if (isCost) return usage.costUsd === undefined ? 0 : Math.round(usage.costUsd * MICRO);
-      return usage.tokens ?? 0;
+      if (!isCost) return usage.tokens ?? 0;
+      if (usage.priced === false) {
+        // Unpriced: nothing to count, unless the policy states a fallback rate to count it at.
+        const rate = policy.unpriced === "estimate" ? policy.unpricedRate : undefined;
+        if (!rate) return 0;
+        const usd = ((usage.promptTokens ?? 0) * rate.input + (usage.completionTokens ?? 0) * rate.output) / MICRO;
+        return Math.round(usd * MICRO);
+      }
+      return usage.costUsd === undefined ? 0 : Math.round(usage.costUsd * MICRO);
     },
+    unpriced: isCost ? (policy.unpriced ?? "deny") : "allow",
     describe() {
       const label = policy.name ? `'${policy.name}' (${policy.id})` : `'${policy.id}'`;
       if (isRate) return `policy ${label} allows ${limit} ${policy.type} per ${RATE_WORDS[policy.unit ?? "rpm"]}`;

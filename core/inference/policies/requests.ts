@@ -66,6 +66,13 @@ const common = {
   group_by: groupBySchema.optional(),
 };
 
+const unpricedSchema = z.enum(["deny", "allow", "estimate"]);
+/** USD per million input and output tokens, for `unpriced: "estimate"`. */
+const unpricedRateSchema = z.strictObject({
+  input: z.number().finite().min(0).max(1_000_000),
+  output: z.number().finite().min(0).max(1_000_000),
+});
+
 const resetSchema = z.enum(["none", "daily", "weekly", "monthly"]).nullable();
 const unitSchema = z.enum(["rps", "rpm", "rph", "rpd"]);
 
@@ -78,6 +85,8 @@ export const usageCreateSchema = z.object({
   alert_threshold: z.number().min(0).nullable().optional(),
   periodic_reset: resetSchema.optional(),
   timezone: z.string().min(1).max(64).nullable().optional(),
+  unpriced: unpricedSchema.optional(),
+  unpriced_rate: unpricedRateSchema.nullable().optional(),
 });
 
 export const usageUpdateSchema = z.object({
@@ -87,6 +96,8 @@ export const usageUpdateSchema = z.object({
   alert_threshold: z.number().min(0).nullable().optional(),
   periodic_reset: resetSchema.optional(),
   timezone: z.string().min(1).max(64).nullable().optional(),
+  unpriced: unpricedSchema.optional(),
+  unpriced_rate: unpricedRateSchema.nullable().optional(),
 });
 
 export const rateCreateSchema = z.object({
@@ -130,6 +141,20 @@ export function checkAlert(policy: Pick<PolicyResource, "alertThreshold" | "cred
     });
 }
 
+/** `unpriced` is a cost limit's; `estimate` needs the rate to estimate at. */
+export function checkUnpriced(policy: Partial<Pick<PolicyResource, "type" | "unpriced" | "unpricedRate">>): void {
+  if ((policy.unpriced !== undefined || policy.unpricedRate !== undefined) && policy.type !== "cost")
+    throw new Invalid("'unpriced' and 'unpriced_rate' apply to usage limits of type 'cost' only.", {
+      param: "unpriced",
+      code: "invalid_value",
+    });
+  if (policy.unpriced === "estimate" && !policy.unpricedRate)
+    throw new Invalid(
+      "'unpriced: \"estimate\"' needs 'unpriced_rate' ({input, output} in USD per million tokens) to estimate at.",
+      { param: "unpriced_rate", code: "invalid_value" },
+    );
+}
+
 /** Fields both policy kinds share; `type` may be set on create but never changed. */
 function commonFields(
   body: UsageCreate | UsageUpdate | RateCreate | RateUpdate,
@@ -158,7 +183,10 @@ export function usageFields(body: UsageCreate | UsageUpdate, current?: PolicyRes
   if (body.alert_threshold !== undefined) fields.alertThreshold = body.alert_threshold ?? undefined;
   if (body.periodic_reset !== undefined) fields.periodicReset = body.periodic_reset ?? "none";
   if (body.timezone !== undefined) fields.timezone = checkTimezone(body.timezone ?? undefined);
+  if (body.unpriced !== undefined) fields.unpriced = body.unpriced;
+  if (body.unpriced_rate !== undefined) fields.unpricedRate = body.unpriced_rate ?? undefined;
   checkAlert({ ...current, ...fields });
+  checkUnpriced({ ...current, ...fields });
   return fields;
 }
 

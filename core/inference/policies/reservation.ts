@@ -14,6 +14,10 @@ import { familyUsageOf } from "../gateway/family-usage.ts";
 export interface UsageEstimate {
   tokens: number;
   costUsd: number;
+  /** False when the model has no price: cost limits refuse it, or estimate it at their fallback rate. */
+  priced?: boolean;
+  promptTokens?: number;
+  completionTokens?: number;
 }
 
 /**
@@ -62,7 +66,13 @@ export async function reservationFor(
     const metered = await familyUsageOf(route as RouteKind, body, undefined);
     if (!metered) return NOTHING;
     const cost = await priceMetered(provider, model, metered);
-    return { tokens: metered.usage?.total_tokens ?? 0, costUsd: cost.total };
+    return {
+      tokens: metered.usage?.total_tokens ?? 0,
+      costUsd: cost.total,
+      priced: cost.priced,
+      promptTokens: metered.usage?.prompt_tokens,
+      completionTokens: metered.usage?.completion_tokens,
+    };
   } else {
     return NOTHING;
   }
@@ -72,7 +82,7 @@ export async function reservationFor(
     completion_tokens: output,
     total_tokens: tokens,
   });
-  return { tokens, costUsd: cost.total };
+  return { tokens, costUsd: cost.total, priced: cost.priced, promptTokens: prompt, completionTokens: output };
 }
 
 async function outputPerChoice(body: Record<string, any>, provider: string, model: string): Promise<number> {

@@ -89,6 +89,8 @@ export const exportFiltersSchema = z.strictObject({
   metadata_value: z.string().max(512).optional(),
   min_cost: z.number().min(0).optional(),
   max_cost: z.number().min(0).optional(),
+  /** false: the requests no price source could price. */
+  priced: z.boolean().optional(),
   api_key_id: z.string().max(200).optional(),
   user_id: z.string().max(200).optional(),
 });
@@ -141,6 +143,7 @@ export function toLogFilter(logExport: LogExport): LogFilter {
     metadataValue: filters.metadata_value,
     minCost: filters.min_cost,
     maxCost: filters.max_cost,
+    priced: filters.priced,
     apiKeyId: filters.api_key_id,
     userId: filters.user_id,
   };

@@ -1,6 +1,20 @@
 import type { BilledUnits } from "../../providers/types.ts";
 import type { GuardrailVerdict } from "../../inference/guardrails/types.ts";
 
+/** The breakdown of a logged cost (core/inference/catalog/cost.ts's Cost, less what the log keeps elsewhere). */
+export interface CostDetails {
+  input?: number;
+  output?: number;
+  /** USD per component: `input`, `cache_read`, `cache_write`, `cache_write_1h`, `output`, `output_reasoning`... */
+  components?: Record<string, number>;
+  source?: { name: string; version?: string; date?: string; model?: string; override?: boolean };
+  /** A provider batch's discount or a service tier's factor, applied to every component. */
+  factor?: { value: number; why: string };
+  note?: string;
+  /** Why the request has no price. */
+  reason?: string;
+}
+
 /** One request log: the index fields live in Records, large bodies in Blobs. */
 export interface RequestLog {
   id: string;
@@ -20,6 +34,8 @@ export interface RequestLog {
   path: string;
   status: number;
   provider?: string;
+  /** The saved provider (integration) that answered (core/observe/reconciliation). */
+  integrationId?: string;
   requestedModel?: string;
   answeredModel?: string;
   stream?: boolean;
@@ -55,8 +71,12 @@ export interface RequestLog {
   };
   /** What a family billed by the unit used: images, seconds of audio, characters, rerank searches, OCR pages. */
   units?: BilledUnits;
-  /** USD. */
+  /** USD; absent when the request could not be priced (then `priced` is false and `costDetails.reason` says why). */
   cost?: number;
+  /** False for a request with usage that no price source (nor an override) prices: filter `priced=false`. */
+  priced?: boolean;
+  /** How `cost` was made: its components and the price source's name and date. */
+  costDetails?: CostDetails;
   /** Every guardrail that ran on the request, input and output, async ones included (core/inference/guardrails). */
   guardrails?: GuardrailVerdict[];
   error?: { message: string; code: string | null };

@@ -4,6 +4,7 @@ import type { RequestContext, Services } from "../../services.ts";
 import { headersForLog } from "../../http/gateway-headers.ts";
 import type { RouteSpec } from "../../http/route-types.ts";
 import type { ChatUsage } from "../../providers/types.ts";
+import type { Cost } from "../../inference/catalog/cost.ts";
 import type { RequestLog } from "./log-record.ts";
 
 /**
@@ -46,6 +47,7 @@ export async function logRequest(
     path: outcome && outcome !== ctx.outcome ? route.path : (ctx.path ?? new URL(request.url).pathname),
     status: outcome?.error?.status ?? outcome?.clientStatus ?? outcome?.status ?? response.status,
     provider: outcome?.provider,
+    integrationId: outcome?.integrationId,
     requestedModel: outcome?.requestedModel || undefined,
     answeredModel: outcome?.answeredModel,
     stream: outcome?.stream,
@@ -62,7 +64,7 @@ export async function logRequest(
     timeToFirstTokenMs: outcome?.stream ? outcome.upstreamFirstByteMs : undefined,
     usage: usage ? usageForLog(usage, outcome?.usageEstimated === true) : undefined,
     units: outcome?.units && Object.keys(outcome.units).length > 0 ? outcome.units : undefined,
-    cost: outcome?.cost?.priced ? outcome.cost.total : undefined,
+    ...costFieldsOf(outcome?.cost),
     guardrails: outcome?.guardrails,
     error: outcome?.error ? { message: outcome.error.message, code: outcome.error.code } : undefined,
     headers: headersForLog(headers, {
@@ -120,6 +122,17 @@ export function usageForLog(usage: ChatUsage, estimated: boolean): NonNullable<R
     cachedTokens: usage.prompt_tokens_details?.cached_tokens,
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
     estimated,
+  };
+}
+
+/** A cost as a log keeps it: the total (when priced), whether it was priced, and its breakdown and source. */
+export function costFieldsOf(cost: Cost | undefined): Pick<RequestLog, "cost" | "priced" | "costDetails"> {
+  if (!cost) return {};
+  const { total, priced, input, output, components, source, factor, note, reason } = cost;
+  return {
+    cost: priced ? total : undefined,
+    priced,
+    costDetails: priced ? { input, output, components, source, factor, note } : { reason },
   };
 }
 

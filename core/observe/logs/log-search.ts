@@ -26,6 +26,8 @@ export interface LogSearch {
   /** Cost bounds (USD, a log without cost counts as 0): checked on the entries read, not indexed. */
   minCost?: number;
   maxCost?: number;
+  /** false: only the logs no price source could price (`priced: false`); true: every other log. Not indexed. */
+  priced?: boolean;
   /** Most logs answered, 1..MAX_SEARCH_LIMIT. */
   limit: number;
   /** From the previous page of the same search (searchCursor); a cursor the family did not make: RangeError. */
@@ -70,6 +72,7 @@ export type LogFacts = Pick<
   | "answeredModel"
   | "metadata"
   | "cost"
+  | "priced"
 >;
 
 export function logFacts(log: RequestLog): LogFacts {
@@ -87,6 +90,7 @@ export function logFacts(log: RequestLog): LogFacts {
     answeredModel: log.answeredModel,
     metadata: log.metadata,
     cost: log.cost,
+    priced: log.priced,
   };
 }
 
@@ -112,6 +116,7 @@ export function matchesSearch(log: LogFacts, search: LogSearch): boolean {
   }
   if (search.minCost !== undefined && (log.cost ?? 0) < search.minCost) return false;
   if (search.maxCost !== undefined && (log.cost ?? 0) > search.maxCost) return false;
+  if (search.priced !== undefined && (log.priced === false) === search.priced) return false;
   return true;
 }
 
@@ -120,8 +125,8 @@ export function matchesSearch(log: LogFacts, search: LogSearch): boolean {
  * them decides alone (every entry it gives matches) when it is the only one.
  */
 export function conditionCount(search: LogSearch): number {
-  const conditions = [search.traceId, search.apiKeyId, search.userId, search.status, search.provider, search.model];
-  conditions.push(search.metadataKey, search.minCost, search.maxCost);
+  const conditions: unknown[] = [search.traceId, search.apiKeyId, search.userId, search.status, search.provider];
+  conditions.push(search.model, search.metadataKey, search.minCost, search.maxCost, search.priced);
   return conditions.filter((condition) => condition !== undefined).length;
 }
 

@@ -22,6 +22,8 @@ export interface LogFilter {
   metadataValue?: string;
   minCost?: number;
   maxCost?: number;
+  /** false: only logs that could not be priced; true: only priced ones. */
+  priced?: boolean;
   apiKeyId?: string;
   userId?: string;
 }
@@ -140,6 +142,7 @@ export class RequestLogger {
       metadataValue: given(filter.metadataKey) === undefined ? undefined : filter.metadataValue,
       minCost: filter.minCost,
       maxCost: filter.maxCost,
+      priced: filter.priced,
       limit,
       cursor,
     });

@@ -45,6 +45,8 @@ export const listLogsQuery = z.strictObject({
   metadata_value: z.string().optional(),
   min_cost: number.min(0).optional(),
   max_cost: number.min(0).optional(),
+  /** `false`: the requests no price source (nor an override) could price. */
+  priced: z.enum(["true", "false"]).optional(),
   api_key_id: z.string().optional(),
   user_id: z.string().optional(),
 });

@@ -1,8 +1,10 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Settings } from "../../config/settings.ts";
+import type { Counters } from "../../store/ports.ts";
 import type { AnalyticsRecorder } from "../analytics/recorder.ts";
 import type { RequestLogger } from "../logs/request-logger.ts";
+import { recordLedger } from "../reconciliation/ledger.ts";
 import type { GatewayMetrics } from "./prometheus.ts";
 
 /** What the log observers read and set of a process's services (core/services.ts Services). */
@@ -11,6 +13,7 @@ interface ObservedServices {
   analytics: AnalyticsRecorder;
   settings: Pick<Settings, "ENABLE_PROMETHEUS">;
   metrics?: GatewayMetrics;
+  stores: { counters: Counters };
 }
 
 /**
@@ -29,6 +32,10 @@ export function observeLogs(services: ObservedServices): void {
     metricsReady.set(services, ready);
   }
   services.logger.observe((log) => generationSpan(log));
+  // A saved provider's ledger, reconciled with its bill (core/observe/reconciliation).
+  services.logger.observe((log, stored) =>
+    stored && log.integrationId && log.cost ? recordLedger(services.stores.counters, log) : undefined,
+  );
 }
 
 const metricsReady = new WeakMap<ObservedServices, Promise<GatewayMetrics>>();

@@ -31,7 +31,8 @@ export function createLogIndexTables(db: SqliteDatabase): void {
       model INTEGER,
       answered_model INTEGER,
       cost REAL,
-      metadata TEXT
+      metadata TEXT,
+      unpriced INTEGER
     );
     CREATE INDEX IF NOT EXISTS log_facts_org ON log_facts (org, at);
     CREATE INDEX IF NOT EXISTS log_facts_ws ON log_facts (ws, at) WHERE ws IS NOT NULL;
@@ -60,6 +61,11 @@ export function createLogIndexTables(db: SqliteDatabase): void {
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS log_index_state (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
   `);
+  // An index made before `unpriced` existed gains the column; its older rows read as priced
+  // (no log had `priced: false` before the column).
+  const columns = db.prepare("SELECT name FROM pragma_table_info('log_facts')").all() as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === "unpriced"))
+    db.exec("ALTER TABLE log_facts ADD COLUMN unpriced INTEGER");
 }
 
 /** `log_metadata.value` of the row that says a log has a metadata name, whatever its value (names start at 1). */
@@ -67,7 +73,7 @@ export const ANY_VALUE = 0;
 
 /** The columns of `log_facts` a search reads, in this order. */
 export const FACT_COLUMNS =
-  "seq, id, at, ttl, org, ws, trace, api_key, usr, status, provider, model, answered_model, cost, metadata";
+  "seq, id, at, ttl, org, ws, trace, api_key, usr, status, provider, model, answered_model, cost, metadata, unpriced";
 
 export interface FactRow {
   seq: number;
@@ -85,6 +91,8 @@ export interface FactRow {
   answered_model: number | null;
   cost: number | null;
   metadata: string | null;
+  /** 1 for a log no price source could price (`priced: false`), else null. */
+  unpriced: number | null;
 }
 
 /**

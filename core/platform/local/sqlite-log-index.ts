@@ -30,7 +30,7 @@ export class SqliteLogIndex {
     writes.afterRollback(() => this.#names.rolledBack());
     this.#insertFact = db.prepare(
       `INSERT INTO log_facts (id, at, ttl, org, ws, trace, api_key, usr, status, provider, model, answered_model,
-         cost, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         cost, metadata, unpriced) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#insertMetadata = db.prepare(
       "INSERT OR IGNORE INTO log_metadata (org, name, value, at, seq) VALUES (?, ?, ?, ?, ?)",
@@ -73,6 +73,7 @@ export class SqliteLogIndex {
       answered,
       facts.cost ?? null,
       metadata ? JSON.stringify(metadata) : null,
+      facts.priced === false ? 1 : null,
     ).lastInsertRowid;
     for (const [key, value] of Object.entries(metadata ?? {})) {
       const keyNumber = names.number(key);

@@ -190,6 +190,7 @@ export class SqliteLogSearch {
       requestedModel,
       answeredModel: row.answered_model === null ? requestedModel : names.name(row.answered_model),
       cost: row.cost ?? undefined,
+      priced: row.unpriced === 1 ? false : undefined,
       metadata: withMetadata && row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : undefined,
     };
   }

@@ -313,13 +313,19 @@ export function toChatUsage(usage: Record<string, any> | undefined): ChatUsage {
   const input = num(usage?.input_tokens);
   const cacheRead = num(usage?.cache_read_input_tokens);
   const cacheCreation = num(usage?.cache_creation_input_tokens);
+  const oneHour = num(usage?.cache_creation?.ephemeral_1h_input_tokens);
   const prompt = input + cacheRead + cacheCreation;
   const completion = num(usage?.output_tokens);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cacheRead, cache_creation_tokens: cacheCreation },
+    prompt_tokens_details: {
+      cached_tokens: cacheRead,
+      cache_creation_tokens: cacheCreation,
+      // The 1-hour writes, priced apart from the 5-minute ones (usage.cache_creation splits them by TTL).
+      ...(oneHour > 0 ? { cache_creation_1h_tokens: Math.min(oneHour, cacheCreation) } : {}),
+    },
   };
 }
 

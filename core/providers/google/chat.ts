@@ -454,11 +454,34 @@ export function toChatUsage(metadata: Json | undefined): ChatUsage | undefined {
   const thoughts = metadata.thoughtsTokenCount ?? 0;
   const completion = (metadata.candidatesTokenCount ?? 0) + thoughts;
   const usage: ChatUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  if (typeof metadata.cachedContentTokenCount === "number") {
-    usage.prompt_tokens_details = { cached_tokens: metadata.cachedContentTokenCount };
+  const audioIn = modalityTokens(metadata.promptTokensDetails, "AUDIO");
+  const imageIn = modalityTokens(metadata.promptTokensDetails, "IMAGE");
+  if (typeof metadata.cachedContentTokenCount === "number" || audioIn || imageIn) {
+    usage.prompt_tokens_details = {
+      ...(typeof metadata.cachedContentTokenCount === "number" && { cached_tokens: metadata.cachedContentTokenCount }),
+      ...(audioIn && { audio_tokens: audioIn }),
+      ...(imageIn && { image_tokens: imageIn }),
+    };
   }
-  if (typeof metadata.thoughtsTokenCount === "number") usage.completion_tokens_details = { reasoning_tokens: thoughts };
+  const audioOut = modalityTokens(metadata.candidatesTokensDetails, "AUDIO");
+  const imageOut = modalityTokens(metadata.candidatesTokensDetails, "IMAGE");
+  if (typeof metadata.thoughtsTokenCount === "number" || audioOut || imageOut) {
+    usage.completion_tokens_details = {
+      ...(typeof metadata.thoughtsTokenCount === "number" && { reasoning_tokens: thoughts }),
+      ...(audioOut && { audio_tokens: audioOut }),
+      ...(imageOut && { image_tokens: imageOut }),
+    };
+  }
   return usage;
+}
+
+/** Tokens of one modality in usageMetadata's `promptTokensDetails` / `candidatesTokensDetails` (ModalityTokenCount[]). */
+function modalityTokens(details: unknown, modality: string): number {
+  if (!Array.isArray(details)) return 0;
+  let tokens = 0;
+  for (const entry of details as Json[])
+    if (entry?.modality === modality && typeof entry.tokenCount === "number") tokens += entry.tokenCount;
+  return tokens;
 }
 
 /** A Google error object (`{error: {code, message, status}}`) -> UpstreamError. */

@@ -79,7 +79,28 @@ async function graph(request: Request, ctx: RequestContext, metricName: string):
 }
 
 /** Analytics (spec 4.8, Portkey's /analytics/*): graphs per metric, a summary and grouped totals (core/observe/analytics/graphs.ts). */
+const dayQuery = z.looseObject({ from: z.iso.date().optional(), to: z.iso.date().optional() });
+
+/** GET /v1/analytics/reconciliation[/:integration]: ledger against bill per day (default: the last 30 days). */
+async function reconciliation(request: Request, ctx: RequestContext): Promise<Response> {
+  const query = validate(dayQuery, Object.fromEntries(new URL(request.url).searchParams));
+  const to = query.to ?? new Date().toISOString().slice(0, 10);
+  const from = query.from ?? new Date(Date.parse(to) - 30 * DAY_MS).toISOString().slice(0, 10);
+  if (from > to) throw badRequest("The range starts after it ends.", "from", "invalid_range");
+  const { reconciliationOf, reconciliations } = await import("../../observe/reconciliation/presentation.ts");
+  const { records } = ctx.services.stores;
+  const principal = ctx.principal!;
+  if (!ctx.params.integration) {
+    return json({ object: "list", data: await reconciliations(records, principal, { from, to }) });
+  }
+  const view = await reconciliationOf(records, principal, ctx.params.integration, { from, to });
+  if (!view) throw notFound(`No integration '${ctx.params.integration}'.`);
+  return json(view);
+}
+
 export const handlers: HandlerMap = {
+  reconciliation,
+
   graph: (request, ctx) => graph(request, ctx, ctx.params.metric!),
 
   feedbackGraph: (request, ctx) => graph(request, ctx, `feedbacks/${ctx.params.view}`),

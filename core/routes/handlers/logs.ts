@@ -3,7 +3,11 @@ import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound, serviceUnavailable, HttpError, conflict } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
+import { priceOverridesFor } from "../../control/model-pricing/store.ts";
+import { customLogCost } from "../../observe/logs/custom-log-cost.ts";
 import type { RequestLog } from "../../observe/logs/log-record.ts";
+import { costFieldsOf, usageForLog } from "../../observe/logs/log-request.ts";
+import type { ChatUsage } from "../../providers/types.ts";
 import { customLogRequest, listLogsQuery } from "../../observe/logs/schemas.ts";
 import { audit } from "../../control/deps.ts";
 import { controlDeps } from "../../routes/control-deps.ts";
@@ -41,6 +45,7 @@ const logHandlers: HandlerMap = {
           metadataKey: query.metadata_key,
           metadataValue: query.metadata_value,
           minCost: query.min_cost,
+          priced: query.priced === undefined ? undefined : query.priced === "true",
           maxCost: query.max_cost,
           apiKeyId: query.api_key_id,
           userId: query.user_id,
@@ -107,7 +112,14 @@ const logHandlers: HandlerMap = {
     const workspaceId = workspaceScope(principal, body.workspace_id);
     const requestBody = body.request.body as Record<string, any> | undefined;
     const responseBody = body.response?.body as Record<string, any> | undefined;
-    const usage = responseBody?.usage;
+    const priced = await customLogCost(
+      { provider: body.request.provider, url: body.request.url, requestBody, responseBody },
+      priceOverridesFor(
+        ctx.services.stores.records,
+        { organisationId: principal.organisationId, workspaceId },
+        undefined,
+      ),
+    );
     const log: RequestLog = {
       id: ctx.services.logger.newLogId(),
       createdAt: new Date().toISOString(),
@@ -122,19 +134,12 @@ const logHandlers: HandlerMap = {
       route: "custom",
       path: body.request.url ?? "",
       status: body.response?.status ?? 200,
-      provider: body.request.provider,
-      requestedModel: typeof requestBody?.model === "string" ? requestBody.model : undefined,
+      provider: priced.provider,
+      requestedModel: typeof requestBody?.model === "string" ? requestBody.model : priced.model,
       answeredModel: typeof responseBody?.model === "string" ? responseBody.model : undefined,
       latencyMs: body.response?.response_time ?? 0,
-      usage:
-        usage && typeof usage.prompt_tokens === "number"
-          ? {
-              promptTokens: usage.prompt_tokens,
-              completionTokens: usage.completion_tokens ?? 0,
-              totalTokens: usage.total_tokens ?? usage.prompt_tokens + (usage.completion_tokens ?? 0),
-              estimated: false,
-            }
-          : undefined,
+      usage: priced.usage ? usageForLog(normalised(priced.usage), false) : undefined,
+      ...costFieldsOf(priced.cost),
       requestBody,
       responseBody,
       source: "custom",
@@ -145,6 +150,20 @@ const logHandlers: HandlerMap = {
     return json({ id: log.id, object: "log", created_at: log.createdAt }, { status: 201 });
   },
 };
+
+/** A reported usage with every count present (an answer may leave out the completion or the total). */
+function normalised(usage: ChatUsage): ChatUsage {
+  const completion = num(usage.completion_tokens);
+  const prompt = num(usage.prompt_tokens);
+  return {
+    ...usage,
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: num(usage.total_tokens) || prompt + completion,
+  };
+}
+
+const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0);
 
 const MAX_TRACE_SPANS = 1000;
 /** Searches one trace request makes at most (each a bounded read of the index, log-search.ts). */

@@ -1,7 +1,8 @@
-import { catalogModels } from "../../inference/catalog/load.ts";
+import { listedModels } from "../../inference/catalog/load.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
 import { json } from "../../http/json.ts";
+import type { ListedPricing } from "../../inference/catalog/listing.ts";
 import { resolveRouting } from "../../inference/routing/source.ts";
 import { routeInference } from "../../inference/gateway/inference.ts";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
@@ -33,7 +34,7 @@ async function listModels(request: Request, ctx: RequestContext): Promise<Respon
     return routeInference("models", {}, config, request, ctx, outcome, ctx.traceId);
   }
   const provider = new URL(request.url).searchParams.get("provider");
-  const models = (await catalogModels()).filter((model) => !provider || model.provider === provider);
+  const models = (await listedModels()).filter((model) => !provider || model.provider === provider);
   return json({
     object: "list",
     data: models.map((model) => ({
@@ -42,22 +43,38 @@ async function listModels(request: Request, ctx: RequestContext): Promise<Respon
       created: model.releaseDate ? Math.floor(Date.parse(model.releaseDate) / 1000) || catalogCreated : catalogCreated,
       owned_by: model.provider,
       provider: model.provider,
-      name: model.name,
+      name: model.name ?? null,
       context_window: model.contextWindow ?? null,
       max_output_tokens: model.maxOutputTokens ?? null,
-      capabilities: model.capabilities,
-      pricing: model.prices
-        ? {
-            currency: "USD",
-            unit: "1M tokens",
-            input: model.prices.input ?? null,
-            output: model.prices.output ?? null,
-            cache_read: model.prices.cacheRead ?? null,
-            cache_write: model.prices.cacheWrite ?? null,
-          }
-        : null,
+      capabilities: model.capabilities ?? null,
+      pricing: model.pricing ? presentPricing(model.pricing) : null,
     })),
   });
+}
+
+/** USD per 1M tokens, its long-context tiers, and the price source's name, version and date. */
+function presentPricing(pricing: ListedPricing) {
+  return {
+    currency: "USD",
+    unit: "1M tokens",
+    input: pricing.input ?? null,
+    output: pricing.output ?? null,
+    cache_read: pricing.cacheRead ?? null,
+    cache_write: pricing.cacheWrite ?? null,
+    ...(pricing.cacheWrite1h !== undefined ? { cache_write_1h: pricing.cacheWrite1h } : {}),
+    ...(pricing.reasoning !== undefined ? { reasoning: pricing.reasoning } : {}),
+    ...(pricing.tiers
+      ? {
+          tiers: pricing.tiers.map((tier) => ({
+            above_input_tokens: tier.aboveInputTokens,
+            input: tier.input ?? null,
+            output: tier.output ?? null,
+            cache_read: tier.cacheRead ?? null,
+          })),
+        }
+      : {}),
+    source: { name: pricing.source.name, version: pricing.source.version ?? null, date: pricing.source.date ?? null },
+  };
 }
 
 export const handlers: HandlerMap = { listModels };

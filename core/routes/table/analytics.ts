@@ -32,6 +32,21 @@ export const family: RouteFamily = {
       scope: "analytics.view",
     },
     {
+      // Ledger against the provider's bill per day (core/observe/reconciliation).
+      method: "GET",
+      path: "/v1/analytics/reconciliation",
+      handler: "reconciliation",
+      auth: "api_key",
+      scope: "analytics.view",
+    },
+    {
+      method: "GET",
+      path: "/v1/analytics/reconciliation/:integration",
+      handler: "reconciliation",
+      auth: "api_key",
+      scope: "analytics.view",
+    },
+    {
       method: "GET",
       path: "/v1/analytics/groups/metadata/:key",
       handler: "groups",

@@ -7,6 +7,7 @@ import {
   mapStopReason,
   toAnthropicMessagesRequest,
 } from "../../../core/providers/anthropic/index.ts";
+import { toChatUsage } from "../../../core/providers/anthropic/messages.ts";
 import { loadProvider } from "../../../core/providers/registry.ts";
 import type { TransformContext, UpstreamEvent, UpstreamRequest } from "../../../core/providers/types.ts";
 import { UpstreamError } from "../../../core/providers/types.ts";
@@ -385,6 +386,23 @@ describe("anthropic adapter: request", () => {
 
 describe("anthropic adapter: response", () => {
   const ctx = context();
+
+  it("keeps the 1-hour cache writes apart (they are priced at their own rate)", () => {
+    expect(
+      toChatUsage({
+        input_tokens: 100,
+        cache_read_input_tokens: 400,
+        cache_creation_input_tokens: 300,
+        cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 },
+        output_tokens: 50,
+      }),
+    ).toEqual({
+      prompt_tokens: 800,
+      completion_tokens: 50,
+      total_tokens: 850,
+      prompt_tokens_details: { cached_tokens: 400, cache_creation_tokens: 300, cache_creation_1h_tokens: 200 },
+    });
+  });
 
   it("maps a text message", () => {
     expect(chat.transformResponse(readAnthropicJson("message-text.json"), ctx)).toEqual({

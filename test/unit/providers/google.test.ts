@@ -563,6 +563,29 @@ describe("chat response transform", () => {
     }
   });
 
+  it("reads audio and image tokens from the modality details, so they are priced at their own rates", () => {
+    expect(
+      toChatUsage({
+        promptTokenCount: 120,
+        candidatesTokenCount: 40,
+        thoughtsTokenCount: 10,
+        cachedContentTokenCount: 20,
+        promptTokensDetails: [
+          { modality: "TEXT", tokenCount: 20 },
+          { modality: "AUDIO", tokenCount: 90 },
+          { modality: "IMAGE", tokenCount: 10 },
+        ],
+        candidatesTokensDetails: [{ modality: "AUDIO", tokenCount: 30 }],
+      }),
+    ).toEqual({
+      prompt_tokens: 120,
+      completion_tokens: 50,
+      total_tokens: 170,
+      prompt_tokens_details: { cached_tokens: 20, audio_tokens: 90, image_tokens: 10 },
+      completion_tokens_details: { reasoning_tokens: 10, audio_tokens: 30 },
+    });
+  });
+
   it("counts tool-use prompt tokens as prompt tokens", () => {
     expect(toChatUsage({ promptTokenCount: 10, toolUsePromptTokenCount: 5, candidatesTokenCount: 3 })).toEqual({
       prompt_tokens: 15,

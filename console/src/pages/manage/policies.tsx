@@ -23,6 +23,9 @@ interface Policy {
   credit_limit?: number;
   alert_threshold?: number | null;
   periodic_reset?: string | null;
+  /** Cost limits: what happens to a request whose model has no price (`deny`, `allow` or `estimate`). */
+  unpriced?: string;
+  unpriced_rate?: { input: number; output: number } | null;
   unit?: string;
   value?: number;
   status: string;
@@ -53,6 +56,7 @@ const STARTERS: Record<Family, string> = {
     credit_limit: 100,
     alert_threshold: 80,
     periodic_reset: "monthly",
+    unpriced: "deny",
     conditions: [],
     group_by: [{ key: "api_key" }],
   }),
@@ -72,6 +76,11 @@ const editable = (policy: Policy) => {
     delete rest[field];
   return pretty(rest);
 };
+
+const unpricedText = (policy: Policy) =>
+  policy.unpriced === "estimate" && policy.unpriced_rate
+    ? `estimated at $${policy.unpriced_rate.input}/$${policy.unpriced_rate.output} per 1M tokens`
+    : (policy.unpriced ?? "deny");
 
 const groupText = (group: unknown) =>
   group && typeof group === "object"
@@ -94,7 +103,9 @@ export default function PoliciesPage({ query }: PageProps) {
       header: "Limit",
       cell: (policy) =>
         family === "usage-limits"
-          ? `${policy.credit_limit} ${policy.type}${policy.periodic_reset ? ` / ${policy.periodic_reset}` : ""}`
+          ? `${policy.credit_limit} ${policy.type}${policy.periodic_reset ? ` / ${policy.periodic_reset}` : ""}${
+              policy.type === "cost" ? ` (unpriced models: ${unpricedText(policy)})` : ""
+            }`
           : `${policy.value} ${policy.type} (${policy.unit})`,
     },
     { header: "Per", cell: (policy) => policy.group_by.map((group) => group.key).join(", ") || "all", wide: true },

@@ -6,6 +6,7 @@ import { replaceQuery } from "../../router.ts";
 import { useSession } from "../../session.ts";
 import { Button, ErrorBanner, Field, Table, useAsync } from "../../ui/index.ts";
 import { type ChartSeries, TimeChart } from "../../ui/time-chart.tsx";
+import { LedgerVsBill } from "./reconciliation.tsx";
 
 /** Ranges the picker offers (hours back from now), and the custom one. */
 const RANGES: Record<string, { label: string; hours: number }> = {
@@ -299,6 +300,7 @@ export default function AnalyticsPage({ query }: PageProps) {
           { header: "Cost", cell: (row) => formatCost(row.cost), numeric: true },
         ]}
       />
+      <LedgerVsBill />
     </section>
   );
 }

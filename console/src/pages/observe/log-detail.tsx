@@ -34,7 +34,8 @@ export function LogDetail({ id }: { id: string }) {
         <Fact name="Provider">{entry.provider ?? "—"}</Fact>
         <Fact name="Model">{model ?? "—"}</Fact>
         <Fact name="Cost">
-          <span data-testid="log-cost">{formatCost(entry.cost)}</span>
+          <span data-testid="log-cost">{entry.priced === false ? "unpriced" : formatCost(entry.cost)}</span>
+          <CostDetails entry={entry} />
         </Fact>
         <Fact name="Tokens">
           {entry.usage
@@ -156,5 +157,45 @@ function Body({ value }: { value: unknown }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard.
     <pre tabIndex={0}>{prettyJson(value)}</pre>
+  );
+}
+
+/** What the cost is made of, and where its prices came from; or why the request could not be priced. */
+function CostDetails({ entry }: { entry: LogEntry }) {
+  const details = entry.costDetails;
+  if (!details) return null;
+  if (entry.priced === false)
+    return (
+      <p class="muted" data-testid="log-unpriced">
+        {details.reason}
+      </p>
+    );
+  const source = details.source;
+  return (
+    <div data-testid="log-cost-details">
+      {details.components && (
+        <ul class="plain">
+          {Object.entries(details.components).map(([name, usd]) => (
+            <li key={name}>
+              {name.replace(/_/g, " ")}: {formatCost(usd)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {details.factor && (
+        <p class="muted">
+          × {details.factor.value} ({details.factor.why})
+        </p>
+      )}
+      {details.note && <p class="muted">{details.note}</p>}
+      {source && (
+        <p class="muted">
+          Prices: {source.name}
+          {source.version ? ` ${source.version}` : ""}
+          {source.date ? ` (${source.date})` : ""}
+          {source.override ? ", with this organisation's override" : ""}
+        </p>
+      )}
+    </div>
   );
 }

@@ -19,6 +19,7 @@ const FILTERS = [
   "metadata_value",
   "min_cost",
   "max_cost",
+  "priced",
 ] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 
@@ -37,7 +38,7 @@ const COLUMNS: Column<LogEntry>[] = [
   { header: "Provider", cell: (log) => log.provider ?? "—" },
   { header: "Model", cell: (log) => log.answeredModel ?? log.requestedModel ?? "—" },
   { header: "Tokens", cell: (log) => formatNumber(log.usage?.totalTokens), numeric: true, wide: true },
-  { header: "Cost", cell: (log) => formatCost(log.cost), numeric: true },
+  { header: "Cost", cell: (log) => (log.priced === false ? "unpriced" : formatCost(log.cost)), numeric: true },
   { header: "Latency", cell: (log) => formatMs(log.latencyMs), numeric: true, wide: true },
   {
     header: "Trace",
@@ -122,6 +123,14 @@ export function LogList({ query }: { query: URLSearchParams }) {
         {text("metadata_value", "Metadata value")}
         {text("min_cost", "Min cost (USD)", "number", { min: "0", step: "any" })}
         {text("max_cost", "Max cost (USD)", "number", { min: "0", step: "any" })}
+        <label class="checkbox">
+          <input
+            type="checkbox"
+            checked={draft.priced === "false"}
+            onChange={(event) => setDraft({ ...draft, priced: event.currentTarget.checked ? "false" : undefined })}
+          />{" "}
+          Unpriced only
+        </label>
         <div class="toolbar-actions">
           <Button type="submit" variant="primary">
             Apply filters

@@ -43,6 +43,17 @@ export interface LogEntry {
   };
   units?: Record<string, number>;
   cost?: number;
+  /** False when no price source priced the request (`costDetails.reason` says why). */
+  priced?: boolean;
+  costDetails?: {
+    input?: number;
+    output?: number;
+    components?: Record<string, number>;
+    source?: { name: string; version?: string; date?: string; model?: string; override?: boolean };
+    factor?: { value: number; why: string };
+    note?: string;
+    reason?: string;
+  };
   guardrails?: Array<{
     id: string;
     slug?: string;

@@ -6,6 +6,8 @@ import type {
   StreamFraming,
   UpstreamEvent,
 } from "../../../providers/types.ts";
+import type { Cost } from "../../catalog/cost.ts";
+import { usageWithCost } from "../cost-on-answer.ts";
 import type { InferenceOutcome } from "../outcome.ts";
 import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./assembly.ts";
@@ -48,6 +50,14 @@ interface PipelineOptions {
   includeUsage: boolean;
   outcome: InferenceOutcome;
   idle: IdleTimeout;
+  /** Prices reported usage (the answer's service tier applied), so the usage the client is sent carries its cost. */
+  costOf?: (usage: ChatUsage, serviceTier?: string) => Cost;
+}
+
+/** A chat chunk with usage, its usage with the cost added (a new object: the assembled answer keeps its own). */
+function chunkWithCost(chunk: Record<string, any>, costOf: NonNullable<PipelineOptions["costOf"]>): object {
+  const tier = typeof chunk.service_tier === "string" ? chunk.service_tier : undefined;
+  return { ...chunk, usage: usageWithCost(chunk.usage, costOf(chunk.usage, tier)) };
 }
 
 /**
@@ -62,7 +72,7 @@ export async function transformPipeline(
   options: PipelineOptions,
 ): Promise<StreamPipeline<UpstreamEvent[]>> {
   const batches = await readUpstreamEvents(framing, body, options.idle);
-  if (options.format) return typedEventPipeline(batches, transformer, options.format, options.outcome);
+  if (options.format) return typedEventPipeline(batches, transformer, options.format, options);
   const assembler = new StreamAssembler(options.kind);
   const { outcome } = options;
   let usage: ChatUsage | undefined;
@@ -72,10 +82,13 @@ export async function transformPipeline(
     const parsed = assembler.add(chunk);
     if (parsed?.usage) usage = parsed.usage;
     if (parsed?.model) outcome.answeredModel = parsed.model;
-    const text = typeof chunk === "string" ? chunk : JSON.stringify(chunk);
+    let text = typeof chunk === "string" ? chunk : JSON.stringify(chunk);
     chars += text.length;
-    // The usage-only chunk the gateway asked for on the client's behalf.
-    if (!options.includeUsage && parsed?.usage && Array.isArray(parsed.choices) && parsed.choices.length === 0) return;
+    if (parsed?.usage) {
+      // The usage-only chunk the gateway asked for on the client's behalf.
+      if (!options.includeUsage && Array.isArray(parsed.choices) && parsed.choices.length === 0) return;
+      if (options.includeUsage && options.costOf) text = JSON.stringify(chunkWithCost(parsed, options.costOf));
+    }
     pending.push(`data: ${text}\n\n`);
   };
   return {
@@ -109,15 +122,16 @@ function typedEventPipeline(
   batches: AsyncIterator<UpstreamEvent[]>,
   transformer: StreamTransformer,
   format: InboundFormat,
-  outcome: InferenceOutcome,
+  { outcome, costOf }: PipelineOptions,
 ): StreamPipeline<UpstreamEvent[]> {
   const assembler = format.assembler();
   let chars = 0;
   let events = 0;
   const emit = (event: object | string, pending: StreamPiece[]) => {
-    const typed = (typeof event === "string" ? JSON.parse(event) : event) as TypedEvent;
+    let typed = (typeof event === "string" ? JSON.parse(event) : event) as TypedEvent;
     assembler.add(typed);
     if (outcome.answeredModel === undefined) outcome.answeredModel = assembler.model();
+    if (costOf) typed = withResponseCost(typed, assembler.usage(), costOf);
     const text = typedEventSse(typed);
     chars += text.length;
     pending.push(text);
@@ -138,12 +152,32 @@ function typedEventPipeline(
   };
 }
 
+/** Responses' `response.completed`: its usage carries the cost (a new event: the assembled answer keeps its own). */
+function withResponseCost(
+  event: TypedEvent,
+  usage: ChatUsage | undefined,
+  costOf: NonNullable<PipelineOptions["costOf"]>,
+): TypedEvent {
+  const response = (event as { response?: Record<string, any> }).response;
+  if (event.type !== "response.completed" || !usage || !response?.usage) return event;
+  const tier = typeof response.service_tier === "string" ? response.service_tier : undefined;
+  return {
+    ...event,
+    response: { ...response, usage: usageWithCost(response.usage, costOf(usage, tier)) },
+  } as TypedEvent;
+}
+
 /**
  * A provider whose events already are OpenAI chunks: its bytes are relayed (sse-relay.ts), and the answer for
  * the log is assembled from them when the log is stored.
  */
 export function relayPipeline(body: AsyncIterable<Uint8Array>, options: PipelineOptions): StreamPipeline<Uint8Array[]> {
-  const relay = new SseRelay({ hideUsageOnly: !options.includeUsage, transcript: new Transcript(options.kind) });
+  const { costOf } = options;
+  const relay = new SseRelay({
+    hideUsageOnly: !options.includeUsage,
+    transcript: new Transcript(options.kind),
+    withCost: options.includeUsage && costOf ? (chunk) => chunkWithCost(chunk, costOf) : undefined,
+  });
   const batches = readUpstreamBatches(body, relay, options.idle);
   const { outcome } = options;
   return {

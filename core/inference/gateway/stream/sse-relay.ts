@@ -55,10 +55,20 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
   /** The first event with data is a JSON object (a chunk): a body without one is not an answer. */
   firstChunkValid = false;
 
-  /** `hideUsageOnly`: cut out the usage-only chunk (the client did not ask for `include_usage`). */
-  constructor(options: { hideUsageOnly: boolean; transcript: Transcript }) {
+  readonly #withCost: ((chunk: Record<string, any>) => object) | undefined;
+
+  /**
+   * `hideUsageOnly`: cut out the usage-only chunk (the client did not ask for `include_usage`). `withCost`: the
+   * chunk that carries usage as the client gets it (its cost added): that one event is written anew.
+   */
+  constructor(options: {
+    hideUsageOnly: boolean;
+    transcript: Transcript;
+    withCost?: (chunk: Record<string, any>) => object;
+  }) {
     this.#hideUsageOnly = options.hideUsageOnly;
     this.transcript = options.transcript;
+    this.#withCost = options.withCost;
   }
 
   push(chunk: Uint8Array): Uint8Array[] | undefined {
@@ -106,6 +116,10 @@ export class SseRelay implements BatchDecoder<Uint8Array[]> {
       this.usage = chunk.usage;
       if (this.#hideUsageOnly && Array.isArray(chunk.choices) && chunk.choices.length === 0) {
         if (start > sent) pieces.push(events.subarray(sent, start));
+        sent = end;
+      } else if (this.#withCost) {
+        if (start > sent) pieces.push(events.subarray(sent, start));
+        pieces.push(Buffer.from(`data: ${JSON.stringify(this.#withCost(chunk))}\n\n`));
         sent = end;
       }
     }

@@ -9,7 +9,7 @@ describe("moderation, rerank and OCR prices", () => {
     const metered = await familyUsageOf("moderations", { model: "omni-moderation-latest", input: "hello there" }, {});
     expect(metered).toMatchObject({ units: {}, estimated: true });
     expect(metered!.usage!.prompt_tokens).toBeGreaterThan(0);
-    expect(await priceMetered("openai", "omni-moderation-latest", metered!)).toEqual({
+    expect(await priceMetered("openai", "omni-moderation-latest", metered!)).toMatchObject({
       total: 0,
       input: 0,
       output: 0,

@@ -44,7 +44,7 @@ describe("reservationFor", () => {
     const small = await reservationFor("chat", { model: "gpt-4", messages: [] }, "openai"); // 8,192 in the catalog
     expect(small.tokens).toBe(3 + DEFAULT_RESERVED_OUTPUT_TOKENS);
     const unknown = await reservationFor("chat", { model: "no-such-model", messages: [] }, "openai");
-    expect(unknown).toEqual({ tokens: 3 + DEFAULT_RESERVED_OUTPUT_TOKENS, costUsd: 0 });
+    expect(unknown).toMatchObject({ tokens: 3 + DEFAULT_RESERVED_OUTPUT_TOKENS, costUsd: 0, priced: false });
     const capped = await reservationFor("chat", { model: "gpt-3.5-turbo", messages: [] }, "openai");
     expect(capped.tokens).toBeLessThanOrEqual(3 + DEFAULT_RESERVED_OUTPUT_TOKENS);
   });
