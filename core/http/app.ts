@@ -47,7 +47,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
   // Hono runs matching routes in registration order: catch-all routes go last, so every dedicated route wins.
   mounted.sort((a, b) => Number(a.route.catchAll === true) - Number(b.route.catchAll === true));
 
-  /** Serves one route: trace id, authentication, the handler, errors in OpenAI's shape, the request's log. */
+  /** Serves one route: trace id, authentication, the handler, errors in its shape (OpenAI's by default), the log. */
   const serveRoute =
     (route: RouteSpec, handler: Handler) =>
     async (request: Request, platform: PlatformContext, path: string, params: Record<string, string>) => {
@@ -71,7 +71,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
         response = await handler(request, ctx);
       } catch (error) {
         if (error instanceof RouteNotMatched) return unmatched(request, false);
-        response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal));
+        response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal), undefined, route.errors);
       }
       response = withTraceId(response, ctx.traceId);
       if (route.cors) response = withHeaders(response, CORS_ANSWER_HEADERS);
@@ -102,6 +102,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     pattern: pathPattern(route.path),
     catchAll: route.catchAll === true,
     cors: route.cors === true,
+    errors: route.errors,
   }));
 
   /**
@@ -115,17 +116,17 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
       const methods = patterns.filter((route) => route.cors && route.pattern.test(path)).map((route) => route.method);
       if (methods.length > 0) return corsPreflight(methods);
     }
-    const allowed = patterns
-      .filter(
-        (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
-      )
-      .map((route) => route.method);
+    const allowed = patterns.filter(
+      (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
+    );
     const traceId = traceIdOf(request.headers);
     if (allowed.length > 0) {
       const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
         code: "method_not_allowed",
       });
-      return withTraceId(errorResponse(error, { allow: [...new Set(allowed)].join(", ") }), traceId);
+      const allow = [...new Set(allowed.map((route) => route.method))].join(", ");
+      // The path belongs to routes of another vendor's API: answered in its shape.
+      return withTraceId(errorResponse(error, { allow }, allowed[0]!.errors), traceId);
     }
     const error = new HttpError(404, `Invalid URL (${request.method} ${path})`, {
       type: "invalid_request_error",

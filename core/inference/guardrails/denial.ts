@@ -3,7 +3,8 @@ import { SSE_HEADERS } from "../gateway/stream/sse-source.ts";
 import type { RouteKind, TransformContext } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { loadedFormat } from "../formats/registry.ts";
-import { streamFailureEvent } from "../formats/stream-failure.ts";
+import { errorShapeOf, streamFailureEvent } from "../formats/stream-failure.ts";
+import { vendorErrorBody } from "../../http/error-shapes.ts";
 import { typedEventSse } from "../gateway/stream/pipelines.ts";
 import type { CheckVerdict, GuardrailVerdict } from "./types.ts";
 
@@ -78,17 +79,26 @@ function checkResult(check: CheckVerdict, createdAt: string): Record<string, unk
   };
 }
 
-/** The 446 body: Portkey's error and the hook results. */
-export function deniedBody(results: HookResults): Record<string, unknown> {
-  return {
-    error: { message: HOOKS_FAILED_MESSAGE, type: "hooks_failed", param: null, code: null },
-    hook_results: results,
-  };
+/**
+ * The 446 body: Portkey's error and the hook results. A route that speaks another vendor's API (Messages, Gemini)
+ * has the error in that vendor's shape (core/http/error-shapes.ts), the hook results beside it.
+ */
+export function deniedBody(results: HookResults, route: RouteKind): Record<string, unknown> {
+  const shape = errorShapeOf(route);
+  const error =
+    shape === "openai"
+      ? { error: { message: HOOKS_FAILED_MESSAGE, type: "hooks_failed", param: null, code: null } }
+      : vendorErrorBody(shape, {
+          status: GUARDRAIL_DENIED_STATUS,
+          type: "hooks_failed",
+          message: HOOKS_FAILED_MESSAGE,
+        });
+  return { ...error, hook_results: results };
 }
 
 /** A request or answer refused by a guardrail with `deny`: HTTP 446 (JSON, whether or not the request streamed). */
-export function deniedResponse(results: HookResults): Response {
-  return new Response(JSON.stringify(deniedBody(results)), {
+export function deniedResponse(results: HookResults, route: RouteKind): Response {
+  return new Response(JSON.stringify(deniedBody(results, route)), {
     status: GUARDRAIL_DENIED_STATUS,
     headers: { "content-type": "application/json" },
   });
@@ -172,7 +182,7 @@ export function deniedStreamEvent(results: HookResults, route: RouteKind): strin
     });
     return streamFailureEvent(route, denial);
   }
-  return `data: ${JSON.stringify(deniedBody(results))}\n\n`;
+  return `data: ${JSON.stringify(deniedBody(results, route))}\n\n`;
 }
 
 /**

@@ -308,8 +308,8 @@ export class GuardrailPhases {
     } else {
       this.#noteDenied();
       outcome.status = GUARDRAIL_DENIED_STATUS;
-      outcome.responseBody = deniedBody(results);
-      response = deniedResponse(results);
+      outcome.responseBody = deniedBody(results, route);
+      response = deniedResponse(results, route);
     }
     outcome.totalMs = performance.now() - ctx.startedAt;
     outcome.finish();
@@ -330,7 +330,7 @@ export class GuardrailPhases {
       return softDenialResponse(softAnswer, results, streamed ? streamOf(body) : undefined, this.#request.route);
     }
     this.#noteDenied();
-    return deniedResponse(results);
+    return deniedResponse(results, this.#request.route);
   }
 
   /** The request's log and analytics count the denial as its status. */
