@@ -112,7 +112,14 @@ export interface ProviderTarget {
   customHost?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   /** `storageBucket`: Vertex AI batch prediction reads its input from and writes its output to this GCS bucket. */
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
+  vertex?: {
+    projectId?: string;
+    region?: string;
+    serviceAccountJson?: string;
+    storageBucket?: string;
+    /** `X-Vertex-AI-LLM-Request-Type` (`dedicated` / `shared`): Provisioned Throughput or pay-as-you-go. */
+    llmRequestType?: string;
+  };
   aws?: {
     accessKeyId?: string;
     secretAccessKey?: string;

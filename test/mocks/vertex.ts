@@ -8,7 +8,8 @@ import { answerGemini, type GeminiMockOptions } from "./google.ts";
  *   POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent | :streamGenerateContent?alt=sse
  *   POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:predict           (embeddings)
  *   POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{m}:rawPredict | :streamRawPredict
- * Model calls need `Authorization: Bearer <accessToken>` (401 UNAUTHENTICATED otherwise).
+ * Model calls need `Authorization: Bearer <accessToken>` (401 UNAUTHENTICATED otherwise); an
+ * `X-Vertex-AI-LLM-Request-Type` other than `dedicated` / `shared` answers 400.
  * Point the gateway at it with `x-gateway-custom-host: <mock.url>` and a service account from
  * `createTestServiceAccount(mock.tokenUri)`. The token_uri host (127.0.0.1) must be listed in
  * process.env.TRUSTED_CUSTOM_HOSTS of the process that runs the adapter.
@@ -68,6 +69,17 @@ export async function startVertexMock(options: VertexMockOptions = {}): Promise<
     if (request.headers.authorization !== `Bearer ${accessToken}`) {
       return sendJson(res, 401, {
         error: { code: 401, message: "Request had invalid authentication credentials.", status: "UNAUTHENTICATED" },
+      });
+    }
+    // Provisioned Throughput's switch takes `dedicated` or `shared` (Google's "Use Provisioned Throughput" page).
+    const requestType = request.headers["x-vertex-ai-llm-request-type"];
+    if (requestType !== undefined && requestType !== "dedicated" && requestType !== "shared") {
+      return sendJson(res, 400, {
+        error: {
+          code: 400,
+          message: `Invalid X-Vertex-AI-LLM-Request-Type ${requestType}`,
+          status: "INVALID_ARGUMENT",
+        },
       });
     }
     const match =

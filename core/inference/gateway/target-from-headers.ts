@@ -7,6 +7,7 @@ import {
 } from "../../http/gateway-headers.ts";
 import type { HeaderSource } from "../../http/request-headers.ts";
 import { providerIdOf } from "../../providers/registry.ts";
+import { VERTEX_REQUEST_TYPE_HEADER, VERTEX_REQUEST_TYPES } from "../../providers/vertex/request-type.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../../security/custom-host.ts";
 import { type HostValueField, hostValueProblem } from "../../security/host-values.ts";
@@ -43,7 +44,8 @@ export async function targetFromHeaders(
 }
 
 /**
- * The provider key (requestProviderKey) and the cloud header families of spec 5.2. `authorizationIsCaller`: the
+ * The provider key (requestProviderKey) and the cloud header families of spec 5.2 (Vertex's includes Google's own
+ * `X-Vertex-AI-LLM-Request-Type`). `authorizationIsCaller`: the
  * request authenticated with a JWT in `Authorization`, which is then the caller's token, never a provider key.
  */
 export function headerCredentials(
@@ -70,6 +72,7 @@ export function headerCredentials(
     region: gatewayHeader("vertex-region"),
     serviceAccountJson: gatewayHeader("vertex-service-account-json"),
     storageBucket: gatewayHeader("vertex-storage-bucket"),
+    llmRequestType: vertexRequestType(headers.get(VERTEX_REQUEST_TYPE_HEADER)),
   };
   if (Object.values(vertex).some(Boolean)) target.vertex = vertex;
 
@@ -114,6 +117,18 @@ export function requestProviderKey(
 
 /** What core/auth/api-key-records.ts newApiKeySecret makes: `gk-` and 32 random bytes in base64url. */
 const GATEWAY_KEY_SHAPE = /^gk-[A-Za-z0-9_-]{43}$/;
+
+/** `X-Vertex-AI-LLM-Request-Type`, as Google names it: `dedicated` or `shared` (any case), else 400. */
+function vertexRequestType(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  const type = value.trim().toLowerCase();
+  if ((VERTEX_REQUEST_TYPES as readonly string[]).includes(type)) return type;
+  throw badRequest(
+    `Invalid X-Vertex-AI-LLM-Request-Type: expected ${VERTEX_REQUEST_TYPES.join(" or ")}.`,
+    VERTEX_REQUEST_TYPE_HEADER,
+    "invalid_header",
+  );
+}
 
 /** `x-gateway-aws-auth-type`: `assumedRole` (any case), or absent for the target's own keys. */
 function awsAuthType(value: string | undefined): "assumedRole" | undefined {

@@ -4,6 +4,7 @@ import type { RouteAdapter, RouteKind, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import type { UploadedFile } from "../../inference/gateway/uploaded-file.ts";
 import { vertexAccessToken } from "./auth.ts";
+import { vertexRequestTypeHeaders } from "./request-type.ts";
 
 /**
  * Imagen on Vertex AI through `:predict` (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/imagen-api):
@@ -112,7 +113,12 @@ function imagenRoute(route: RouteKind, modelUrl: ModelUrl): RouteAdapter {
       return {
         url: modelUrl(ctx, "google", "predict"),
         method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...ctx.target.forwardHeaders },
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          ...vertexRequestTypeHeaders(ctx.target),
+          ...ctx.target.forwardHeaders,
+        },
         body: JSON.stringify(payload),
       };
     },

@@ -13,6 +13,7 @@ import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 import { vertexPassthrough } from "./passthrough.ts";
 import { vertexRegion } from "./region.ts";
+import { vertexRequestTypeHeaders } from "./request-type.ts";
 import { imagenRoutes } from "./images.ts";
 
 /**
@@ -69,7 +70,12 @@ export function vertexModelUrl(ctx: TransformContext, publisher: string, method:
 
 async function vertexHeaders(ctx: TransformContext): Promise<Record<string, string>> {
   const token = await vertexAccessToken(ctx);
-  return { authorization: `Bearer ${token}`, "content-type": "application/json", ...ctx.target.forwardHeaders };
+  return {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    ...vertexRequestTypeHeaders(ctx.target),
+    ...ctx.target.forwardHeaders,
+  };
 }
 
 /** Vertex `:predict` embeddings body (one instance per input). */
