@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import type { RouteFamily, RouteSpec } from "./route-types.ts";
-import type { Services } from "../services.ts";
+import type { Services, RequestContext } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { DomainError } from "../control/errors.ts";
 import { logRequest } from "../observe/logs/log-request.ts";
-import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
+import type { Handler, HandlerMap, PlatformContext } from "./context.ts";
 import { httpErrorOf } from "./domain-errors.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";

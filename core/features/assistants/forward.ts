@@ -9,10 +9,10 @@ import {
   routingHeaders,
 } from "../../inference/gateway/plan.ts";
 import { MAX_MODEL_LENGTH } from "../../inference/gateway/schemas/limits.ts";
-import { requestUpstream } from "../../inference/gateway/upstream/client.ts";
-import { redirectError } from "../../inference/gateway/upstream/failures.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayRawAnswer, relayedHeaders } from "../../inference/gateway/upstream/raw-answer.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { parseJsonWithinDepth, readText, validate } from "../../http/json.ts";
 import { withHeaders } from "../../http/response-headers.ts";

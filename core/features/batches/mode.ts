@@ -1,6 +1,6 @@
 import { singleTargetOf } from "../../inference/gateway/deferred-request.ts";
 import { gatewayHeadersOf } from "../../inference/gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest } from "../../http/errors.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { resolveRouting } from "../../inference/routing/source.ts";

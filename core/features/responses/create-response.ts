@@ -1,7 +1,7 @@
 import { loadFormat } from "../../inference/formats/registry.ts";
 import { runInference } from "../../inference/gateway/inference.ts";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import type { TransformContext } from "../../providers/types.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, validate } from "../../http/json.ts";

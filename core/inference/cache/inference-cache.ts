@@ -2,7 +2,7 @@ import type { Cost } from "../catalog/cost.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import { SSE_HEADERS } from "../gateway/stream/sse-source.ts";
 import { StreamTranscript } from "../gateway/stream/transcript.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import { isLateJson, type LateJson, type LatePayload } from "../../observe/logs/late-json.ts";
 import type { ProviderTarget, RouteKind } from "../../providers/types.ts";

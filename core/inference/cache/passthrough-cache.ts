@@ -1,5 +1,5 @@
 import type { InferenceOutcome } from "../gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";

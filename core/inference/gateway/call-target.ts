@@ -3,18 +3,25 @@ import type { PriceOverrides } from "../catalog/price-override.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
-import type { ChatUsage, ProviderTarget, RouteAdapter, RouteKind, TransformContext } from "../../providers/types.ts";
-import { MEDIA_ROUTES, TextAnswer, UpstreamError } from "../../providers/types.ts";
+import {
+  type ChatUsage,
+  type ProviderTarget,
+  type RouteAdapter,
+  type RouteKind,
+  type TransformContext,
+  MEDIA_ROUTES,
+  TextAnswer,
+  UpstreamError,
+} from "../../providers/types.ts";
 import { familyUsageOf } from "./family-usage.ts";
 import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
-import type { UpstreamReply } from "./upstream/client.ts";
+import { type UpstreamReply, requestUpstream } from "../../providers/upstream/client.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
-import { redirectError } from "./upstream/failures.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
 import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../../observe/logs/late-json.ts";
-import { requestUpstream } from "./upstream/client.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { streamFailureEvent } from "../formats/stream-failure.ts";
 import { routeAdapterOf } from "../formats/via-chat.ts";

@@ -1,7 +1,7 @@
 import { loadFormat } from "../formats/registry.ts";
 import { failureHeaders, gatewayHeadersOf, LeafResolver, upstreamToHttp } from "./plan.ts";
-import { requestUpstream } from "./upstream/client.ts";
-import type { RequestContext } from "../../http/context.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, validate } from "../../http/json.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";

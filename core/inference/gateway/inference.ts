@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import { priceOverridesFor } from "../../control/model-pricing/store.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { withHeaders } from "../../http/response-headers.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, type Schema, validate } from "../../http/json.ts";

@@ -1,12 +1,11 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { withinJsonDepth } from "../../util/json-depth.ts";
 import { readBounded } from "../../util/read-bounded.ts";
 import { withHeaders } from "../../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../../http/errors.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
-import type { UpstreamRequest } from "../../providers/types.ts";
-import { UpstreamError } from "../../providers/types.ts";
+import { type UpstreamRequest, UpstreamError } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
@@ -27,8 +26,8 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
-import { requestUpstream } from "./upstream/client.ts";
-import { redirectError } from "./upstream/failures.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
 
 /**

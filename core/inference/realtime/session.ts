@@ -1,4 +1,3 @@
-import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { authenticate } from "../../auth/authenticate.ts";
 import { DomainError } from "../../control/errors.ts";
 import { newOutcome } from "../gateway/outcome.ts";
@@ -10,7 +9,7 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "../gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext, Services } from "../../services.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
 import { HttpError, badRequest, errorResponse } from "../../http/errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "../../http/gateway-headers.ts";
@@ -19,16 +18,11 @@ import type { ProviderTarget } from "../../providers/types.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
-import type { Services } from "../../services.ts";
 import { realtimeCost } from "./cost.ts";
 import { type RelayEnd, relaySession } from "./relay.ts";
 import type { RelaySocket } from "./socket.ts";
 import { type UpstreamSocketRequest, realtimeUpstream, requestedRealtimeModel } from "./upstream.ts";
 import { RealtimeUsageMeter, chatUsageOf } from "./usage.ts";
-
-/** The realtime route's path, read from the route table (the one list of routes): what its log records. */
-export const REALTIME_PATH = ROUTE_FAMILIES.find((family) => family.name === "realtime")!.routes[0]!.path;
-const ROUTE = { path: REALTIME_PATH };
 
 /** What the platform's connector gets: where to connect, and the bounds of the attempt. */
 export interface UpstreamConnectRequest extends UpstreamSocketRequest {
@@ -45,6 +39,8 @@ export interface UpstreamConnectRequest extends UpstreamSocketRequest {
 export type RealtimeConnector = (request: UpstreamConnectRequest) => Promise<RelaySocket>;
 
 export interface RealtimePlatform {
+  /** The realtime route's path (the route table's `realtime` family): what the session's log records. */
+  path: string;
   connect: RealtimeConnector;
   waitUntil(work: Promise<unknown>): void;
   /** Aborted when the client's connection closes before the session is accepted. */
@@ -82,9 +78,10 @@ export async function openRealtimeSession(
   platform: RealtimePlatform,
 ): Promise<RealtimeOpening> {
   const url = new URL(request.url);
+  const route = { path: platform.path };
   const ctx: RequestContext = {
     traceId: traceIdOf(request.headers),
-    path: REALTIME_PATH,
+    path: platform.path,
     params: {},
     services,
     signal: platform.signal,
@@ -154,7 +151,7 @@ export async function openRealtimeSession(
         ? upstreamToHttp(result.error, failureHeaders(result, provider))
         : asHttpError(result, ctx.traceId, ctx.signal);
     const response = errorResponse(error, { [TRACE_ID_HEADER]: ctx.traceId });
-    ctx.waitUntil(logRequest(request, response, ROUTE, ctx));
+    ctx.waitUntil(logRequest(request, response, route, ctx));
     return { accepted: false, response };
   }
 
@@ -198,7 +195,7 @@ export async function openRealtimeSession(
       };
     }
     outcome.finish();
-    await logRequest(request, new Response(null, { status: 200 }), ROUTE, ctx);
+    await logRequest(request, new Response(null, { status: 200 }), route, ctx);
   };
 
   return {

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { checkJsonDepth } from "../../http/json.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../../http/gateway-headers.ts";

@@ -1,5 +1,5 @@
 import type { AttemptRecord, InferenceOutcome } from "../../inference/gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { headersForLog } from "../../http/gateway-headers.ts";
 import type { RouteSpec } from "../../http/route-types.ts";
 import type { ChatUsage } from "../../providers/types.ts";

@@ -1,5 +1,5 @@
 import type { GatewayRequestHeaders } from "../../../http/gateway-headers.ts";
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 import { HttpError, badRequest } from "../../../http/errors.ts";
 import { resolveRouting } from "../../../inference/routing/source.ts";
 import type { McpToolReference } from "./references.ts";

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 import { parseGatewayHeaders } from "../../../http/gateway-headers.ts";
 
 /**

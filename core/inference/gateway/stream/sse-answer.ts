@@ -1,7 +1,6 @@
-import { UpstreamError } from "../../../providers/types.ts";
-import type { ChatUsage } from "../../../providers/types.ts";
+import { UpstreamError, type ChatUsage } from "../../../providers/types.ts";
 import type { InferenceOutcome } from "../outcome.ts";
-import type { UpstreamReply } from "../upstream/client.ts";
+import type { UpstreamReply } from "../../../providers/upstream/client.ts";
 import { joinPieces, type StreamPiece, type StreamPipeline } from "./pipelines.ts";
 import { type SseSource, sseResponse } from "./sse-source.ts";
 import { StreamTranscript } from "./transcript.ts";

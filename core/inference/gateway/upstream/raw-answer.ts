@@ -1,6 +1,6 @@
 import { UpstreamError } from "../../../providers/types.ts";
 import { type BatchDecoder, readUpstreamBatches } from "../stream/upstream-events.ts";
-import type { UpstreamReply } from "./client.ts";
+import type { UpstreamReply } from "../../../providers/upstream/client.ts";
 
 /** The raw bytes of an answer, one batch per network chunk (no framing to decode). */
 const RAW_CHUNKS: BatchDecoder<Uint8Array> = { push: (chunk) => chunk, end: () => undefined };
