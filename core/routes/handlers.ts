@@ -6,6 +6,7 @@ import { handlers as oauth } from "./handlers/oauth.ts";
 import { handlers as batches } from "./handlers/batches.ts";
 import { handlers as chat } from "./handlers/chat.ts";
 import { handlers as messages } from "./handlers/messages.ts";
+import { handlers as gemini } from "./handlers/gemini.ts";
 import { handlers as responses } from "./handlers/responses.ts";
 import { handlers as completions } from "./handlers/completions.ts";
 import { handlers as embeddings } from "./handlers/embeddings.ts";
@@ -52,6 +53,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   chat,
   responses,
   messages,
+  gemini,
   completions,
   embeddings,
   images,

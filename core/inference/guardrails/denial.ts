@@ -5,7 +5,7 @@ import { UpstreamError } from "../../providers/types.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { errorShapeOf, streamFailureEvent } from "../formats/stream-failure.ts";
 import { vendorErrorBody } from "../../http/error-shapes.ts";
-import { typedEventSse } from "../gateway/stream/pipelines.ts";
+import { formatEventText } from "../formats/format-events.ts";
 import type { CheckVerdict, GuardrailVerdict } from "./types.ts";
 
 /**
@@ -159,7 +159,7 @@ export function softDenialResponse(
 ): Response {
   const format = loadedFormat(route);
   if (stream && format) {
-    const events = format.replay(answer as Record<string, any>).map(typedEventSse);
+    const events = format.replay(answer as Record<string, any>).map((event) => formatEventText(format, event));
     return new Response(events.join(""), { status: 200, headers: SSE_HEADERS });
   }
   if (stream) return new Response(replayAsSse(answer, stream.includeUsage), { status: 200, headers: SSE_HEADERS });
@@ -190,11 +190,17 @@ export function deniedStreamEvent(results: HookResults, route: RouteKind): strin
  * denial message with `finish_reason: "content_filter"`, then `[DONE]`.
  */
 export function softDenialStreamEnd(head: AnswerHead, message: string): string {
+  const format = loadedFormat(head.route);
+  // A format whose events add up ends with the denial's own answer (as chat's stream ends with its chunk).
+  if (format?.eventsAddUp) {
+    return format
+      .replay(softDenialAnswer(head, message))
+      .map((event) => formatEventText(format, event))
+      .join("");
+  }
   // An event-typed format's answer cannot take a last content chunk after its terminal events were held:
   // its stream ends with its error event carrying the denial message.
-  if (loadedFormat(head.route)) {
-    return streamFailureEvent(head.route, new UpstreamError(200, message, { code: "content_filter" }));
-  }
+  if (format) return streamFailureEvent(head.route, new UpstreamError(200, message, { code: "content_filter" }));
   const chat = head.route !== "completions";
   const choice = chat
     ? { index: 0, delta: { content: message }, logprobs: null, finish_reason: "content_filter" }

@@ -22,7 +22,7 @@ import {
 import { runGuardrails } from "./runner.ts";
 import { guardStreamTail, readWholeStream, type StreamKind } from "./stream-output.ts";
 import { loadedFormat } from "../formats/registry.ts";
-import { typedEventSse } from "../gateway/stream/pipelines.ts";
+import { formatEventText } from "../formats/format-events.ts";
 import { type PhaseTexts, phaseTexts } from "./texts.ts";
 import type {
   CheckEnvironment,
@@ -217,7 +217,10 @@ export class GuardrailPhases {
       const answer = texts.rewrite(whole.answer, run.transformedParts);
       const format = loadedFormat(route);
       text = format
-        ? format.replay(answer).map(typedEventSse).join("")
+        ? format
+            .replay(answer)
+            .map((event) => formatEventText(format, event))
+            .join("")
         : replayAsSse(answer, body.stream_options?.include_usage === true);
       // After the stream's own bookkeeping (which notes what the provider sent), the log keeps the redaction.
       this.#holdLog(
