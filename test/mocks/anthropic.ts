@@ -20,8 +20,9 @@ import {
  *   POST /v1/messages/count_tokens  {input_tokens}
  *   GET  /v1/models    model list
  *
- * The answer is picked by scenario: `auto` (default) answers with tool_use when the request has tools,
- * with thinking when thinking is enabled, else with text. The echoed `model` is the requested one.
+ * The answer is picked by scenario: `auto` (default) answers with tool_use when the request has tools and its
+ * last turn answers no tool, with thinking when thinking is enabled, else with text. The echoed `model` is the
+ * requested one.
  */
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/anthropic/", import.meta.url));
@@ -62,11 +63,29 @@ const MESSAGE_FIXTURES: Record<Exclude<AnthropicScenario, "auto" | "overloaded">
   cache: { json: "message-cache-usage.json", sse: "stream-text.sse" },
 };
 
+/** `auto`: tool_use when tools are offered and the last turn answers none, thinking when enabled, else text. */
 function pick(scenario: AnthropicScenario, body: any): Exclude<AnthropicScenario, "auto"> {
   if (scenario !== "auto") return scenario;
-  if (Array.isArray(body?.tools) && body.tools.length) return "tool_use";
+  const last = body?.messages?.at(-1);
+  const answersTool = Array.isArray(last?.content) && last.content.some((block: any) => block?.type === "tool_result");
+  if (Array.isArray(body?.tools) && body.tools.length && !answersTool) return "tool_use";
   if (body?.thinking?.type === "enabled") return "thinking";
   return "text";
+}
+
+/**
+ * The Message and the stream events the mock answers `body` with (scenario `auto`: tool_use when tools are offered
+ * and the last turn answers none, thinking when enabled, else text), the model echoed. Shared with the Bedrock
+ * and Vertex AI mocks, whose Claude models answer Anthropic's Messages in Anthropic's own shapes.
+ */
+export function anthropicAnswerFor(body: any): { message: any; events: UpstreamEvent[] } {
+  const fixture = MESSAGE_FIXTURES[pick("auto", body) as keyof typeof MESSAGE_FIXTURES];
+  const events = readAnthropicSse(fixture.sse).map((event) => {
+    if (event.event !== "message_start") return event;
+    const data = JSON.parse(event.data);
+    return { event: event.event, data: JSON.stringify({ ...data, message: { ...data.message, model: body.model } }) };
+  });
+  return { message: { ...readAnthropicJson(fixture.json), model: body.model }, events };
 }
 
 function anthropicError(res: ServerResponse, status: number, type: string, message: string): void {

@@ -1,5 +1,6 @@
 import { exportPKCS8, exportSPKI, generateKeyPair } from "jose";
 import { type MockServer, sendJson, startMockServer, writeSse } from "../helpers/mock-server.ts";
+import { anthropicAnswerFor } from "./anthropic.ts";
 import { answerGemini, type GeminiMockOptions } from "./google.ts";
 
 /**
@@ -127,56 +128,9 @@ async function answerAnthropic(
       },
     });
   }
-  const text = options.text ?? "Hello from mock Claude on Vertex";
-  const usage = { input_tokens: 10, output_tokens: 6 };
-  if (method === "rawPredict") {
-    return sendJson(res, 200, {
-      id: "msg_mock_vertex",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [{ type: "text", text }],
-      stop_reason: "end_turn",
-      stop_sequence: null,
-      usage,
-    });
-  }
-  await writeSse(
-    res,
-    [
-      {
-        event: "message_start",
-        data: {
-          type: "message_start",
-          message: {
-            id: "msg_mock_vertex",
-            type: "message",
-            role: "assistant",
-            model,
-            content: [],
-            usage: { ...usage, output_tokens: 1 },
-          },
-        },
-      },
-      {
-        event: "content_block_start",
-        data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-      },
-      {
-        event: "content_block_delta",
-        data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
-      },
-      { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-      {
-        event: "message_delta",
-        data: {
-          type: "message_delta",
-          delta: { stop_reason: "end_turn", stop_sequence: null },
-          usage: { output_tokens: 6 },
-        },
-      },
-      { event: "message_stop", data: { type: "message_stop" } },
-    ],
-    options.streamDelayMs ?? 0,
-  );
+  // Claude on Vertex answers Anthropic's Message and stream events as Anthropic does (the Anthropic mock's).
+  const { message, events } = anthropicAnswerFor({ ...body, model });
+  if (options.text) message.content = [{ type: "text", text: options.text }];
+  if (method === "rawPredict") return sendJson(res, 200, message);
+  await writeSse(res, events, options.streamDelayMs ?? 0);
 }
