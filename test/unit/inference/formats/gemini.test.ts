@@ -273,14 +273,14 @@ describe("chat -> Gemini answers", () => {
       [{ text: "Hello " }],
       [{ text: "there." }],
     ];
-    parts.forEach((chunkParts, i) =>
+    parts.forEach((chunkParts, i) => {
       assembler.add({
         candidates: [
           { content: { role: "model", parts: chunkParts }, index: 0, ...(i === 4 ? { finishReason: "STOP" } : {}) },
         ],
         modelVersion: "gemini-2.5-flash",
-      }),
-    );
+      });
+    });
     expect(assembler.result().candidates[0]).toEqual({
       content: {
         role: "model",
