@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import type { UpstreamEvent } from "../../core/providers/types.ts";
+import { sampleFor } from "./sample-json.ts";
 import {
   type MockRoute,
   type MockServer,
@@ -20,9 +21,10 @@ import {
  *   POST /v1/messages/count_tokens  {input_tokens}
  *   GET  /v1/models    model list
  *
- * The answer is picked by scenario: `auto` (default) answers with tool_use when the request has tools and its
- * last turn answers no tool, with thinking when thinking is enabled, else with text. The echoed `model` is the
- * requested one.
+ * The answer is picked by scenario: `auto` (default) answers with tool_use when the request offers tools (not
+ * `tool_choice: none`) and its last turn answers no tool (or a call is forced), calling the forced or first tool
+ * with input that fits its schema; with thinking when thinking is enabled, else with text. The echoed `model` is
+ * the requested one.
  */
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/anthropic/", import.meta.url));
@@ -68,7 +70,9 @@ function pick(scenario: AnthropicScenario, body: any): Exclude<AnthropicScenario
   if (scenario !== "auto") return scenario;
   const last = body?.messages?.at(-1);
   const answersTool = Array.isArray(last?.content) && last.content.some((block: any) => block?.type === "tool_result");
-  if (Array.isArray(body?.tools) && body.tools.length && !answersTool) return "tool_use";
+  const forced = body?.tool_choice?.type === "any" || body?.tool_choice?.type === "tool";
+  const offered = Array.isArray(body?.tools) && body.tools.length && body?.tool_choice?.type !== "none";
+  if (offered && (forced || !answersTool)) return "tool_use";
   if (body?.thinking?.type === "enabled") return "thinking";
   return "text";
 }
@@ -78,14 +82,72 @@ function pick(scenario: AnthropicScenario, body: any): Exclude<AnthropicScenario
  * and the last turn answers none, thinking when enabled, else text), the model echoed. Shared with the Bedrock
  * and Vertex AI mocks, whose Claude models answer Anthropic's Messages in Anthropic's own shapes.
  */
-export function anthropicAnswerFor(body: any): { message: any; events: UpstreamEvent[] } {
-  const fixture = MESSAGE_FIXTURES[pick("auto", body) as keyof typeof MESSAGE_FIXTURES];
+export function anthropicAnswerFor(
+  body: any,
+  scenario: AnthropicScenario = "auto",
+): { message: any; events: UpstreamEvent[] } {
+  const fixture = MESSAGE_FIXTURES[pick(scenario, body) as keyof typeof MESSAGE_FIXTURES];
+  const message = { ...readAnthropicJson(fixture.json), model: body.model };
+  // Structured output (`output_config.format`, or the beta's `output_format`): JSON that fits the schema.
+  const format = body.output_config?.format ?? body.output_format;
+  if (format?.type === "json_schema" && message.stop_reason !== "tool_use") {
+    message.content = [{ type: "text", text: JSON.stringify(sampleFor(format.schema)) }];
+    return { message, events: streamOf(message) };
+  }
+  const tool = calledTool(body);
+  if (tool && message.stop_reason === "tool_use") {
+    // The tool the request offered (or forced) is the one called, with input that fits its schema.
+    message.content = message.content.map((block: any) =>
+      block.type === "tool_use" ? { ...block, name: tool.name, input: tool.input } : block,
+    );
+    return { message, events: streamOf(message) };
+  }
   const events = readAnthropicSse(fixture.sse).map((event) => {
     if (event.event !== "message_start") return event;
     const data = JSON.parse(event.data);
     return { event: event.event, data: JSON.stringify({ ...data, message: { ...data.message, model: body.model } }) };
   });
-  return { message: { ...readAnthropicJson(fixture.json), model: body.model }, events };
+  return { message, events };
+}
+
+/** The tool an answer calls: the one tool_choice forces, else the first offered; its input a sample of its schema. */
+function calledTool(body: any): { name: string; input: unknown } | undefined {
+  const tools: any[] = Array.isArray(body?.tools) ? body.tools.filter((tool: any) => tool?.input_schema) : [];
+  if (!tools.length) return undefined;
+  const forced = body.tool_choice?.type === "tool" ? body.tool_choice.name : undefined;
+  const tool = tools.find((candidate) => candidate.name === forced) ?? tools[0];
+  return { name: tool.name, input: sampleFor(tool.input_schema) };
+}
+
+/** The stream events Anthropic sends for a Message: each block started, filled by one delta, stopped. */
+function streamOf(message: any): UpstreamEvent[] {
+  const event = (data: any): UpstreamEvent => ({ event: data.type, data: JSON.stringify(data) });
+  const { content, stop_reason, stop_sequence, usage, ...rest } = message;
+  const events = [
+    event({ type: "message_start", message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage } }),
+  ];
+  content.forEach((block: any, index: number) => {
+    if (block.type === "text") {
+      events.push(event({ type: "content_block_start", index, content_block: { type: "text", text: "" } }));
+      events.push(event({ type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } }));
+    } else {
+      events.push(event({ type: "content_block_start", index, content_block: { ...block, input: {} } }));
+      const partial = JSON.stringify(block.input);
+      events.push(
+        event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } }),
+      );
+    }
+    events.push(event({ type: "content_block_stop", index }));
+  });
+  events.push(
+    event({
+      type: "message_delta",
+      delta: { stop_reason, stop_sequence },
+      usage: { output_tokens: usage.output_tokens },
+    }),
+  );
+  events.push(event({ type: "message_stop" }));
+  return events;
 }
 
 function anthropicError(res: ServerResponse, status: number, type: string, message: string): void {
@@ -116,13 +178,8 @@ async function answerMessages(
     if (!body.stream) return anthropicError(res, 529, "overloaded_error", "Overloaded");
     return writeSse(res, readAnthropicSse("stream-error.sse"), delayMs);
   }
-  const fixture = MESSAGE_FIXTURES[chosen];
-  if (!body.stream) return sendJson(res, 200, { ...readAnthropicJson(fixture.json), model: body.model });
-  const events = readAnthropicSse(fixture.sse).map((event) => {
-    if (event.event !== "message_start") return event;
-    const data = JSON.parse(event.data);
-    return { event: event.event, data: { ...data, message: { ...data.message, model: body.model } } };
-  });
+  const { message, events } = anthropicAnswerFor(body, chosen);
+  if (!body.stream) return sendJson(res, 200, message);
   return writeSse(res, events, delayMs);
 }
 
