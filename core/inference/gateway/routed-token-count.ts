@@ -1,12 +1,11 @@
 import { failureHeaders, gatewayHeadersOf, LeafResolver, upstreamToHttp } from "./plan.ts";
 import { requestUpstream } from "../../providers/upstream/client.ts";
 import type { RequestContext } from "../../services.ts";
-import { badRequest } from "../../http/errors.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import type { ProviderTarget, TransformContext, UpstreamRequest } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { requireRouting } from "../routing/source.ts";
 import { NO_TRUSTED_HOSTS } from "../../security/custom-host.ts";
 
 type Json = Record<string, any>;
@@ -34,14 +33,7 @@ export async function routeTokenCount(
   counting: TokenCounting,
 ): Promise<Response> {
   const gateway = gatewayHeadersOf(request, ctx);
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with the provider key, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const config = await requireRouting(gateway, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
   let provider: string | undefined;
   try {
