@@ -120,7 +120,7 @@ function calledTool(body: any): { name: string; input: unknown } | undefined {
 }
 
 /** The stream events Anthropic sends for a Message: each block started, filled by one delta, stopped. */
-function streamOf(message: any): UpstreamEvent[] {
+export function streamOf(message: any): UpstreamEvent[] {
   const event = (data: any): UpstreamEvent => ({ event: data.type, data: JSON.stringify(data) });
   const { content, stop_reason, stop_sequence, usage, ...rest } = message;
   const events = [

@@ -170,6 +170,8 @@ export interface OpenAIMockOptions {
   models?: string[];
   /** Azure flavour: content filter annotations in answers and a first stream chunk without choices. */
   azure?: boolean;
+  /** Every Responses API answer with this id (see ResponsesMockOptions.responseId). */
+  responseId?: string;
   /** Runs first: return an answer to send instead of the normal one (auth checks, path checks). */
   guard?: (request: RecordedRequest) => { status: number; body: unknown } | undefined;
 }
@@ -234,7 +236,11 @@ async function answer(
   if (path.endsWith("/completions")) return completion(body, res, options, fault);
   if (path.endsWith("/embeddings")) return embeddings(body, res, options);
   if (path.endsWith("/responses"))
-    return answerResponses(body, res, { reply: options.reply, toolArguments: options.toolArguments });
+    return answerResponses(body, res, {
+      reply: options.reply,
+      toolArguments: options.toolArguments,
+      responseId: options.responseId,
+    });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));
 }
 
@@ -281,12 +287,28 @@ function logprobsOf(words: string[]) {
   };
 }
 
-/** The answer's text: JSON fitting the asked schema for structured output, else the configured reply. */
+/**
+ * The answer's text: the configured reply, but for structured output one that is JSON (a reply the test set as
+ * JSON is kept, any other becomes JSON fitting the asked schema).
+ */
 function replyFor(body: any, options: OpenAIMockOptions): string {
   const format = body.response_format;
-  if (format?.type === "json_schema") return JSON.stringify(sampleFor(format.json_schema?.schema));
-  if (format?.type === "json_object") return JSON.stringify({ answer: options.reply ?? "Hello" });
+  if (format?.type === "json_schema") {
+    return isJson(options.reply) ? options.reply! : JSON.stringify(sampleFor(format.json_schema?.schema));
+  }
+  if (format?.type === "json_object")
+    return isJson(options.reply) ? options.reply! : JSON.stringify({ answer: options.reply ?? "Hello" });
   return options.reply ?? "Hello from the mock upstream.";
+}
+
+function isJson(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function chat(body: any, res: ServerResponse, options: OpenAIMockOptions, fault: MockFault | undefined) {

@@ -1,6 +1,6 @@
 import { exportPKCS8, exportSPKI, generateKeyPair } from "jose";
 import { type MockServer, sendJson, startMockServer, writeSse } from "../helpers/mock-server.ts";
-import { anthropicAnswerFor } from "./anthropic.ts";
+import { anthropicAnswerFor, streamOf } from "./anthropic.ts";
 import { answerGemini, type GeminiMockOptions } from "./google.ts";
 
 /**
@@ -129,8 +129,10 @@ async function answerAnthropic(
     });
   }
   // Claude on Vertex answers Anthropic's Message and stream events as Anthropic does (the Anthropic mock's).
-  const { message, events } = anthropicAnswerFor({ ...body, model });
-  if (options.text) message.content = [{ type: "text", text: options.text }];
+  const answer = anthropicAnswerFor({ ...body, model });
+  const message = options.text
+    ? { ...answer.message, content: [{ type: "text", text: options.text }], stop_reason: "end_turn" }
+    : answer.message;
   if (method === "rawPredict") return sendJson(res, 200, message);
-  await writeSse(res, events, options.streamDelayMs ?? 0);
+  await writeSse(res, options.text ? streamOf(message) : answer.events, options.streamDelayMs ?? 0);
 }

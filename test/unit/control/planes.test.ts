@@ -28,7 +28,8 @@ const HTTP_LAYER = ["core/http/", "core/routes/"];
  * - the MCP endpoint and its server-side tool loop are the MCP data plane (they answer JSON-RPC and SSE);
  * - oauth/bearer.ts answers the MCP endpoint's 401 challenge, oauth/oauth-errors.ts OAuth's error shape;
  * - the gateway tool host answers the tool calls of chat and responses as HTTP errors;
- * - agents/invocation.ts is the A2A endpoint; card-fetch.ts and card-rules.ts refuse a card with a 4xx.
+ * - agents/invocation.ts is the A2A endpoint and forwarding-handler.ts its SDK handler, which notes an agent's
+ *   answer too large (upstreamTooLargeIn); card-fetch.ts and card-rules.ts refuse a card with a 4xx.
  */
 const SERVICE_EDGE_MODULES = new Set([
   ...readdirSync(join(ROOT, "core/features/mcp/endpoint")).map((name) => `core/features/mcp/endpoint/${name}`),
@@ -37,6 +38,7 @@ const SERVICE_EDGE_MODULES = new Set([
   "core/features/mcp/oauth/oauth-errors.ts",
   "core/features/mcp/gateway-tool-host.ts",
   "core/features/agents/invocation.ts",
+  "core/features/agents/forwarding-handler.ts",
   "core/features/agents/card-fetch.ts",
   "core/features/agents/card-rules.ts",
 ]);

@@ -5,6 +5,7 @@ import { discoverUpstream, keepSwitches } from "../../../../core/features/mcp/in
 import type { McpIntegration } from "../../../../core/features/mcp/records.ts";
 import { sealValue } from "../../../../core/control/sealed-values.ts";
 import { type McpUpstream, startMcpUpstream } from "../../../helpers/mcp-upstream.ts";
+import { loadSettings } from "../../../../core/config/settings.ts";
 
 // A Secrets port that "seals" reversibly, enough for opening stored header values.
 const secrets = {
@@ -13,7 +14,11 @@ const secrets = {
 };
 
 const services = (trusted: string) =>
-  ({ trustedHosts: parseTrustedHosts([trusted]), stores: { secrets } }) as unknown as Services;
+  ({
+    trustedHosts: parseTrustedHosts([trusted]),
+    stores: { secrets },
+    settings: loadSettings({}),
+  }) as unknown as Services;
 
 const integration = (url: string, extra: Partial<McpIntegration> = {}): McpIntegration => ({
   id: "mcpi_test",
