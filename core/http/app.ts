@@ -36,7 +36,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
 
   const mounted = mountedRoutes(families, handlers);
 
-  /** Serves one route: trace id, authentication, the handler, errors in OpenAI's shape, the request's log. */
+  /** Serves one route: trace id, authentication, the handler, errors in its shape (OpenAI's by default), the log. */
   const serveRoute =
     (route: RouteSpec, handler: Handler) =>
     async (request: Request, platform: PlatformContext, path: string, params: Record<string, string>) => {
@@ -60,7 +60,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
         response = await handler(request, ctx);
       } catch (error) {
         if (error instanceof RouteNotMatched) return unmatched(request, false);
-        response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal));
+        response = errorResponse(toHttpError(error, ctx.traceId, ctx.signal), undefined, route.errors);
       }
       response = withTraceId(response, ctx.traceId);
       if (route.cors) response = withHeaders(response, CORS_ANSWER_HEADERS);
@@ -175,11 +175,12 @@ function unmatchedAnswer(routes: RouteSpec[]): (request: Request, includeCatchAl
     pattern: pathPattern(route.path),
     catchAll: route.catchAll === true,
     cors: route.cors === true,
+    errors: route.errors,
   }));
 
   /**
-   * 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape); a CORS
-   * preflight of a `cors` route's path is answered.
+   * 405 with Allow when another method matches the path (in the shape of the API the path's routes speak), else
+   * 404 `unknown_url` (OpenAI's shape); a CORS preflight of a `cors` route's path is answered.
    */
   return (request: Request, includeCatchAll: boolean): Response => {
     const path = new URL(request.url).pathname;
@@ -188,17 +189,16 @@ function unmatchedAnswer(routes: RouteSpec[]): (request: Request, includeCatchAl
       const methods = patterns.filter((route) => route.cors && route.pattern.test(path)).map((route) => route.method);
       if (methods.length > 0) return corsPreflight(methods);
     }
-    const allowed = patterns
-      .filter(
-        (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
-      )
-      .map((route) => route.method);
+    const allowed = patterns.filter(
+      (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
+    );
     const traceId = traceIdOf(request.headers);
     if (allowed.length > 0) {
       const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
         code: "method_not_allowed",
       });
-      return withTraceId(errorResponse(error, { allow: [...new Set(allowed)].join(", ") }), traceId);
+      const allow = [...new Set(allowed.map((route) => route.method))].join(", ");
+      return withTraceId(errorResponse(error, { allow }, allowed[0]!.errors), traceId);
     }
     const error = new HttpError(404, `Invalid URL (${request.method} ${path})`, {
       type: "invalid_request_error",

@@ -1,6 +1,9 @@
 import { UPSTREAM_TOO_LARGE } from "../util/read-bounded.ts";
+import { type ErrorShape, vendorErrorBody } from "./error-shapes.ts";
+
 /**
- * Errors in the OpenAI error shape: {"error": {"message", "type", "param", "code"}}.
+ * Errors in the OpenAI error shape: {"error": {"message", "type", "param", "code"}}, or in the shape of the API a
+ * route speaks (error-shapes.ts: Anthropic's on /v1/messages, Google's on the Gemini routes).
  * Handlers throw HttpError; the app turns any thrown value into such a response (never a stack trace).
  */
 
@@ -32,6 +35,11 @@ export class HttpError extends Error {
   body(): ErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
+
+  /** The error as a route of `shape` answers it. */
+  bodyIn(shape: ErrorShape = "openai"): Record<string, unknown> {
+    return shape === "openai" ? { ...this.body() } : vendorErrorBody(shape, this);
+  }
 }
 
 function defaultType(status: number): string {
@@ -59,8 +67,12 @@ export const conflict = (message: string, param: string | null = null) =>
 export const serviceUnavailable = (message: string) =>
   new HttpError(503, message, { code: "service_unavailable", headers: { "retry-after": "1" } });
 
-export function errorResponse(error: HttpError, extraHeaders?: Record<string, string>): Response {
-  return new Response(JSON.stringify(error.body()), {
+export function errorResponse(
+  error: HttpError,
+  extraHeaders?: Record<string, string>,
+  shape: ErrorShape = "openai",
+): Response {
+  return new Response(JSON.stringify(error.bodyIn(shape)), {
     status: error.status,
     headers: { "content-type": "application/json", ...error.headers, ...extraHeaders },
   });

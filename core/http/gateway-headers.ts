@@ -78,6 +78,12 @@ export interface GatewayRequestHeaders {
   cacheNamespace?: string;
   /** `x-gateway-fetch-integrated-models` (GET /models only). */
   fetchIntegratedModels: boolean;
+  /**
+   * The provider key as a client of another vendor's API sends it: `x-api-key` on /v1/messages (the Anthropic
+   * SDK, Claude Code), `x-goog-api-key` or `?key=` on the Gemini routes. Set by those routes' handlers; it
+   * stands where `Authorization: Bearer` stands on OpenAI's routes, and wins over it.
+   */
+  providerKey?: string;
 }
 
 const SPAN_PATTERN = /^[\w.:@/+=-]{1,128}$/;

@@ -41,6 +41,11 @@ export interface RouteSpec {
    * for routes whose callers authenticate with headers they set themselves, never with cookies.
    */
   cors?: true;
+  /**
+   * The wire shape of the route's error answers when it speaks another vendor's API (core/http/error-shapes.ts):
+   * `anthropic` (Messages), `gemini` (generateContent). OpenAI's shape when absent.
+   */
+  errors?: "anthropic" | "gemini";
 }
 
 export interface RouteFamily {

@@ -11,7 +11,15 @@ import type { TrustedHosts } from "../security/custom-host.ts";
  * API) and `messages` (Anthropic's Messages API) are inbound formats: a provider that lacks them natively is
  * reached through its chat adapter (core/inference/formats/via-chat.ts).
  */
-export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "responses" | "messages" | MediaRouteKind;
+export type RouteKind =
+  | "chat"
+  | "completions"
+  | "embeddings"
+  | "models"
+  | "responses"
+  | "messages"
+  | "gemini"
+  | MediaRouteKind;
 
 /**
  * The other inference families (spec 1, 4.1): images, audio, moderations, rerank and OCR. Their bodies are
@@ -104,7 +112,14 @@ export interface ProviderTarget {
   customHost?: string;
   azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
   /** `storageBucket`: Vertex AI batch prediction reads its input from and writes its output to this GCS bucket. */
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
+  vertex?: {
+    projectId?: string;
+    region?: string;
+    serviceAccountJson?: string;
+    storageBucket?: string;
+    /** `X-Vertex-AI-LLM-Request-Type` (`dedicated` / `shared`): Provisioned Throughput or pay-as-you-go. */
+    llmRequestType?: string;
+  };
   aws?: {
     accessKeyId?: string;
     secretAccessKey?: string;

@@ -16,6 +16,7 @@ import { handlers as embeddings } from "./handlers/embeddings.ts";
 import { handlers as feedback } from "./handlers/feedback.ts";
 import { handlers as files } from "./handlers/files.ts";
 import { handlers as fineTuning } from "./handlers/fine-tuning.ts";
+import { handlers as gemini } from "./handlers/gemini.ts";
 import { handlers as guardrails } from "./handlers/guardrails.ts";
 import { handlers as health } from "./handlers/health.ts";
 import { handlers as images } from "./handlers/images.ts";
@@ -63,6 +64,7 @@ export const ALL_HANDLERS: Record<string, HandlerMap> = {
   feedback,
   files,
   "fine-tuning": fineTuning,
+  gemini,
   guardrails,
   health,
   images,

@@ -12,6 +12,7 @@ import { family as deployments } from "./table/deployments.ts";
 import { family as chat } from "./table/chat.ts";
 import { family as responses } from "./table/responses.ts";
 import { family as messages } from "./table/messages.ts";
+import { family as gemini } from "./table/gemini.ts";
 import { family as completions } from "./table/completions.ts";
 import { family as embeddings } from "./table/embeddings.ts";
 import { family as images } from "./table/images.ts";
@@ -61,6 +62,7 @@ export const ROUTE_FAMILIES: RouteFamily[] = [
   chat,
   responses,
   messages,
+  gemini,
   completions,
   embeddings,
   images,

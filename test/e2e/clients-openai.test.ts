@@ -69,13 +69,15 @@ async function driveAiSdk(model: LanguageModel, label: string): Promise<void> {
   expect(chunks.length, label).toBeGreaterThan(0);
   expect(chunks).toBe(await streamed.text);
 
-  // Steps 1 and 2 call the tool (the mocks always do when offered one); step 3 may not, and answers.
+  // Step 1 calls the tool; step 2 is told to call it again (a model answers in text once its tool has answered,
+  // as the mocks do); step 3 may not, and answers.
   const loop = await generateText({
     model,
     tools: { weather },
     prompt: "What is the weather in Paris?",
     stopWhen: stepCountIs(3),
-    prepareStep: ({ stepNumber }) => (stepNumber === 2 ? { toolChoice: "none" } : undefined),
+    prepareStep: ({ stepNumber }) =>
+      stepNumber === 1 ? { toolChoice: "required" } : stepNumber === 2 ? { toolChoice: "none" } : undefined,
   });
   expect(loop.steps, label).toHaveLength(3);
   expect(loop.steps[0]!.toolCalls[0]?.toolName, label).toBe("weather");
@@ -145,7 +147,8 @@ describe.each(UPSTREAMS)("clients against an $name upstream", (upstream) => {
       tools: { weather },
       prompt: "Weather in Paris?",
       stopWhen: stepCountIs(3),
-      prepareStep: ({ stepNumber }) => (stepNumber === 2 ? { toolChoice: "none" } : undefined),
+      prepareStep: ({ stepNumber }) =>
+        stepNumber === 1 ? { toolChoice: "required" } : stepNumber === 2 ? { toolChoice: "none" } : undefined,
     });
     expect(loop.steps).toHaveLength(3);
   });

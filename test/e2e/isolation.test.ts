@@ -30,6 +30,8 @@ const INFERENCE_FAMILIES = new Set([
   "passthrough",
   "responses",
   "messages",
+  // Gemini's model calls: another workspace's saved provider and logs in gemini.test.ts.
+  "gemini",
   // Stateless inference: their logs' isolation is tested in images.test.ts, audio.test.ts and
   // moderations-rerank-ocr.test.ts; assistants (stored at the provider) in assistants.test.ts, realtime sessions
   // in realtime.test.ts.

@@ -143,7 +143,7 @@ describe("messages on any provider", () => {
     }
   });
 
-  it("bad bodies answer 400 naming the param", async () => {
+  it("bad bodies answer 400 naming the param, in Anthropic's error shape", async () => {
     const { client, model } = targets()[1]!;
     await expect(
       client.messages.create({ model, messages: [{ role: "user", content: "Hi" }] } as any),
@@ -158,7 +158,10 @@ describe("messages on any provider", () => {
       body: JSON.stringify({ model, max_tokens: 10, temperature: 3, messages: [{ role: "user", content: "Hi" }] }),
     });
     expect(response.status).toBe(400);
-    expect((await response.json()).error.param).toBe("temperature");
+    // Anthropic's error shape (its clients read `error.type`), the message naming the param.
+    const body = await response.json();
+    expect(body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(body.error.message).toContain("'temperature'");
   });
 
   it("guardrails apply to messages, native or translated: 446 before any provider is called", async () => {

@@ -56,9 +56,13 @@ describe("GET /v1/openapi.json", () => {
         route.auth === "api_key" ? [{ gatewayApiKey: [] }, { bearerJwt: [] }] : [],
       );
       expect(operation["x-required-scope"], routeKey(route)).toBe(route.scope);
-      expect(operation.responses.default.content["application/json"].schema).toEqual({
-        $ref: "#/components/schemas/Error",
+      // Routes that speak another vendor's API answer errors in its shape (RouteSpec.errors).
+      const shapes: Record<string, string> = { anthropic: "AnthropicError", gemini: "GoogleError" };
+      const errorSchema = route.errors ? shapes[route.errors]! : "Error";
+      expect(operation.responses.default.content["application/json"].schema, routeKey(route)).toEqual({
+        $ref: `#/components/schemas/${errorSchema}`,
       });
+      expect(document.components.schemas[errorSchema]).toBeDefined();
     }
     const operationIds = listed.map((entry) => {
       const [method, path] = entry.split(" ");

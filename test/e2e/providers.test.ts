@@ -247,6 +247,47 @@ describe("vertex ai", () => {
     expect(sent.path).toContain(
       "/projects/mock-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent",
     );
+    expect(sent.headers["x-vertex-ai-llm-request-type"]).toBeUndefined();
+  });
+
+  it("X-Vertex-AI-LLM-Request-Type belongs to the Vertex header family: sent to Vertex AI, to no one else", async () => {
+    const account = await createTestServiceAccount(mock.tokenUri);
+    const vertexHeaders = {
+      "x-gateway-provider": "vertex-ai",
+      "x-gateway-custom-host": mock.url,
+      "x-gateway-vertex-region": "us-central1",
+      "x-gateway-vertex-service-account-json": account.json,
+    };
+    for (const [given, sent] of [
+      ["dedicated", "dedicated"],
+      ["Shared", "shared"],
+    ]) {
+      const client = clientFor({ ...vertexHeaders, "X-Vertex-AI-LLM-Request-Type": given! });
+      await client.chat.completions.create({ model: "gemini-2.5-pro", messages: [{ role: "user", content: "Hi" }] });
+      expect(mock.requests.at(-1)!.headers["x-vertex-ai-llm-request-type"]).toBe(sent);
+      // Claude on Vertex (rawPredict) too.
+      await client.chat.completions.create({
+        model: "claude-sonnet-4-5@20250929",
+        messages: [{ role: "user", content: "Hi" }],
+      });
+      expect(mock.requests.at(-1)!.path).toContain("/publishers/anthropic/models/");
+      expect(mock.requests.at(-1)!.headers["x-vertex-ai-llm-request-type"]).toBe(sent);
+    }
+    await expect(
+      clientFor({ ...vertexHeaders, "X-Vertex-AI-LLM-Request-Type": "premium" }).chat.completions.create({
+        model: "gemini-2.5-pro",
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+    ).rejects.toMatchObject({ status: 400, param: "x-vertex-ai-llm-request-type" });
+
+    const upstream = await startOpenAIMock();
+    mocks.push(upstream);
+    await clientFor({
+      "x-gateway-provider": "openai",
+      "x-gateway-custom-host": `${upstream.url}/v1`,
+      "X-Vertex-AI-LLM-Request-Type": "dedicated",
+    }).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi" }] });
+    expect(upstream.lastRequest()!.headers["x-vertex-ai-llm-request-type"]).toBeUndefined();
   });
 });
 

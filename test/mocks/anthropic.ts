@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { instanceOf } from "./schema-instance.ts";
 import { fileURLToPath } from "node:url";
 import type { UpstreamEvent } from "../../core/providers/types.ts";
+import { sampleFor } from "./sample-json.ts";
 import {
   type MockRoute,
   type MockServer,
@@ -21,8 +21,10 @@ import {
  *   POST /v1/messages/count_tokens  {input_tokens}
  *   GET  /v1/models    model list
  *
- * The answer is picked by scenario: `auto` (default) answers with tool_use when the request has tools,
- * with thinking when thinking is enabled, else with text. The echoed `model` is the requested one.
+ * The answer is picked by scenario: `auto` (default) answers with tool_use when the request offers tools (not
+ * `tool_choice: none`) and its last turn answers no tool (or a call is forced), calling the forced or first tool
+ * with input that fits its schema; with thinking when thinking is enabled, else with text. The echoed `model` is
+ * the requested one.
  */
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/anthropic/", import.meta.url));
@@ -63,12 +65,89 @@ const MESSAGE_FIXTURES: Record<Exclude<AnthropicScenario, "auto" | "overloaded">
   cache: { json: "message-cache-usage.json", sse: "stream-text.sse" },
 };
 
+/** `auto`: tool_use when tools are offered and the last turn answers none, thinking when enabled, else text. */
 function pick(scenario: AnthropicScenario, body: any): Exclude<AnthropicScenario, "auto"> {
   if (scenario !== "auto") return scenario;
-  // tool_choice `none`: the model answers without calling a tool (Anthropic's tool use documentation).
-  if (Array.isArray(body?.tools) && body.tools.length && body.tool_choice?.type !== "none") return "tool_use";
+  const last = body?.messages?.at(-1);
+  const answersTool = Array.isArray(last?.content) && last.content.some((block: any) => block?.type === "tool_result");
+  const forced = body?.tool_choice?.type === "any" || body?.tool_choice?.type === "tool";
+  const offered = Array.isArray(body?.tools) && body.tools.length && body?.tool_choice?.type !== "none";
+  if (offered && (forced || !answersTool)) return "tool_use";
   if (body?.thinking?.type === "enabled") return "thinking";
   return "text";
+}
+
+/**
+ * The Message and the stream events the mock answers `body` with (scenario `auto`: tool_use when tools are offered
+ * and the last turn answers none, thinking when enabled, else text), the model echoed. Shared with the Bedrock
+ * and Vertex AI mocks, whose Claude models answer Anthropic's Messages in Anthropic's own shapes.
+ */
+export function anthropicAnswerFor(
+  body: any,
+  scenario: AnthropicScenario = "auto",
+): { message: any; events: UpstreamEvent[] } {
+  const fixture = MESSAGE_FIXTURES[pick(scenario, body) as keyof typeof MESSAGE_FIXTURES];
+  const message = { ...readAnthropicJson(fixture.json), model: body.model };
+  // Structured output (`output_config.format`, or the beta's `output_format`): JSON that fits the schema.
+  const format = body.output_config?.format ?? body.output_format;
+  if (format?.type === "json_schema" && message.stop_reason !== "tool_use") {
+    message.content = [{ type: "text", text: JSON.stringify(sampleFor(format.schema)) }];
+    return { message, events: streamOf(message) };
+  }
+  const tool = calledTool(body);
+  if (tool && message.stop_reason === "tool_use") {
+    // The tool the request offered (or forced) is the one called, with input that fits its schema.
+    message.content = message.content.map((block: any) =>
+      block.type === "tool_use" ? { ...block, name: tool.name, input: tool.input } : block,
+    );
+    return { message, events: streamOf(message) };
+  }
+  const events = readAnthropicSse(fixture.sse).map((event) => {
+    if (event.event !== "message_start") return event;
+    const data = JSON.parse(event.data);
+    return { event: event.event, data: JSON.stringify({ ...data, message: { ...data.message, model: body.model } }) };
+  });
+  return { message, events };
+}
+
+/** The tool an answer calls: the one tool_choice forces, else the first offered; its input a sample of its schema. */
+function calledTool(body: any): { name: string; input: unknown } | undefined {
+  const tools: any[] = Array.isArray(body?.tools) ? body.tools.filter((tool: any) => tool?.input_schema) : [];
+  if (!tools.length) return undefined;
+  const forced = body.tool_choice?.type === "tool" ? body.tool_choice.name : undefined;
+  const tool = tools.find((candidate) => candidate.name === forced) ?? tools[0];
+  return { name: tool.name, input: sampleFor(tool.input_schema) };
+}
+
+/** The stream events Anthropic sends for a Message: each block started, filled by one delta, stopped. */
+export function streamOf(message: any): UpstreamEvent[] {
+  const event = (data: any): UpstreamEvent => ({ event: data.type, data: JSON.stringify(data) });
+  const { content, stop_reason, stop_sequence, usage, ...rest } = message;
+  const events = [
+    event({ type: "message_start", message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage } }),
+  ];
+  content.forEach((block: any, index: number) => {
+    if (block.type === "text") {
+      events.push(event({ type: "content_block_start", index, content_block: { type: "text", text: "" } }));
+      events.push(event({ type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } }));
+    } else {
+      events.push(event({ type: "content_block_start", index, content_block: { ...block, input: {} } }));
+      const partial = JSON.stringify(block.input);
+      events.push(
+        event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: partial } }),
+      );
+    }
+    events.push(event({ type: "content_block_stop", index }));
+  });
+  events.push(
+    event({
+      type: "message_delta",
+      delta: { stop_reason, stop_sequence },
+      usage: { output_tokens: usage.output_tokens },
+    }),
+  );
+  events.push(event({ type: "message_stop" }));
+  return events;
 }
 
 function anthropicError(res: ServerResponse, status: number, type: string, message: string): void {
@@ -99,55 +178,9 @@ async function answerMessages(
     if (!body.stream) return anthropicError(res, 529, "overloaded_error", "Overloaded");
     return writeSse(res, readAnthropicSse("stream-error.sse"), delayMs);
   }
-  const fixture = MESSAGE_FIXTURES[chosen];
-  const format = body.output_config?.format;
-  if (!body.stream && format?.type === "json_schema" && chosen === "text") {
-    // Structured outputs: the text block is JSON conforming to the schema.
-    const message = readAnthropicJson(fixture.json);
-    const content = [{ type: "text", text: JSON.stringify(instanceOf(format.schema)) }];
-    return sendJson(res, 200, { ...message, model: body.model, content });
-  }
-  const offered = offeredTool(body);
-  if (!body.stream) {
-    const message = readAnthropicJson(fixture.json);
-    if (offered) {
-      message.content = message.content.map((block: any) =>
-        block.type === "tool_use" ? { ...block, name: offered.name, input: offered.input } : block,
-      );
-    }
-    return sendJson(res, 200, { ...message, model: body.model });
-  }
-  const fitted = new Set<number>();
-  const events = readAnthropicSse(fixture.sse).map((event) => {
-    const data = JSON.parse(event.data);
-    if (event.event === "message_start") {
-      return { event: event.event, data: { ...data, message: { ...data.message, model: body.model } } };
-    }
-    if (!offered) return event;
-    if (data.content_block?.type === "tool_use") {
-      return { event: event.event, data: { ...data, content_block: { ...data.content_block, name: offered.name } } };
-    }
-    if (data.delta?.type === "input_json_delta") {
-      // The whole input in the block's first delta, nothing in the others.
-      const first = !fitted.has(data.index);
-      fitted.add(data.index);
-      const partial = first ? JSON.stringify(offered.input) : "";
-      return { event: event.event, data: { ...data, delta: { ...data.delta, partial_json: partial } } };
-    }
-    return event;
-  });
+  const { message, events } = anthropicAnswerFor(body, chosen);
+  if (!body.stream) return sendJson(res, 200, message);
   return writeSse(res, events, delayMs);
-}
-
-/**
- * The tool a tool-use answer calls when the request does not offer the fixtures' `get_weather`: the first tool
- * offered, with an input conforming to its input_schema (a model only calls tools it was given).
- */
-function offeredTool(body: any): { name: string; input: unknown } | undefined {
-  if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
-  if (body.tools.some((tool: any) => tool?.name === "get_weather")) return undefined;
-  const tool = body.tools[0];
-  return { name: String(tool.name), input: instanceOf(tool.input_schema) ?? {} };
 }
 
 export function anthropicRoute(options: { scenario?: () => AnthropicScenario; delayMs?: number } = {}): MockRoute {

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec";
 import { SignatureV4 } from "@smithy/signature-v4";
+import { anthropicAnswerFor } from "./anthropic.ts";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import {
   type MockRoute,
@@ -20,7 +21,8 @@ import {
  *
  *   POST /model/{modelId}/converse         Converse JSON
  *   POST /model/{modelId}/converse-stream  real binary AWS event-stream frames, written in separate (and split) chunks
- *   POST /model/{modelId}/invoke           Titan / Cohere embeddings
+ *   POST /model/{modelId}/invoke           Titan / Cohere embeddings; Claude's Messages (anthropic_version)
+ *   POST /model/{modelId}/invoke-with-response-stream   Claude's Messages stream (chunk events)
  *
  * Every request must carry a well-formed SigV4 Authorization header for service `bedrock` (or the configured
  * Bedrock API key as a bearer token); otherwise the mock answers 403 as AWS does. With `credentials` set, the
@@ -251,6 +253,52 @@ function embeddingAnswer(modelId: string, body: any): { status: number; body: un
   };
 }
 
+/**
+ * The fields Bedrock's Claude InvokeModel takes (its "Anthropic Claude Messages API" parameters); any other is
+ * refused as Bedrock refuses it ("Extra inputs are not permitted"), and so are `model` and `stream`, which the
+ * path and the operation say.
+ */
+const CLAUDE_INVOKE_FIELDS = new Set([
+  "anthropic_version",
+  "anthropic_beta",
+  "max_tokens",
+  "system",
+  "messages",
+  "temperature",
+  "top_p",
+  "top_k",
+  "stop_sequences",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "metadata",
+]);
+
+/**
+ * Claude on Bedrock (InvokeModel / InvokeModelWithResponseStream with `anthropic_version: bedrock-2023-05-31`):
+ * Anthropic's Message as JSON, or each Anthropic stream event as a `chunk` event whose `bytes` are its JSON in
+ * base64, Bedrock's invocation metrics added to the last.
+ */
+async function answerClaude(res: ServerResponse, body: any, operation: string, delayMs: number): Promise<void> {
+  if (body.anthropic_version !== "bedrock-2023-05-31")
+    return awsError(res, 400, "ValidationException", "invalid anthropic_version");
+  const extra = Object.keys(body).find((key) => !CLAUDE_INVOKE_FIELDS.has(key));
+  if (extra) return awsError(res, 400, "ValidationException", `${extra}: Extra inputs are not permitted`);
+  if (!Array.isArray(body.messages) || typeof body.max_tokens !== "number")
+    return awsError(res, 400, "ValidationException", "messages and max_tokens are required");
+  const { message, events } = anthropicAnswerFor(body);
+  const { model: _model, ...withoutModel } = message;
+  if (operation === "invoke") return sendJson(res, 200, withoutModel, { "x-amzn-requestid": "mock-request-id" });
+  const chunks: BedrockStreamEvent[] = events.map((event, i) => {
+    const data = JSON.parse(event.data);
+    if (i === events.length - 1) {
+      data["amazon-bedrock-invocationMetrics"] = { inputTokenCount: 10, outputTokenCount: 20, invocationLatency: 100 };
+    }
+    return { event: "chunk", payload: { bytes: Buffer.from(JSON.stringify(data)).toString("base64") } };
+  });
+  return writeEventStream(res, encodeBedrockStream(chunks), delayMs);
+}
+
 export interface BedrockRouteOptions {
   scenario?: () => BedrockScenario;
   /** Pause between event-stream writes (default: one event-loop turn). */
@@ -264,7 +312,7 @@ export interface BedrockRouteOptions {
 export function bedrockRoute(options: BedrockRouteOptions = {}): MockRoute {
   return async (request, res) => {
     const [path] = request.path.split("?");
-    const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(path);
+    const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|invoke-with-response-stream)$/.exec(path);
     if (request.method !== "POST" || !match)
       return awsError(res, 404, "UnknownOperationException", `${request.method} ${path} not found`);
 
@@ -298,6 +346,7 @@ export function bedrockRoute(options: BedrockRouteOptions = {}): MockRoute {
     const modelId = decodeURIComponent(match[1]);
     const operation = match[2];
 
+    if (body?.anthropic_version !== undefined) return answerClaude(res, body, operation, options.delayMs ?? 0);
     if (operation === "invoke") {
       const answer = embeddingAnswer(modelId, body);
       if (answer.exception) return awsError(res, answer.status, answer.exception, String(answer.body));

@@ -6,6 +6,7 @@ import { type MockServer, type RecordedRequest, sendJson, startMockServer, write
  * `x-gateway-provider: google` and `x-gateway-custom-host: <mock.url>`.
  *   POST /v1beta/models/{model}:generateContent              -> one candidate with `text`
  *   POST /v1beta/models/{model}:streamGenerateContent?alt=sse -> `text` split into SSE events, usage in the last
+ *   POST /v1beta/models/{model}:countTokens                  -> {totalTokens} (a quarter of the contents' JSON)
  *   POST /v1beta/models/{model}:batchEmbedContents           -> one vector per request (outputDimensionality or 4)
  *   GET  /v1beta/models                                      -> a short model list
  * With `apiKey` set, other keys get Google's 400 API_KEY_INVALID answer. When the request declares functions and
@@ -19,7 +20,12 @@ export interface GeminiMockOptions {
   text?: string;
   /** Pause between stream events, to show streaming is not buffered. */
   streamDelayMs?: number;
+  /** Streams only: after this many chunks, send Google's error object as the next event and stop. */
+  streamFailAfter?: number;
 }
+
+/** The thought signature the mock attaches to its answers when thoughts are asked for (opaque bytes, base64). */
+export const MOCK_THOUGHT_SIGNATURE = "CiQBcsjafE3u/+Yk2r9P1jV8wq0Ox4MockThoughtSignature==";
 
 export const GEMINI_MOCK_USAGE = { promptTokenCount: 8, candidatesTokenCount: 5, totalTokenCount: 13 };
 
@@ -50,17 +56,30 @@ export function geminiStreamEvents(text: string, usage: object = GEMINI_MOCK_USA
   });
 }
 
-/** Answer for a GenerateContentRequest: a function call when functions are declared and the user just spoke. */
+/**
+ * Answer for a GenerateContentRequest: a function call when functions are declared and the user just spoke; with
+ * `thinkingConfig.includeThoughts`, a thought summary first and the thought signature on the first answer part
+ * (where Gemini puts it).
+ */
 export function geminiAnswerFor(request: any, text: string): { parts: any[]; finishReason: string } {
   const declarations = request?.tools?.flatMap((tool: any) => tool.functionDeclarations ?? []) ?? [];
   const lastTurn = request?.contents?.at(-1);
   const answeredFunction = lastTurn?.parts?.some((part: any) => part.functionResponse);
   const mode = request?.toolConfig?.functionCallingConfig?.mode;
+  const thoughts = request?.generationConfig?.thinkingConfig?.includeThoughts === true;
+  const withThought = (answer: any) =>
+    thoughts
+      ? [
+          { text: "Thinking it over.", thought: true },
+          { ...answer, thoughtSignature: MOCK_THOUGHT_SIGNATURE },
+        ]
+      : [answer];
   if (declarations.length > 0 && !answeredFunction && mode !== "NONE") {
     const allowed = request?.toolConfig?.functionCallingConfig?.allowedFunctionNames?.[0];
-    return { parts: [{ functionCall: { name: allowed ?? declarations[0].name, args: {} } }], finishReason: "STOP" };
+    const call = { functionCall: { name: allowed ?? declarations[0].name, args: { city: "Paris" } } };
+    return { parts: withThought(call), finishReason: "STOP" };
   }
-  return { parts: [{ text }], finishReason: "STOP" };
+  return { parts: withThought({ text }), finishReason: "STOP" };
 }
 
 /** Handles a generateContent / streamGenerateContent / batchEmbedContents / models request; false if not one. */
@@ -94,9 +113,21 @@ export async function answerGemini(
     });
     return true;
   }
+  if (method === "countTokens") {
+    const contents = body.contents ?? body.generateContentRequest?.contents ?? [];
+    sendJson(res, 200, { totalTokens: Math.max(1, Math.ceil(JSON.stringify(contents).length / 4)) });
+    return true;
+  }
   if (method === "streamGenerateContent") {
+    if (!/[?&]alt=sse(&|$)/.test(request.path)) {
+      sendJson(res, 400, {
+        error: { code: 400, message: "the mock streams with alt=sse only", status: "INVALID_ARGUMENT" },
+      });
+      return true;
+    }
     const { parts } = geminiAnswerFor(body, text);
-    const events = parts[0].functionCall
+    const whole = parts.some((part: any) => part.functionCall || part.thoughtSignature);
+    const events = whole
       ? [
           {
             candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
@@ -106,9 +137,12 @@ export async function answerGemini(
           },
         ]
       : geminiStreamEvents(text, GEMINI_MOCK_USAGE, model);
+    const fail = options.streamFailAfter;
+    const sent = fail === undefined ? events : events.slice(0, fail);
+    const error = { error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } };
     await writeSse(
       res,
-      events.map((data) => ({ data })),
+      [...sent, ...(fail === undefined ? [] : [error])].map((data) => ({ data })),
       options.streamDelayMs ?? 0,
     );
     return true;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { sendJson } from "../helpers/mock-server.ts";
-import { instanceOf, requestedSchema } from "./schema-instance.ts";
+import { requestedSchema, sampleFor } from "./sample-json.ts";
 
 /**
  * OpenAI's native Responses API for the mock upstream (`POST .../responses`), written from OpenAI's API
@@ -28,7 +28,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
   const model = body.model ?? "mock-model";
   const serial = String(++served).padStart(6, "0");
   const schema = requestedSchema(body);
-  const reply = schema ? JSON.stringify(instanceOf(schema)) : (options.reply ?? "Hello from the mock Responses API.");
+  const reply = schema ? JSON.stringify(sampleFor(schema)) : (options.reply ?? "Hello from the mock Responses API.");
   const tool =
     Array.isArray(body.tools) && body.tool_choice !== "none"
       ? body.tools.find((t: any) => t.type === "function")

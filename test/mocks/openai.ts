@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { answerResponses } from "./openai-responses.ts";
-import { instanceOf, requestedSchema } from "./schema-instance.ts";
 import { type MockServer, type RecordedRequest, sendJson, startMockServer } from "../helpers/mock-server.ts";
+import { sampleFor } from "./sample-json.ts";
 
 /**
  * A mock OpenAI-compatible upstream: /chat/completions (JSON and SSE), /completions, /embeddings and /models,
@@ -157,9 +157,12 @@ export interface OpenAIMockOptions {
   reply?: string;
   /** Pause between stream chunks, to prove the gateway does not buffer. */
   chunkDelayMs?: number;
-  /** When the request offers tools (and tool_choice is not "none"), call the first (or the named) tool. Default true. */
+  /**
+   * When the request offers tools (and tool_choice is not "none", and the last message is no tool result unless a
+   * call is required), call the first (or the named) tool. Default true.
+   */
   toolCalls?: boolean;
-  /** Arguments of that tool call (default `{}`). */
+  /** Arguments of that tool call (default: a value fitting the tool's parameters). */
   toolArguments?: Record<string, unknown>;
   /** Embedding size when the request does not say `dimensions` (default 8). */
   embeddingDimensions?: number;
@@ -257,12 +260,18 @@ function toolCallFor(
 ): { id: string; type: "function"; function: { name: string; arguments: string } } | undefined {
   if (options.toolCalls === false || !Array.isArray(body.tools) || body.tools.length === 0) return undefined;
   if (body.tool_choice === "none") return undefined;
+  // A model answers in text once the tools it called have answered (unless it is told to call one).
+  const forced = body.tool_choice === "required" || typeof body.tool_choice === "object";
+  if (!forced && body.messages?.at(-1)?.role === "tool") return undefined;
   const named = typeof body.tool_choice === "object" ? body.tool_choice?.function?.name : undefined;
   const tool = body.tools.find((t: any) => !named || t.function?.name === named) ?? body.tools[0];
   return {
     id: "call_mock_1",
     type: "function",
-    function: { name: tool.function?.name ?? "tool", arguments: JSON.stringify(options.toolArguments ?? {}) },
+    function: {
+      name: tool.function?.name ?? "tool",
+      arguments: JSON.stringify(options.toolArguments ?? sampleFor(tool.function?.parameters) ?? {}),
+    },
   };
 }
 
@@ -278,10 +287,33 @@ function logprobsOf(words: string[]) {
   };
 }
 
+/**
+ * The answer's text: the configured reply, but for structured output one that is JSON (a reply the test set as
+ * JSON is kept, any other becomes JSON fitting the asked schema).
+ */
+function replyFor(body: any, options: OpenAIMockOptions): string {
+  const format = body.response_format;
+  if (format?.type === "json_schema") {
+    return isJson(options.reply) ? options.reply! : JSON.stringify(sampleFor(format.json_schema?.schema));
+  }
+  if (format?.type === "json_object")
+    return isJson(options.reply) ? options.reply! : JSON.stringify({ answer: options.reply ?? "Hello" });
+  return options.reply ?? "Hello from the mock upstream.";
+}
+
+function isJson(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function chat(body: any, res: ServerResponse, options: OpenAIMockOptions, fault: MockFault | undefined) {
   const model = body.model ?? "mock-model";
-  const schema = requestedSchema(body);
-  const reply = schema ? JSON.stringify(instanceOf(schema)) : (options.reply ?? "Hello from the mock upstream.");
+  const reply = replyFor(body, options);
   const call = toolCallFor(body, options);
   const words = call ? [] : reply.split(/(?<= )/);
   const usage = usageOf(body.messages, call ? call.function.arguments : reply);

@@ -1,5 +1,6 @@
 import { exportPKCS8, exportSPKI, generateKeyPair } from "jose";
 import { type MockServer, sendJson, startMockServer, writeSse } from "../helpers/mock-server.ts";
+import { anthropicAnswerFor, streamOf } from "./anthropic.ts";
 import { answerGemini, type GeminiMockOptions } from "./google.ts";
 
 /**
@@ -8,7 +9,8 @@ import { answerGemini, type GeminiMockOptions } from "./google.ts";
  *   POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent | :streamGenerateContent?alt=sse
  *   POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:predict           (embeddings)
  *   POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{m}:rawPredict | :streamRawPredict
- * Model calls need `Authorization: Bearer <accessToken>` (401 UNAUTHENTICATED otherwise).
+ * Model calls need `Authorization: Bearer <accessToken>` (401 UNAUTHENTICATED otherwise); an
+ * `X-Vertex-AI-LLM-Request-Type` other than `dedicated` / `shared` answers 400.
  * Point the gateway at it with `x-gateway-custom-host: <mock.url>` and a service account from
  * `createTestServiceAccount(mock.tokenUri)`. The token_uri host (127.0.0.1) must be listed in
  * process.env.TRUSTED_CUSTOM_HOSTS of the process that runs the adapter.
@@ -70,6 +72,17 @@ export async function startVertexMock(options: VertexMockOptions = {}): Promise<
         error: { code: 401, message: "Request had invalid authentication credentials.", status: "UNAUTHENTICATED" },
       });
     }
+    // Provisioned Throughput's switch takes `dedicated` or `shared` (Google's "Use Provisioned Throughput" page).
+    const requestType = request.headers["x-vertex-ai-llm-request-type"];
+    if (requestType !== undefined && requestType !== "dedicated" && requestType !== "shared") {
+      return sendJson(res, 400, {
+        error: {
+          code: 400,
+          message: `Invalid X-Vertex-AI-LLM-Request-Type ${requestType}`,
+          status: "INVALID_ARGUMENT",
+        },
+      });
+    }
     const match =
       /^\/v1\/projects\/[^/]+\/locations\/[^/]+\/publishers\/(google|anthropic)\/models\/([^:/]+):(\w+)$/.exec(path);
     if (!match) {
@@ -115,56 +128,11 @@ async function answerAnthropic(
       },
     });
   }
-  const text = options.text ?? "Hello from mock Claude on Vertex";
-  const usage = { input_tokens: 10, output_tokens: 6 };
-  if (method === "rawPredict") {
-    return sendJson(res, 200, {
-      id: "msg_mock_vertex",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [{ type: "text", text }],
-      stop_reason: "end_turn",
-      stop_sequence: null,
-      usage,
-    });
-  }
-  await writeSse(
-    res,
-    [
-      {
-        event: "message_start",
-        data: {
-          type: "message_start",
-          message: {
-            id: "msg_mock_vertex",
-            type: "message",
-            role: "assistant",
-            model,
-            content: [],
-            usage: { ...usage, output_tokens: 1 },
-          },
-        },
-      },
-      {
-        event: "content_block_start",
-        data: { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-      },
-      {
-        event: "content_block_delta",
-        data: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
-      },
-      { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-      {
-        event: "message_delta",
-        data: {
-          type: "message_delta",
-          delta: { stop_reason: "end_turn", stop_sequence: null },
-          usage: { output_tokens: 6 },
-        },
-      },
-      { event: "message_stop", data: { type: "message_stop" } },
-    ],
-    options.streamDelayMs ?? 0,
-  );
+  // Claude on Vertex answers Anthropic's Message and stream events as Anthropic does (the Anthropic mock's).
+  const answer = anthropicAnswerFor({ ...body, model });
+  const message = options.text
+    ? { ...answer.message, content: [{ type: "text", text: options.text }], stop_reason: "end_turn" }
+    : answer.message;
+  if (method === "rawPredict") return sendJson(res, 200, message);
+  await writeSse(res, options.text ? streamOf(message) : answer.events, options.streamDelayMs ?? 0);
 }

@@ -1,4 +1,4 @@
-import { forwardAnthropicBeta } from "../../inference/formats/messages/anthropic-beta.ts";
+import { readAnthropicClientHeaders } from "../../inference/formats/messages/client-headers.ts";
 import type { Handler } from "../../http/context.ts";
 import { HttpError } from "../../http/errors.ts";
 import { type Schema, validate } from "../../http/json.ts";
@@ -69,7 +69,7 @@ const ENDPOINTS: Record<BatchEndpoint, EndpointSpec> = {
       ]);
       await loadFormat("messages");
       return (request, ctx) => {
-        forwardAnthropicBeta(request, ctx);
+        readAnthropicClientHeaders(request, ctx);
         return handleInference("messages", request, ctx, messagesRequest);
       };
     },

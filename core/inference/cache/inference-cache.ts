@@ -13,7 +13,7 @@ import { isCompleteAnswer, replayAsSse } from "./replay.ts";
 import type { ResponseCache } from "./response-cache.ts";
 import { semanticSplit } from "./semantic-split.ts";
 import { loadedFormat } from "../formats/registry.ts";
-import { typedEventSse } from "../gateway/stream/pipelines.ts";
+import { formatEventText } from "../formats/format-events.ts";
 
 /**
  * Pipeline step 5 for OpenAI-shaped inference (chat, completions, embeddings, and any family that opts in):
@@ -150,7 +150,10 @@ function serveHit(call: CachedCall, entry: CacheEntry, status: string): Response
   if (body.stream === true && format) {
     // An event-typed format's answer, replayed as the events that spell it.
     const answer = JSON.parse(entry.body) as Record<string, any>;
-    const sse = format.replay(answer).map(typedEventSse).join("");
+    const sse = format
+      .replay(answer)
+      .map((event) => formatEventText(format, event))
+      .join("");
     outcome.responseBody = answer;
     outcome.responseChars = sse.length;
     response = new Response(sse, { status: 200, headers: { ...SSE_HEADERS, "x-gateway-provider": provider } });

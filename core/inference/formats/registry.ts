@@ -1,5 +1,5 @@
 import type { RouteKind } from "../../providers/types.ts";
-import type { InboundFormat } from "./types.ts";
+import type { FormatRoute, InboundFormat } from "./types.ts";
 
 /**
  * The inbound wire formats, each loaded on first use (a chat Lambda never compiles them). Once a route's
@@ -9,13 +9,14 @@ import type { InboundFormat } from "./types.ts";
 const LOADERS: Partial<Record<RouteKind, () => Promise<InboundFormat>>> = {
   responses: () => import("./responses/index.ts").then((module) => module.responsesFormat),
   messages: () => import("./messages/index.ts").then((module) => module.messagesFormat),
+  gemini: () => import("./gemini/index.ts").then((module) => module.geminiFormat),
 };
 
 const LOADED = new Map<RouteKind, InboundFormat>();
 
 /** Whether a route is an inbound format other than OpenAI's chat / completions / embeddings. */
-export function isFormatRoute(route: string): route is "responses" | "messages" {
-  return route === "responses" || route === "messages";
+export function isFormatRoute(route: string): route is FormatRoute {
+  return route === "responses" || route === "messages" || route === "gemini";
 }
 
 /** The route's inbound format, loaded now if needed; undefined for the OpenAI-shaped routes. */

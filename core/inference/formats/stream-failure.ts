@@ -1,32 +1,29 @@
+import { type ErrorShape, vendorErrorBody } from "../../http/error-shapes.ts";
 import type { RouteKind } from "../../providers/types.ts";
 import type { UpstreamError } from "../../providers/types.ts";
+
+/** The shape of a route's errors: the vendor's whose API the route speaks (core/http/error-shapes.ts). */
+export function errorShapeOf(route: RouteKind | "passthrough"): ErrorShape {
+  if (route === "messages") return "anthropic";
+  if (route === "gemini") return "gemini";
+  return "openai";
+}
 
 /**
  * The last event of a stream that failed after its first byte (the status is already sent), in the stream's own
  * format: OpenAI chunk streams end with `data: {"error": ...}`, Responses streams with an `error` event
- * (`{type, code, message, param}`), Anthropic streams with `event: error` (`{type: "error", error: {type, message}}`).
+ * (`{type, code, message, param}`), Anthropic streams with `event: error` (`{type: "error", error: {type, message}}`),
+ * Gemini streams with `data: {"error": {code, message, status}}` (the @google/genai SDK raises it when `code` is
+ * an HTTP error status).
  */
 export function streamFailureEvent(route: RouteKind, failure: UpstreamError): string {
   if (route === "responses") {
     const event = { type: "error", code: failure.code ?? failure.type, message: failure.message, param: failure.param };
     return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
   }
-  if (route === "messages") {
-    const event = { type: "error", error: { type: anthropicErrorType(failure.status), message: failure.message } };
-    return `event: error\ndata: ${JSON.stringify(event)}\n\n`;
-  }
+  const shape = errorShapeOf(route);
+  if (shape === "anthropic") return `event: error\ndata: ${JSON.stringify(vendorErrorBody(shape, failure))}\n\n`;
+  if (shape === "gemini") return `data: ${JSON.stringify(vendorErrorBody(shape, failure))}\n\n`;
   const event = { error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code } };
   return `data: ${JSON.stringify(event)}\n\n`;
-}
-
-/** Anthropic's error types by status (its API's documented mapping). */
-export function anthropicErrorType(status: number): string {
-  if (status === 400) return "invalid_request_error";
-  if (status === 401) return "authentication_error";
-  if (status === 403) return "permission_error";
-  if (status === 404) return "not_found_error";
-  if (status === 413) return "request_too_large";
-  if (status === 429) return "rate_limit_error";
-  if (status === 529) return "overloaded_error";
-  return "api_error";
 }

@@ -1,25 +1,33 @@
-import type { ChatUsage, TransformContext, TypedEvent } from "../../providers/types.ts";
+import type { ChatUsage, TransformContext } from "../../providers/types.ts";
 
 /**
  * Inbound wire formats other than chat completions (DESIGN: adapters at the edge of the pipeline). A client may
- * speak OpenAI's Responses API (`/v1/responses`) or Anthropic's Messages API (`/v1/messages`) to any provider:
- * providers that speak the format natively get the body as it is (and the answer is parsed for usage); every
- * other provider is reached through its chat adapter, the body translated to chat completions and the answer
- * (JSON or stream) translated back (core/inference/formats/via-chat.ts composes that RouteAdapter).
+ * speak OpenAI's Responses API (`/v1/responses`), Anthropic's Messages API (`/v1/messages`) or Google's Gemini
+ * API (`/v1beta/models/{model}:generateContent`) to any provider: providers that speak the format natively get
+ * the body as it is (and the answer is parsed for usage); every other provider is reached through its chat
+ * adapter, the body translated to chat completions and the answer (JSON or stream) translated back
+ * (core/inference/formats/via-chat.ts composes that RouteAdapter).
  *
- * Each format is one folder (core/inference/formats/responses, core/inference/formats/messages) exporting an `InboundFormat`.
+ * Each format is one folder (core/inference/formats/responses, .../messages, .../gemini) exporting an
+ * `InboundFormat`.
  */
 
+/**
+ * One event of a format's stream: a typed event (Responses, Messages: `{type, ...}`, written as `event: <type>` +
+ * `data: <json>`) or a Gemini chunk (a GenerateContentResponse, written as `data: <json>`).
+ */
+export type FormatEvent = Record<string, any>;
+
 /** Stateful per request: chat completion chunks (OpenAI `chat.completion.chunk` objects) -> the format's events. */
-export interface ChatStreamConverter {
-  push(chunk: Record<string, any>): TypedEvent[];
+export interface ChatStreamConverter<E extends FormatEvent = FormatEvent> {
+  push(chunk: Record<string, any>): E[];
   /** The chat stream ended (also after an upstream error: close what is open, say how it ended). */
-  end(): TypedEvent[];
+  end(): E[];
 }
 
 /** Folds a format's stream events, as they pass, into the answer they spell (one object like a JSON answer). */
-export interface EventAssembler {
-  add(event: TypedEvent): void;
+export interface EventAssembler<E extends FormatEvent = FormatEvent> {
+  add(event: E): void;
   /** The answer so far (complete once the stream ended with its terminal event). */
   result(): Record<string, any>;
   /** Usage reported so far, in chat shape (undefined until the events carried some). */
@@ -41,9 +49,13 @@ export interface FoundTexts {
   judged: { from: number; to: number };
 }
 
-export interface InboundFormat {
+/** The routes that are inbound formats. */
+export type FormatRoute = "responses" | "messages" | "gemini";
+
+/** A format, typed by its events (TypedEvent for Responses and Messages). */
+export interface InboundFormat<E extends FormatEvent = FormatEvent> {
   /** The route kind of the format (core/providers/types.ts RouteKind). */
-  route: "responses" | "messages";
+  route: FormatRoute;
   /**
    * A validated body of this format -> a chat completions body for the same model. Streaming bodies ask for
    * usage (`stream_options.include_usage: true`) so the answer's usage can be reported. Throws a 400 HttpError
@@ -53,10 +65,22 @@ export interface InboundFormat {
   /** A chat completion (OpenAI shape, as the chat adapter answers) -> this format's answer to `body`. */
   fromChat(completion: Record<string, any>, body: Record<string, any>, ctx: TransformContext): Record<string, any>;
   /** Chat chunks -> this format's events, for one request (`body` is the request in this format). */
-  streamFromChat(body: Record<string, any>, ctx: TransformContext): ChatStreamConverter;
+  streamFromChat(body: Record<string, any>, ctx: TransformContext): ChatStreamConverter<E>;
   /** The events that spell a complete answer, in order (a cached answer replayed as a stream). */
-  replay(answer: Record<string, any>): TypedEvent[];
-  assembler(): EventAssembler;
+  replay(answer: Record<string, any>): E[];
+  /** One event as written on the wire (default: `event: <type>` + `data: <json>`; Gemini: `data: <json>`). */
+  eventText?(event: E): string;
+  /**
+   * Where an event sits in the answer: `end` for the events that end it (what an output guardrail holds back until
+   * it has judged the whole answer), `error` for a failure, else undefined (default: terminal-events.ts).
+   */
+  eventTail?(event: E): "end" | "error" | undefined;
+  /**
+   * The events of a stream add up (Gemini's chunks): a whole answer's events may follow events already sent, so a
+   * guardrail's soft denial ends a stream under way with them. Typed-event formats frame one answer per stream.
+   */
+  eventsAddUp?: true;
+  assembler(): EventAssembler<E>;
   /** An answer's usage in chat shape (prompt_tokens = input incl. cached; completion = output). */
   usageOf(answer: Record<string, any>): ChatUsage | undefined;
   /** Whether an answer (JSON, or assembled from a stream) is complete and successful: only those are cached. */

@@ -24,10 +24,11 @@ export interface ResolvedLeaf {
 
 /**
  * Turns config leaves into provider targets for one request (memoised per leaf, so retries resolve once):
- * - the header target (no config): `x-gateway-provider` + `Authorization`, custom host and cloud headers;
+ * - the header target (no config): `x-gateway-provider` + the request's provider key (`Authorization`, or the
+ *   key header of the route's wire format: target-from-headers.ts requestProviderKey), custom host, cloud headers;
  * - `@slug` providers and virtual keys: Services.resolveSavedProvider;
  * - config leaves: their provider, `api_key`, custom host and cloud fields. A leaf without credentials uses the
- *   request's `Authorization` (and cloud headers, and `x-gateway-custom-host`) only when the request names no
+ *   request's provider key (and cloud headers, and `x-gateway-custom-host`) only when the request names no
  *   provider or the same provider, so one provider's key is never sent to another.
  * Forward headers: the request's `x-gateway-forward-headers` plus the leaf's `forward_headers`, minus
  * `x-gateway-sensitive-headers`. Timeout: the leaf's (or inherited) `request_timeout`, else
@@ -73,12 +74,11 @@ export class LeafResolver {
       const saved = gateway.virtualKey ?? (gateway.provider?.startsWith("@") ? gateway.provider : undefined);
       if (saved !== undefined) target = { ...(await ctx.services.resolveSavedProvider(saved.replace(/^@/, ""), ctx)) };
       else {
-        const fromHeaders = await targetFromHeaders(headers, trusted, gateway);
+        // A JWT-authenticated request's Authorization is the caller's token, never a provider key.
+        const fromHeaders = await targetFromHeaders(headers, trusted, gateway, ctx.principal?.kind === "jwt");
         // A config of guardrails (or the like) without a provider of its own needs the request to name one.
         if (!fromHeaders) throw missingProvider();
         target = fromHeaders;
-        // A JWT-authenticated request's Authorization is the caller's token, never a provider key.
-        if (ctx.principal?.kind === "jwt") delete target.apiKey;
       }
     } else {
       target = await this.configTarget(leaf);
@@ -125,8 +125,8 @@ export class LeafResolver {
     if (leaf.vertex) target.vertex = { ...target.vertex, ...definedOnly(leaf.vertex) };
     if (leaf.aws) target.aws = { ...target.aws, ...definedOnly(leaf.aws) };
     if (!credentialsFromConfig && sameProvider) {
-      const fromHeaders = headerCredentials(this.request.headers, gateway);
-      if (this.ctx.principal?.kind !== "jwt") target.apiKey ??= fromHeaders.apiKey;
+      const fromHeaders = headerCredentials(this.request.headers, gateway, this.ctx.principal?.kind === "jwt");
+      target.apiKey ??= fromHeaders.apiKey;
       if (fromHeaders.azure) target.azure = { ...fromHeaders.azure, ...target.azure };
       if (fromHeaders.vertex) target.vertex = { ...fromHeaders.vertex, ...target.vertex };
       if (fromHeaders.aws) target.aws = { ...fromHeaders.aws, ...target.aws };

@@ -1,7 +1,13 @@
 import { badRequest } from "../../http/errors.ts";
-import { type GatewayRequestHeaders, isForwardable, parseGatewayHeaders } from "../../http/gateway-headers.ts";
+import {
+  type GatewayRequestHeaders,
+  gatewayHeader,
+  isForwardable,
+  parseGatewayHeaders,
+} from "../../http/gateway-headers.ts";
 import type { HeaderSource } from "../../http/request-headers.ts";
 import { providerIdOf } from "../../providers/registry.ts";
+import { VERTEX_REQUEST_TYPE_HEADER, VERTEX_REQUEST_TYPES } from "../../providers/vertex/request-type.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { checkedCustomHostBase, type TrustedHosts } from "../../security/custom-host.ts";
 import { type HostValueField, hostValueProblem } from "../../security/host-values.ts";
@@ -16,6 +22,7 @@ export async function targetFromHeaders(
   headers: HeaderSource,
   trusted: TrustedHosts,
   gateway: GatewayRequestHeaders = parseGatewayHeaders(headers),
+  authorizationIsCaller = false,
 ): Promise<ProviderTarget | undefined> {
   const provider = gateway.provider;
   if (!provider) return undefined;
@@ -27,21 +34,26 @@ export async function targetFromHeaders(
       "invalid_provider",
     );
   }
-  const target: ProviderTarget = { provider: id, ...headerCredentials(headers, gateway) };
+  const target: ProviderTarget = { provider: id, ...headerCredentials(headers, gateway, authorizationIsCaller) };
   if (gateway.customHost) target.customHost = await checkedCustomHostBase(gateway.customHost, trusted);
   const forwardHeaders = forwardedValues(headers, gateway.forwardHeaders);
   if (forwardHeaders) target.forwardHeaders = forwardHeaders;
   return target;
 }
 
-/** `Authorization` (as the provider key) and the cloud header families of spec 5.2. */
+/**
+ * The provider key (requestProviderKey) and the cloud header families of spec 5.2 (Vertex's includes Google's own
+ * `X-Vertex-AI-LLM-Request-Type`). `authorizationIsCaller`: the
+ * request authenticated with a JWT in `Authorization`, which is then the caller's token, never a provider key.
+ */
 export function headerCredentials(
   headers: HeaderSource,
   gateway: GatewayRequestHeaders,
+  authorizationIsCaller = false,
 ): Omit<ProviderTarget, "provider"> {
   const target: Omit<ProviderTarget, "provider"> = {};
-  const authorization = headers.get("authorization");
-  if (authorization) target.apiKey = authorization.replace(/^Bearer\s+/i, "").trim() || undefined;
+  const apiKey = requestProviderKey(headers, gateway, authorizationIsCaller);
+  if (apiKey) target.apiKey = apiKey;
   // The cloud headers come from the gateway headers parsed once per request (no header lookups per name).
   const gatewayHeader = (name: string) => gateway.values.get(name);
 
@@ -58,6 +70,7 @@ export function headerCredentials(
     region: gatewayHeader("vertex-region"),
     serviceAccountJson: gatewayHeader("vertex-service-account-json"),
     storageBucket: gatewayHeader("vertex-storage-bucket"),
+    llmRequestType: vertexRequestType(headers.get(VERTEX_REQUEST_TYPE_HEADER)),
   };
   if (Object.values(vertex).some(Boolean)) target.vertex = vertex;
 
@@ -77,6 +90,42 @@ export function headerCredentials(
   checkHostHeader("vertex-project-id", "vertex_project_id", vertex.projectId);
   checkHostHeader("azure-resource-name", "resource_name", azure.resourceName);
   return target;
+}
+
+/**
+ * The provider key a request carries: the one its wire format's clients send (`GatewayRequestHeaders.providerKey`:
+ * `x-api-key` on /v1/messages...), else the bearer token of `Authorization` (spec 5.2). Never the gateway's own
+ * key: a value equal to the request's `x-gateway-api-key`, or shaped like a gateway key, is no provider key (a
+ * client that put its gateway key in both places would otherwise send it to the provider).
+ */
+export function requestProviderKey(
+  headers: HeaderSource,
+  gateway: GatewayRequestHeaders,
+  authorizationIsCaller: boolean,
+): string | undefined {
+  let key = gateway.providerKey?.trim();
+  if (!key && !authorizationIsCaller)
+    key = headers
+      .get("authorization")
+      ?.replace(/^Bearer\s+/i, "")
+      .trim();
+  if (!key || GATEWAY_KEY_SHAPE.test(key) || key === gatewayHeader(headers, "api-key")?.trim()) return undefined;
+  return key;
+}
+
+/** What core/auth/api-key-records.ts newApiKeySecret makes: `gk-` and 32 random bytes in base64url. */
+const GATEWAY_KEY_SHAPE = /^gk-[A-Za-z0-9_-]{43}$/;
+
+/** `X-Vertex-AI-LLM-Request-Type`, as Google names it: `dedicated` or `shared` (any case), else 400. */
+function vertexRequestType(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  const type = value.trim().toLowerCase();
+  if ((VERTEX_REQUEST_TYPES as readonly string[]).includes(type)) return type;
+  throw badRequest(
+    `Invalid X-Vertex-AI-LLM-Request-Type: expected ${VERTEX_REQUEST_TYPES.join(" or ")}.`,
+    VERTEX_REQUEST_TYPE_HEADER,
+    "invalid_header",
+  );
 }
 
 /** `x-gateway-aws-auth-type`: `assumedRole` (any case), or absent for the target's own keys. */

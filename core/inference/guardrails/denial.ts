@@ -3,8 +3,9 @@ import { SSE_HEADERS } from "../gateway/stream/sse-source.ts";
 import type { RouteKind, TransformContext } from "../../providers/types.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { loadedFormat } from "../formats/registry.ts";
-import { streamFailureEvent } from "../formats/stream-failure.ts";
-import { typedEventSse } from "../gateway/stream/pipelines.ts";
+import { errorShapeOf, streamFailureEvent } from "../formats/stream-failure.ts";
+import { vendorErrorBody } from "../../http/error-shapes.ts";
+import { formatEventText } from "../formats/format-events.ts";
 import type { CheckVerdict, GuardrailVerdict } from "./types.ts";
 
 /**
@@ -78,17 +79,26 @@ function checkResult(check: CheckVerdict, createdAt: string): Record<string, unk
   };
 }
 
-/** The 446 body: Portkey's error and the hook results. */
-export function deniedBody(results: HookResults): Record<string, unknown> {
-  return {
-    error: { message: HOOKS_FAILED_MESSAGE, type: "hooks_failed", param: null, code: null },
-    hook_results: results,
-  };
+/**
+ * The 446 body: Portkey's error and the hook results. A route that speaks another vendor's API (Messages, Gemini)
+ * has the error in that vendor's shape (core/http/error-shapes.ts), the hook results beside it.
+ */
+export function deniedBody(results: HookResults, route: RouteKind): Record<string, unknown> {
+  const shape = errorShapeOf(route);
+  const error =
+    shape === "openai"
+      ? { error: { message: HOOKS_FAILED_MESSAGE, type: "hooks_failed", param: null, code: null } }
+      : vendorErrorBody(shape, {
+          status: GUARDRAIL_DENIED_STATUS,
+          type: "hooks_failed",
+          message: HOOKS_FAILED_MESSAGE,
+        });
+  return { ...error, hook_results: results };
 }
 
 /** A request or answer refused by a guardrail with `deny`: HTTP 446 (JSON, whether or not the request streamed). */
-export function deniedResponse(results: HookResults): Response {
-  return new Response(JSON.stringify(deniedBody(results)), {
+export function deniedResponse(results: HookResults, route: RouteKind): Response {
+  return new Response(JSON.stringify(deniedBody(results, route)), {
     status: GUARDRAIL_DENIED_STATUS,
     headers: { "content-type": "application/json" },
   });
@@ -149,7 +159,7 @@ export function softDenialResponse(
 ): Response {
   const format = loadedFormat(route);
   if (stream && format) {
-    const events = format.replay(answer as Record<string, any>).map(typedEventSse);
+    const events = format.replay(answer as Record<string, any>).map((event) => formatEventText(format, event));
     return new Response(events.join(""), { status: 200, headers: SSE_HEADERS });
   }
   if (stream) return new Response(replayAsSse(answer, stream.includeUsage), { status: 200, headers: SSE_HEADERS });
@@ -172,7 +182,7 @@ export function deniedStreamEvent(results: HookResults, route: RouteKind): strin
     });
     return streamFailureEvent(route, denial);
   }
-  return `data: ${JSON.stringify(deniedBody(results))}\n\n`;
+  return `data: ${JSON.stringify(deniedBody(results, route))}\n\n`;
 }
 
 /**
@@ -180,11 +190,17 @@ export function deniedStreamEvent(results: HookResults, route: RouteKind): strin
  * denial message with `finish_reason: "content_filter"`, then `[DONE]`.
  */
 export function softDenialStreamEnd(head: AnswerHead, message: string): string {
+  const format = loadedFormat(head.route);
+  // A format whose events add up ends with the denial's own answer (as chat's stream ends with its chunk).
+  if (format?.eventsAddUp) {
+    return format
+      .replay(softDenialAnswer(head, message))
+      .map((event) => formatEventText(format, event))
+      .join("");
+  }
   // An event-typed format's answer cannot take a last content chunk after its terminal events were held:
   // its stream ends with its error event carrying the denial message.
-  if (loadedFormat(head.route)) {
-    return streamFailureEvent(head.route, new UpstreamError(200, message, { code: "content_filter" }));
-  }
+  if (format) return streamFailureEvent(head.route, new UpstreamError(200, message, { code: "content_filter" }));
   const chat = head.route !== "completions";
   const choice = chat
     ? { index: 0, delta: { content: message }, logprobs: null, finish_reason: "content_filter" }

@@ -23,7 +23,7 @@ import {
 import { runGuardrails } from "./runner.ts";
 import { guardStreamTail, readWholeStream, type StreamKind } from "./stream-output.ts";
 import { loadedFormat } from "../formats/registry.ts";
-import { typedEventSse } from "../gateway/stream/pipelines.ts";
+import { formatEventText } from "../formats/format-events.ts";
 import { type PhaseTexts, phaseTexts } from "./texts.ts";
 import type {
   CheckEnvironment,
@@ -221,7 +221,10 @@ export class GuardrailPhases {
       const answer = texts.rewrite(whole.answer, run.transformedParts);
       const format = loadedFormat(route);
       text = format
-        ? format.replay(answer).map(typedEventSse).join("")
+        ? format
+            .replay(answer)
+            .map((event) => formatEventText(format, event))
+            .join("")
         : replayAsSse(answer, body.stream_options?.include_usage === true);
       // After the stream's own bookkeeping (which notes what the provider sent), the log keeps the redaction.
       this.#holdLog(
@@ -314,8 +317,8 @@ export class GuardrailPhases {
     } else {
       this.#noteDenied();
       outcome.status = GUARDRAIL_DENIED_STATUS;
-      outcome.responseBody = deniedBody(results);
-      response = deniedResponse(results);
+      outcome.responseBody = deniedBody(results, route);
+      response = deniedResponse(results, route);
     }
     outcome.totalMs = performance.now() - ctx.startedAt;
     outcome.finish();
@@ -336,7 +339,7 @@ export class GuardrailPhases {
       return softDenialResponse(softAnswer, results, streamed ? streamOf(body) : undefined, this.#request.route);
     }
     this.#noteDenied();
-    return deniedResponse(results);
+    return deniedResponse(results, this.#request.route);
   }
 
   /** The request's log and analytics count the denial as its status. */

@@ -2,9 +2,8 @@ import { isCompleteAnswer } from "../cache/replay.ts";
 import { StreamAssembler } from "../gateway/stream/assembly.ts";
 import type { SseSource } from "../gateway/stream/sse-source.ts";
 import { SseDecoder } from "../../providers/stream/sse.ts";
-import { endsFormatAnswer } from "../formats/terminal-events.ts";
-import type { EventAssembler, InboundFormat } from "../formats/types.ts";
-import type { TypedEvent } from "../../providers/types.ts";
+import { eventTail } from "../formats/format-events.ts";
+import type { EventAssembler, FormatEvent, InboundFormat } from "../formats/types.ts";
 
 /** What a guarded stream is made of: OpenAI chunks (`chat` / `text`) or an event-typed format's events. */
 export type StreamKind = "chat" | "text" | InboundFormat;
@@ -51,18 +50,20 @@ class AnswerTracker {
     });
   }
 
-  /** Folds one event of a typed format; true when it ends the answer. */
+  /** Folds one event of an inbound format; true when it ends the answer. */
   #foldTyped(data: string): boolean {
-    let event: TypedEvent;
+    let event: FormatEvent;
     try {
-      event = JSON.parse(data) as TypedEvent;
+      event = JSON.parse(data) as FormatEvent;
     } catch {
       return false;
     }
-    if (typeof event?.type !== "string") return false;
-    this.#format!.assembler.add(event);
-    if (event.type === "error" || event.type === "response.failed") this.failed = true;
-    return endsFormatAnswer(event);
+    if (typeof event !== "object" || event === null) return false;
+    const { format, assembler } = this.#format!;
+    assembler.add(event);
+    const tail = eventTail(format, event);
+    if (tail === "error") this.failed = true;
+    return tail !== undefined;
   }
 
   /** The answer, when the stream spelled a whole one (every choice finished, no error). */

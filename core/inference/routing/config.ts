@@ -27,8 +27,9 @@ import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
  * drop lists add up). camelCase keys (`overrideParams`, `onStatusCodes`, ...) are accepted as aliases.
  * Guardrails (`input_guardrails`, `output_guardrails`, `before_request_hooks`, `after_request_hooks`) are
  * compiled by core/inference/guardrails/config-guardrails.ts: a target runs its parents' and then its own. A root that
- * carries guardrails but names no provider routes to the provider of the request's headers (Portkey's usual
- * `{"input_guardrails": [...]}` config next to `x-gateway-provider` or a virtual key).
+ * carries settings (guardrails, cache, retry...) but names no provider routes to the provider of the request's
+ * headers (Portkey's usual `{"input_guardrails": [...]}` or `{"cache": {...}}` config next to `x-gateway-provider`
+ * or a virtual key).
  */
 
 export const STRATEGY_MODES = ["single", "fallback", "loadbalance", "conditional"] as const;
@@ -340,8 +341,7 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   if (raw.strategy && raw.strategy.mode !== "single")
     fail(state, "targets", `strategy mode '${raw.strategy.mode}' needs targets.`);
   if (raw.provider === undefined && raw.virtual_key === undefined) {
-    if (state.depth === 0 && settings.guardrails && !LEAF_TARGET_FIELDS.some((field) => raw[field] !== undefined))
-      return { ...base, kind: "leaf", fromHeaders: true };
+    if (state.depth === 0 && routesByHeaders(raw)) return { ...base, kind: "leaf", fromHeaders: true };
     fail(state, "provider", "a target needs provider (a provider id or @slug), virtual_key, or targets.");
   }
   const leaf: LeafNode = { ...base, kind: "leaf" };
@@ -384,6 +384,17 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
   };
   if (Object.values(aws).some(Boolean)) leaf.aws = aws;
   return leaf;
+}
+
+/**
+ * A root that names no target but carries settings (`{"cache": ...}`, `{"retry": ...}`, guardrails, timeouts,
+ * params): it applies to the provider the request's headers name (`x-gateway-provider`, a virtual key), as
+ * Portkey's gateway does and its `portkey-ai` SDK relies on. A root with target fields but no provider (an
+ * `api_key` alone) is refused: those fields would be ignored.
+ */
+function routesByHeaders(raw: RawConfigNode): boolean {
+  if (LEAF_TARGET_FIELDS.some((field) => raw[field] !== undefined)) return false;
+  return Object.values(raw).some((value) => value !== undefined);
 }
 
 /** Fields that describe a target's provider: without a provider they would be ignored, so they need one. */

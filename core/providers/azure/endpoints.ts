@@ -1,6 +1,6 @@
 import { hostValueProblem } from "../../security/host-values.ts";
-import { ROUTE_PATHS } from "../openai/compatible.ts";
-import type { ProviderTarget, RouteKind, TransformContext } from "../types.ts";
+import { type OpenAIRouteKind, ROUTE_PATHS } from "../openai/compatible.ts";
+import type { ProviderTarget, TransformContext } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";
 
@@ -69,7 +69,7 @@ export function azureAIBase(target: ProviderTarget): string {
 }
 
 /** The upstream URL of an Azure OpenAI route. */
-export function azureOpenAIUrl(kind: RouteKind, ctx: TransformContext): string {
+export function azureOpenAIUrl(kind: OpenAIRouteKind, ctx: TransformContext): string {
   const origin = resourceOrigin(ctx, (resource) => `https://${resource}.openai.azure.com`, "azure-openai");
   const apiVersion = ctx.target.azure?.apiVersion || AZURE_OPENAI_API_VERSION;
   if (apiVersion === "v1") return joinUrl(origin, `/openai/v1${ROUTE_PATHS[kind]}`);
@@ -84,7 +84,7 @@ export function azureOpenAIUrl(kind: RouteKind, ctx: TransformContext): string {
 }
 
 /** The upstream URL of an Azure AI Foundry models route. */
-export function azureAIUrl(kind: RouteKind, ctx: TransformContext): string {
+export function azureAIUrl(kind: OpenAIRouteKind, ctx: TransformContext): string {
   const base = resourceOrigin(ctx, (resource) => `https://${resource}.services.ai.azure.com/models`, "azure-ai");
   const apiVersion = ctx.target.azure?.apiVersion || AZURE_AI_INFERENCE_API_VERSION;
   return `${joinUrl(base, ROUTE_PATHS[kind])}?api-version=${encodeURIComponent(apiVersion)}`;

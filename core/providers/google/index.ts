@@ -3,9 +3,13 @@ import { joinUrl } from "../url.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "./chat.ts";
 import { fromBatchEmbedResponse, rememberEncoding, toBatchEmbedRequest } from "./embeddings.ts";
 import { geminiApiBase } from "./api-base.ts";
+import { type GeminiEndpoint, geminiCountTokensRequest, nativeGeminiRoute } from "./native-gemini.ts";
 import { googlePassthrough } from "./passthrough.ts";
 
-/** Google Gemini API (Google AI Studio keys): generateContent, batchEmbedContents and the models list. */
+/**
+ * Google Gemini API (Google AI Studio keys): generateContent (chat translated, and a Gemini client's own body
+ * natively), batchEmbedContents and the models list.
+ */
 
 /** `gemini-2.5-flash` / `models/gemini-2.5-flash` -> `models/gemini-2.5-flash`; tuned models keep their prefix. */
 export function geminiModelName(model: string): string {
@@ -24,6 +28,17 @@ function headers(ctx: TransformContext, json: boolean): Record<string, string> {
   return { ...result, ...ctx.target.forwardHeaders };
 }
 
+/** Where a Gemini client's own body goes on the Gemini API (native `gemini` route and :countTokens). */
+const GOOGLE_GEMINI: GeminiEndpoint = {
+  url: (ctx, method) => joinUrl(geminiApiBase(ctx), `${geminiModelName(ctx.model)}:${method}`),
+  headers: (ctx) => headers(ctx, false),
+  label: "Google Gemini",
+};
+
+/** The Gemini API's own token count of a Gemini client's :countTokens body. */
+export const googleCountTokensRequest = (body: Record<string, any>, ctx: TransformContext) =>
+  geminiCountTokensRequest(GOOGLE_GEMINI, body, ctx);
+
 export const googleAdapter: ProviderAdapter = {
   id: "google",
   name: "Google Gemini",
@@ -41,6 +56,7 @@ export const googleAdapter: ProviderAdapter = {
       transformResponse: fromGeminiResponse,
       stream: { framing: "sse", createTransformer: createGeminiStreamTransformer },
     },
+    gemini: nativeGeminiRoute(GOOGLE_GEMINI),
     embeddings: {
       buildRequest(body, ctx) {
         rememberEncoding(ctx, body);

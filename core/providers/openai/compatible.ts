@@ -23,7 +23,7 @@ export interface CompatibleProvider {
   baseUrl?: string;
   /** How the key is sent. */
   auth: "bearer" | "api-key-header" | "none";
-  routes: RouteKind[];
+  routes: OpenAIRouteKind[];
   /** Request fields the provider rejects; removed before sending. */
   dropParams?: string[];
   /**
@@ -52,7 +52,10 @@ export interface CompatibleProvider {
   ownRoutes?: Partial<Record<RouteKind, (row: CompatibleProvider) => RouteAdapter>>;
 }
 
-export const ROUTE_PATHS: Record<RouteKind, string> = {
+/** The routes an OpenAI-shaped API can have (Gemini's generateContent is Google's and Vertex AI's own). */
+export type OpenAIRouteKind = Exclude<RouteKind, "gemini">;
+
+export const ROUTE_PATHS: Record<OpenAIRouteKind, string> = {
   chat: "/chat/completions",
   completions: "/completions",
   embeddings: "/embeddings",

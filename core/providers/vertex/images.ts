@@ -3,6 +3,7 @@ import { nearestAspectRatio } from "../images/size.ts";
 import { type RouteAdapter, type RouteKind, type TransformContext, UpstreamError } from "../types.ts";
 import type { UploadedFile } from "../uploaded-file.ts";
 import { vertexAccessToken } from "./auth.ts";
+import { vertexRequestTypeHeaders } from "./request-type.ts";
 
 /**
  * Imagen on Vertex AI through `:predict` (https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/imagen-api):
@@ -111,7 +112,12 @@ function imagenRoute(route: RouteKind, modelUrl: ModelUrl): RouteAdapter {
       return {
         url: modelUrl(ctx, "google", "predict"),
         method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...ctx.target.forwardHeaders },
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          ...vertexRequestTypeHeaders(ctx.target),
+          ...ctx.target.forwardHeaders,
+        },
         body: JSON.stringify(payload),
       };
     },

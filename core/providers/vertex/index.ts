@@ -6,13 +6,21 @@ import {
   toAnthropicMessagesRequest,
 } from "../anthropic/index.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "../google/chat.ts";
+import { type GeminiEndpoint, geminiCountTokensRequest, nativeGeminiRoute } from "../google/native-gemini.ts";
 import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
-import { type ProviderAdapter, type RouteAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import {
+  type ProviderAdapter,
+  type RouteAdapter,
+  type TransformContext,
+  type UpstreamRequest,
+  UpstreamError,
+} from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
 import { vertexPassthrough } from "./passthrough.ts";
 import { vertexRegion } from "./region.ts";
+import { vertexRequestTypeHeaders } from "./request-type.ts";
 import { imagenRoutes } from "./images.ts";
 
 /**
@@ -69,7 +77,12 @@ export function vertexModelUrl(ctx: TransformContext, publisher: string, method:
 
 async function vertexHeaders(ctx: TransformContext): Promise<Record<string, string>> {
   const token = await vertexAccessToken(ctx);
-  return { authorization: `Bearer ${token}`, "content-type": "application/json", ...ctx.target.forwardHeaders };
+  return {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    ...vertexRequestTypeHeaders(ctx.target),
+    ...ctx.target.forwardHeaders,
+  };
 }
 
 /** Vertex `:predict` embeddings body (one instance per input). */
@@ -117,6 +130,22 @@ export const vertexMessagesRoute: RouteAdapter = {
   stream: { framing: "sse", createTransformer: () => createNativeMessagesStreamTransformer("Vertex AI") },
 };
 
+/** Where a Gemini client's own body goes on Vertex AI: Gemini models only (Claude gets it translated via chat). */
+const VERTEX_GEMINI: GeminiEndpoint = {
+  url: (ctx, method) => vertexModelUrl(ctx, "google", method),
+  headers: vertexHeaders,
+  label: "Vertex AI",
+  supportsModel: (model) => !isAnthropicModel(model),
+};
+
+/** Vertex AI's own token count of a Gemini client's :countTokens body (Gemini models; undefined for Claude). */
+export async function vertexCountTokensRequest(
+  body: Record<string, any>,
+  ctx: TransformContext,
+): Promise<UpstreamRequest | undefined> {
+  return isAnthropicModel(ctx.model) ? undefined : geminiCountTokensRequest(VERTEX_GEMINI, body, ctx);
+}
+
 export const vertexAdapter: ProviderAdapter = {
   id: "vertex-ai",
   name: "Google Vertex AI",
@@ -163,6 +192,8 @@ export const vertexAdapter: ProviderAdapter = {
       transformResponse: fromVertexEmbeddingResponse,
     },
     messages: vertexMessagesRoute,
+    // A Gemini client's own body, natively, to Gemini models (Claude on Vertex gets it translated through chat).
+    gemini: nativeGeminiRoute(VERTEX_GEMINI),
     ...imagenRoutes(vertexModelUrl),
   },
   passthrough: vertexPassthrough,

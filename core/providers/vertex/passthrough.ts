@@ -1,6 +1,7 @@
 import type { PassthroughContext, PassthroughEndpoint, ProviderTarget } from "../types.ts";
 import { vertexAccessToken } from "./auth.ts";
 import { vertexRegion } from "./region.ts";
+import { vertexRequestTypeHeaders } from "./request-type.ts";
 
 /**
  * Pass-through to Vertex AI (https://cloud.google.com/vertex-ai/docs/reference/rest): the regional endpoint
@@ -19,7 +20,7 @@ export async function vertexPassthrough(target: ProviderTarget, ctx: Passthrough
     signal: ctx.signal,
     trustedHosts: ctx.trustedHosts,
   });
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = vertexRequestTypeHeaders(target);
   for (const [name, value] of Object.entries(target.forwardHeaders ?? {})) headers[name.toLowerCase()] = value;
   headers.authorization = `Bearer ${token}`;
   return { baseUrl: /\/v1(beta1)?$/.test(base) ? base : `${base}/v1`, headers };

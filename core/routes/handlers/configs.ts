@@ -4,7 +4,7 @@ import { configCreateSchema, configUpdateSchema } from "../../control/configs/sc
 import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
 import { controlDeps, credentialDeps } from "../control-deps.ts";
-import { json, readBody, validate } from "../../http/json.ts";
+import { json, readBody, readJson, validate } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 
 /**
@@ -15,6 +15,17 @@ import { listResponse, readListQuery } from "../../http/lists.ts";
 const bodyLimit = (ctx: RequestContext) => ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES;
 const ref = (ctx: RequestContext) => ({ config: ctx.params.id! });
 const versionSchema = z.coerce.number().int().min(1);
+
+/**
+ * portkey-ai's configs.update puts `slug` in the path and again in the body: the body's slug equal to the path's
+ * reference names the config, it changes nothing (a config saved without a slug is updated by its id, which is
+ * no slug). Any other slug renames the config.
+ */
+function withoutSlugEcho(body: unknown, ctx: RequestContext): unknown {
+  if (typeof body !== "object" || body === null || (body as { slug?: unknown }).slug !== ctx.params.id) return body;
+  const { slug: _echo, ...rest } = body as Record<string, unknown>;
+  return rest;
+}
 
 export const handlers: HandlerMap = {
   async createConfig(request, ctx) {
@@ -40,7 +51,8 @@ export const handlers: HandlerMap = {
   },
 
   async updateConfig(request, ctx) {
-    const changes = () => readBody(request, configUpdateSchema, bodyLimit(ctx));
+    const changes = async () =>
+      validate(configUpdateSchema, withoutSlugEcho(await readJson(request, bodyLimit(ctx)), ctx));
     return json(await configs.updateConfig(credentialDeps(ctx), ctx.principal!, { ...ref(ctx), changes }));
   },
 

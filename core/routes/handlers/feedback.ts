@@ -9,7 +9,8 @@ import {
 } from "../../observe/feedback/feedback.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { forbidden, notFound } from "../../http/errors.ts";
-import { json, readBody } from "../../http/json.ts";
+import { json, readBody, readJson, validate } from "../../http/json.ts";
+import { withoutPathEchoes } from "../../http/path-echoes.ts";
 
 /** Spec 5.5: feedback is created and updated with workspace keys only; admin (organisation) keys get 403. */
 function workspaceOf(principal: Principal): string {
@@ -65,10 +66,14 @@ export const handlers: HandlerMap = {
   async updateFeedback(request, ctx) {
     const principal = ctx.principal!;
     const workspaceId = workspaceOf(principal);
-    const body = await readBody(request, updateFeedbackSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    const raw = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
     const store = feedbackStore(ctx.services.stores.records);
     const current = await store.get(principal.organisationId, ctx.params.id!);
     if (!current || current.workspaceId !== workspaceId) throw notFound(`No feedback with id '${ctx.params.id}'.`);
+    // portkey-ai's feedback.update sends the id (and the trace, if the caller gave it) again in the body, its
+    // keys made snake_case (`feedbackID` -> `feedback_id`).
+    const echoes = { feedback_id: ctx.params.id, trace_id: current.traceId };
+    const body = validate(updateFeedbackSchema, withoutPathEchoes(raw, echoes));
     const next = await store.update(current, {
       ...(body.value !== undefined ? { value: body.value } : {}),
       ...(body.weight !== undefined ? { weight: body.weight } : {}),

@@ -2,7 +2,8 @@ import { workspaceScope } from "../../auth/scopes.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound, serviceUnavailable, HttpError, conflict } from "../../http/errors.ts";
-import { json, readBody, validate } from "../../http/json.ts";
+import { json, readBody, readJson, validate } from "../../http/json.ts";
+import { withoutPathEchoes } from "../../http/path-echoes.ts";
 import { priceOverridesFor } from "../../control/model-pricing/store.ts";
 import { customLogCost } from "../../observe/logs/custom-log-cost.ts";
 import type { RequestLog } from "../../observe/logs/log-record.ts";
@@ -283,7 +284,11 @@ const exportHandlers: HandlerMap = {
 
   async updateExport(request, ctx) {
     const current = await load(ctx);
-    const body = await readBody(request, updateExportSchema, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    const raw = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+    // portkey-ai's logs.exports.update sends the export's id (and its workspace, when given) again in the body
+    // (`export_id`: the SDK makes body keys snake_case).
+    const echoes = { export_id: ctx.params.id, workspace_id: current.workspaceId };
+    const body = validate(updateExportSchema, withoutPathEchoes(raw, echoes));
     if (current.status !== "draft")
       throw conflict(`The export is ${current.status}; only drafts can be changed.`, "status");
     if (body.requested_data) await checkFields(ctx, current.workspaceId, body.requested_data);

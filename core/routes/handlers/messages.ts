@@ -1,15 +1,19 @@
-import { forwardAnthropicBeta } from "../../inference/formats/messages/anthropic-beta.ts";
+import { readAnthropicClientHeaders } from "../../inference/formats/messages/client-headers.ts";
 import { loadFormat } from "../../inference/formats/registry.ts";
 import { handleInference } from "../../inference/gateway/inference.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import { countMessageTokens } from "../../inference/gateway/count-message-tokens.ts";
 
+/** Anthropic's Messages API (POST /v1/messages, /v1/messages/count_tokens) on every provider. */
 export const handlers: HandlerMap = {
   async createMessage(request, ctx) {
     const { messagesRequest } = await import("../../inference/formats/messages/index.ts");
     await loadFormat("messages");
-    forwardAnthropicBeta(request, ctx);
+    readAnthropicClientHeaders(request, ctx);
     return handleInference("messages", request, ctx, messagesRequest);
   },
-  countMessageTokens,
+  async countMessageTokens(request, ctx) {
+    readAnthropicClientHeaders(request, ctx);
+    return countMessageTokens(request, ctx);
+  },
 };

@@ -7,6 +7,7 @@ import { resolveRouting } from "../../inference/routing/source.ts";
 import { routeInference } from "../../inference/gateway/inference.ts";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
 import { gatewayHeadersOf } from "../../inference/gateway/plan.ts";
+import { geminiModelCall } from "../../inference/gateway/gemini-call.ts";
 
 const catalogCreated = Math.floor(Date.parse("2024-01-01T00:00:00Z") / 1000);
 
@@ -77,4 +78,5 @@ function presentPricing(pricing: ListedPricing) {
   };
 }
 
-export const handlers: HandlerMap = { listModels };
+/** Gemini's model calls under `/v1` share this family's path prefix (core/routes/table/models.ts). */
+export const handlers: HandlerMap = { listModels, geminiModelCall };

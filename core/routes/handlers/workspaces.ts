@@ -9,7 +9,8 @@ import {
 } from "../../control/workspaces/schemas.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
-import { json, readBody } from "../../http/json.ts";
+import { json, readBody, readJson, validate } from "../../http/json.ts";
+import { withoutPathEchoes } from "../../http/path-echoes.ts";
 
 /**
  * Workspaces (`/v1/admin/workspaces`, and the spec's `GET|PUT /v2/workspaces/{id}`) and their members
@@ -62,7 +63,10 @@ export const handlers: HandlerMap = {
   async addWorkspaceMembers(request, ctx) {
     let list = false;
     const members = async () => {
-      const body = await readBody(request, memberAddSchema, bodyLimit(ctx));
+      // portkey-ai's admin.workspaces.users.create sends the path's workspace id again (`workspace_id`: the SDK
+      // makes body keys snake_case).
+      const raw = await readJson(request, bodyLimit(ctx));
+      const body = validate(memberAddSchema, withoutPathEchoes(raw, { workspace_id: ctx.params.id }));
       if (!("users" in body))
         return [{ user: body.user_id ?? body.email, role: body.role, param: body.user_id ? "user_id" : "email" }];
       list = true;
@@ -82,7 +86,10 @@ export const handlers: HandlerMap = {
   },
 
   async updateWorkspaceMember(request, ctx) {
-    const role = async () => (await readBody(request, memberUpdateSchema, bodyLimit(ctx))).role;
+    // portkey-ai's admin.workspaces.users.update sends the path's user id again (`user_id`).
+    const echoes = { user_id: ctx.params.userId, workspace_id: ctx.params.id };
+    const role = async () =>
+      validate(memberUpdateSchema, withoutPathEchoes(await readJson(request, bodyLimit(ctx)), echoes)).role;
     const input = { workspace: ctx.params.id!, user: ctx.params.userId!, role };
     return json(await workspaces.updateWorkspaceMember(deps(ctx), ctx.principal!, input));
   },

@@ -20,23 +20,48 @@ export function openApiPath(path: string): string {
 
 const pathParameters = (template: string) => [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
 
-const ERROR_RESPONSE = {
-  description: "An error in OpenAI's shape",
-  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-};
+/** A route's error answers, in the shape of the API it speaks (RouteSpec.errors). */
+function errorResponse(route: RouteSpec): JsonObject {
+  if (route.errors === "anthropic") {
+    return {
+      description: "An error in Anthropic's shape",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/AnthropicError" } } },
+    };
+  }
+  if (route.errors === "gemini") {
+    return {
+      description: "An error in Google's shape",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/GoogleError" } } },
+    };
+  }
+  return {
+    description: "An error in OpenAI's shape",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  };
+}
+
+/** An answer that is JSON, or server-sent events when the request streams. */
+const JSON_OR_EVENTS = (description: string) => ({
+  description,
+  content: {
+    "application/json": { schema: { type: "object" } },
+    "text/event-stream": { schema: { type: "string" } },
+  },
+});
 
 /** What a successful answer of the family's routes is, as far as the table tells. */
-function successResponse(family: RouteFamily): JsonObject {
+function successResponse(family: RouteFamily, route: RouteSpec): JsonObject {
   if (family.name === "passthrough")
     return { description: "The provider's answer, status, headers and body unchanged" };
   if (family.name === "chat" || family.name === "completions") {
-    return {
-      description: "The completion: JSON, or server-sent events when the body sets `stream: true`",
-      content: {
-        "application/json": { schema: { type: "object" } },
-        "text/event-stream": { schema: { type: "string" } },
-      },
-    };
+    return JSON_OR_EVENTS("The completion: JSON, or server-sent events when the body sets `stream: true`");
+  }
+  if (family.name === "messages") return JSON_OR_EVENTS("Anthropic's Message, or its stream events");
+  if (route.errors === "gemini") {
+    return JSON_OR_EVENTS(
+      "Gemini's GenerateContentResponse; :streamGenerateContent streams its chunks as server-sent events with " +
+        "`?alt=sse`, else as one JSON array; :countTokens answers `{totalTokens}`",
+    );
   }
   if (family.name === "metrics") return { description: "Prometheus metrics", content: { "text/plain": {} } };
   if (family.name === "blobs") return { description: "The blob's bytes", content: { "application/octet-stream": {} } };
@@ -66,13 +91,20 @@ function bodySchema(schema: z.$ZodType): JsonObject {
   return jsonSchema;
 }
 
+function pathDescription(route: RouteSpec): string {
+  if (route.errors === "gemini") {
+    return "`{model}:generateContent`, `{model}:streamGenerateContent` or `{model}:countTokens` (the model may hold slashes)";
+  }
+  return "The rest of the path (may hold slashes)";
+}
+
 function operation(family: RouteFamily, route: RouteSpec, template: string, operationId: string): JsonObject {
   const parameters = pathParameters(template).map((name) => ({
     name,
     in: "path",
     required: true,
     schema: { type: "string" },
-    ...(name === "path" && route.path.endsWith("*") ? { description: "The rest of the path (may hold slashes)" } : {}),
+    ...(name === "path" && route.path.endsWith("*") ? { description: pathDescription(route) } : {}),
   }));
   const body = requestBody(route);
   return {
@@ -80,7 +112,7 @@ function operation(family: RouteFamily, route: RouteSpec, template: string, oper
     tags: [family.name],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: { "200": successResponse(family), default: ERROR_RESPONSE },
+    responses: { "200": successResponse(family, route), default: errorResponse(route) },
     security: route.auth === "api_key" ? [{ gatewayApiKey: [] }, { bearerJwt: [] }] : [],
     ...(route.scope ? { "x-required-scope": route.scope } : {}),
     ...(route.organisationScope ? { "x-organisation-scope": route.organisationScope } : {}),
@@ -127,6 +159,29 @@ export function buildOpenApiDocument(families: RouteFamily[] = ROUTE_FAMILIES): 
         },
       },
       schemas: {
+        AnthropicError: {
+          type: "object",
+          required: ["type", "error"],
+          properties: {
+            type: { const: "error" },
+            error: {
+              type: "object",
+              required: ["type", "message"],
+              properties: { type: { type: "string" }, message: { type: "string" } },
+            },
+          },
+        },
+        GoogleError: {
+          type: "object",
+          required: ["error"],
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message", "status"],
+              properties: { code: { type: "integer" }, message: { type: "string" }, status: { type: "string" } },
+            },
+          },
+        },
         Error: {
           type: "object",
           required: ["error"],

@@ -1,4 +1,7 @@
 import type * as z from "zod/v4/core";
+import * as zm from "zod/mini";
+import { geminiCountTokensRequest, geminiRequest } from "../../inference/formats/gemini/schema.ts";
+import { countTokensRequest, messagesRequest } from "../../inference/formats/messages/schema.ts";
 import { createExportSchema, updateExportSchema } from "../../observe/exports/log-exports.ts";
 import { createFeedbackSchema, updateFeedbackSchema } from "../../observe/feedback/feedback.ts";
 import { chatCompletionRequest } from "../../inference/gateway/schemas/chat.ts";
@@ -60,8 +63,16 @@ import * as serverSchemas from "../../features/mcp/servers/schemas.ts";
  * whose handlers validate in code rather than with an exported schema are described as a plain JSON object.
  * (test/e2e/openapi.test.ts checks that every key names a route of the table.)
  */
+/** Gemini's model calls: a GenerateContentRequest, or a :countTokens body. */
+const geminiBody = zm.union([geminiRequest, geminiCountTokensRequest]);
+
 export const REQUEST_BODIES: Record<string, z.$ZodType> = {
   "POST /v1/chat/completions": chatCompletionRequest,
+  "POST /v1/messages": messagesRequest,
+  "POST /v1/messages/count_tokens": countTokensRequest,
+  "POST /v1/models/*": geminiBody,
+  "POST /v1beta/models/*": geminiBody,
+  "POST /v1alpha/models/*": geminiBody,
   "POST /v1/completions": completionRequest,
   "POST /v1/embeddings": embeddingRequest,
   "POST /v1/images/generations": imageGenerationRequest,

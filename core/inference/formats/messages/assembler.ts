@@ -10,7 +10,7 @@ import type { EventAssembler } from "../types.ts";
 
 type Json = Record<string, any>;
 
-export function createMessageAssembler(): EventAssembler {
+export function createMessageAssembler(): EventAssembler<TypedEvent> {
   let message: Json | undefined;
   const blocks: Json[] = [];
   /** Block index -> the input JSON text received so far (tool_use and server_tool_use blocks). */

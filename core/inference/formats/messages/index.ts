@@ -1,4 +1,5 @@
 import { toChatUsage } from "../../../providers/anthropic/messages.ts";
+import type { TypedEvent } from "../../../providers/types.ts";
 import type { InboundFormat } from "../types.ts";
 import { createMessageAssembler } from "./assembler.ts";
 import { chatToMessage } from "./from-chat.ts";
@@ -15,7 +16,7 @@ export { type CountTokensRequest, countTokensRequest, type MessagesRequest, mess
  * Bedrock and Vertex AI (their `messages` routes), translated to and from chat completions for every other
  * provider.
  */
-export const messagesFormat: InboundFormat = {
+export const messagesFormat: InboundFormat<TypedEvent> = {
   route: "messages",
   toChat: messagesToChat,
   fromChat: chatToMessage,

@@ -16,7 +16,7 @@ import { messageId, messagesUsage, reasoningText, stopOf } from "./from-chat.ts"
 type Json = Record<string, any>;
 type BlockKind = "thinking" | "text" | "tool_use";
 
-export function createMessagesStreamConverter(body: Json, ctx: TransformContext): ChatStreamConverter {
+export function createMessagesStreamConverter(body: Json, ctx: TransformContext): ChatStreamConverter<TypedEvent> {
   const id = messageId(ctx.requestId);
   let model: string = ctx.model || body.model;
   let started = false;

@@ -23,7 +23,7 @@ const position = (value: unknown): number | undefined =>
 const isRecord = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-export class ResponsesEventAssembler implements EventAssembler {
+export class ResponsesEventAssembler implements EventAssembler<TypedEvent> {
   #started?: Json;
   #terminal?: Json;
   readonly #items: Json[] = [];

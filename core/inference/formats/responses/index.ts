@@ -1,3 +1,4 @@
+import type { TypedEvent } from "../../../providers/types.ts";
 import type { InboundFormat } from "../types.ts";
 import { ResponsesEventAssembler } from "./assembler.ts";
 import { responseFromChat } from "./from-chat.ts";
@@ -14,7 +15,7 @@ import { usageOf } from "./usage.ts";
  * core/inference/formats/types.ts). Responses are built in OpenAI's current shape; present.ts shows them in the schema the
  * client asked for (spec 9).
  */
-export const responsesFormat: InboundFormat = {
+export const responsesFormat: InboundFormat<TypedEvent> = {
   route: "responses",
   toChat: responsesToChat,
   fromChat: responseFromChat,

@@ -67,11 +67,11 @@ type ItemState = ReasoningState | MessageState | CallState;
 
 const CUT_MESSAGE = "The provider's stream ended before the answer was complete.";
 
-export function streamFromChat(body: Json, ctx: TransformContext): ChatStreamConverter {
+export function streamFromChat(body: Json, ctx: TransformContext): ChatStreamConverter<TypedEvent> {
   return new ResponsesStreamConverter(body, ctx);
 }
 
-export class ResponsesStreamConverter implements ChatStreamConverter {
+export class ResponsesStreamConverter implements ChatStreamConverter<TypedEvent> {
   readonly #body: Json;
   readonly #ctx: TransformContext;
   #sequence = 0;

@@ -1,11 +1,6 @@
-import type { InboundFormat } from "../../formats/types.ts";
-import type {
-  TypedEvent,
-  ChatUsage,
-  StreamTransformer,
-  StreamFraming,
-  UpstreamEvent,
-} from "../../../providers/types.ts";
+import { formatEventText } from "../../formats/format-events.ts";
+import type { FormatEvent, InboundFormat } from "../../formats/types.ts";
+import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../../providers/types.ts";
 import type { Cost } from "../../catalog/cost.ts";
 import { usageWithCost } from "../cost-on-answer.ts";
 import type { InferenceOutcome } from "../outcome.ts";
@@ -108,15 +103,11 @@ export async function transformPipeline(
   };
 }
 
-/** The SSE text of one event of an event-typed format. */
-export function typedEventSse(event: TypedEvent | object): string {
-  return `event: ${(event as TypedEvent).type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
-
 /**
- * A stream in an event-typed format (Responses, Messages), native or translated from chat: each event is written
- * as `event: <type>` + `data: <json>` (no `[DONE]`: these formats end with their own terminal event) and folded
- * by the format's assembler for the log, the usage and the cache.
+ * A stream in an inbound format (Responses, Messages, Gemini), native or translated from chat: each event is
+ * written as its format writes it (format-events.ts: `event: <type>` + `data: <json>`, or Gemini's `data: <json>`;
+ * no `[DONE]`: these formats end with their own last event) and folded by the format's assembler for the log, the
+ * usage and the cache.
  */
 function typedEventPipeline(
   batches: AsyncIterator<UpstreamEvent[]>,
@@ -128,11 +119,11 @@ function typedEventPipeline(
   let chars = 0;
   let events = 0;
   const emit = (event: object | string, pending: StreamPiece[]) => {
-    let typed = (typeof event === "string" ? JSON.parse(event) : event) as TypedEvent;
+    let typed = (typeof event === "string" ? JSON.parse(event) : event) as FormatEvent;
     assembler.add(typed);
     if (outcome.answeredModel === undefined) outcome.answeredModel = assembler.model();
     if (costOf) typed = withResponseCost(typed, assembler.usage(), costOf);
-    const text = typedEventSse(typed);
+    const text = formatEventText(format, typed);
     chars += text.length;
     pending.push(text);
   };
@@ -154,17 +145,17 @@ function typedEventPipeline(
 
 /** Responses' `response.completed`: its usage carries the cost (a new event: the assembled answer keeps its own). */
 function withResponseCost(
-  event: TypedEvent,
+  event: FormatEvent,
   usage: ChatUsage | undefined,
   costOf: NonNullable<PipelineOptions["costOf"]>,
-): TypedEvent {
+): FormatEvent {
   const response = (event as { response?: Record<string, any> }).response;
   if (event.type !== "response.completed" || !usage || !response?.usage) return event;
   const tier = typeof response.service_tier === "string" ? response.service_tier : undefined;
   return {
     ...event,
     response: { ...response, usage: usageWithCost(response.usage, costOf(usage, tier)) },
-  } as TypedEvent;
+  } as FormatEvent;
 }
 
 /**

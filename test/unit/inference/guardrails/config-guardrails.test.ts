@@ -279,8 +279,10 @@ describe("inheritance", () => {
     const root = compile({ input_guardrails: ["gr_1"], retry: { attempts: 2 } }) as LeafNode;
     expect(root).toMatchObject({ kind: "leaf", fromHeaders: true, path: "config" });
     expect(root.settings.retry?.attempts).toBe(2);
-    // Still refused: no guardrails, or fields that only mean something with a provider.
-    expect(rejection({ retry: { attempts: 2 } }).param).toBe("x-gateway-config.provider");
+    // Settings without guardrails route by headers too (Portkey's `{"retry": ...}` next to x-portkey-provider);
+    // still refused: nothing at all, or fields that only mean something with a provider.
+    expect(compile({ retry: { attempts: 2 } })).toMatchObject({ kind: "leaf", fromHeaders: true });
+    expect(rejection({}).param).toBe("x-gateway-config.provider");
     expect(rejection({ input_guardrails: ["gr_1"], api_key: "sk-x" }).param).toBe("x-gateway-config.provider");
     expect(rejection({ strategy: { mode: "fallback" }, targets: [{ input_guardrails: ["gr_1"] }] }).param).toBe(
       "x-gateway-config.targets[0].provider",

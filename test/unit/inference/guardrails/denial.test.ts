@@ -86,7 +86,7 @@ describe("hook_results", () => {
 
 describe("denial answers", () => {
   it("446 with Portkey's error and the hook results", async () => {
-    const response = deniedResponse(hookResults([failed], []));
+    const response = deniedResponse(hookResults([failed], []), "chat");
     expect(response.status).toBe(446);
     const body = await response.json();
     expect(body.error).toEqual({

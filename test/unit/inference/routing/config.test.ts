@@ -280,6 +280,24 @@ describe("compiled configs", () => {
     expect(root).toMatchObject({ kind: "leaf", path: "config", provider: "openai", apiKey: "sk" });
   });
 
+  it("a root of settings only (cache, retry, timeout) routes to the provider the request headers name", () => {
+    for (const raw of [
+      { cache: { mode: "simple", max_age: 60 } },
+      { retry: { attempts: 2 } },
+      { request_timeout: 5000, override_params: { temperature: 0 } },
+    ]) {
+      expect(compile(raw)).toMatchObject({ kind: "leaf", path: "config", fromHeaders: true });
+    }
+    expect(compile({ retry: { attempts: 2 } }).settings.retry).toMatchObject({ attempts: 2 });
+    // Target fields without a provider would be ignored: refused, as is an empty config.
+    expect(rejection({ api_key: "sk", cache: { mode: "simple" } }).param).toBe("x-gateway-config.provider");
+    expect(rejection({}).param).toBe("x-gateway-config.provider");
+    // Nested targets still need a provider each.
+    expect(rejection({ strategy: { mode: "fallback" }, targets: [{ cache: { mode: "simple" } }] }).param).toBe(
+      "x-gateway-config.targets[0].provider",
+    );
+  });
+
   it("checks custom hosts against TRUSTED_CUSTOM_HOSTS", () => {
     const local = parseTrustedHosts(["127.0.0.1"]);
     expect(compileConfig({ provider: "openai", custom_host: "http://127.0.0.1:9000/v1" }, local)).toMatchObject({
