@@ -216,6 +216,12 @@ export interface RouteAdapter {
    * JSON before transformResponse, undefined for raw answers.
    */
   usageOf?(answer: unknown, body: Record<string, any>, ctx: TransformContext): MeteredUsage | undefined;
+  /**
+   * Chat: a conversation that ends with an assistant message is continued by the model from that message's text
+   * (Anthropic's and Bedrock's assistant prefill, Gemini's trailing model turn). The gateway then asks such a target
+   * to finish a broken stream with the partial answer as that message; other targets get an instruction to go on.
+   */
+  continuesAssistantTurn?: boolean;
   /** Present on routes that stream. */
   stream?: {
     framing: StreamFraming;

@@ -5,6 +5,7 @@ import type {
   StreamTransformer,
   TransformContext,
 } from "../../providers/types.ts";
+import { errorChunkFailure } from "../../providers/stream/openai-chunks.ts";
 import { isFormatRoute, loadFormat } from "./registry.ts";
 import type { InboundFormat } from "./types.ts";
 
@@ -39,6 +40,9 @@ export function viaChat(format: InboundFormat, chat: RouteAdapter, body: Record<
           for (const chunk of out) {
             // Providers whose chunks already are OpenAI's hand them over as JSON text.
             const parsed = typeof chunk === "string" ? JSON.parse(chunk) : chunk;
+            // An OpenAI-shaped provider reports a failure inside its stream as an error chunk.
+            const failure = errorChunkFailure(parsed);
+            if (failure) throw failure;
             for (const event of converter.push(parsed)) events.push(event);
           }
           return events;

@@ -25,6 +25,7 @@ import { JsonText } from "../../observe/logs/late-json.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { streamFailureEvent } from "../formats/stream-failure.ts";
 import { routeAdapterOf } from "../formats/via-chat.ts";
+import type { StreamContinuation } from "./continuation/slot.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -39,6 +40,10 @@ export interface TargetCall {
   trustedHosts?: TrustedHosts;
   /** The saved price overrides that apply to this caller and target (core/control/model-pricing/store.ts). */
   prices?: PriceOverrides;
+  /** A fallback that continues broken streams: a stream that breaks after its first chunk is handed to it. */
+  continuation?: StreamContinuation;
+  /** Check the stream for every break (stream/strict-streams.ts): set with `continuation`, and on continuing legs. */
+  strict?: boolean;
 }
 
 /**
@@ -143,6 +148,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     includeUsage: ctx.includeUsage === true,
     outcome,
     idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
+    strict: call.strict === true || call.continuation !== undefined,
   };
   const pipeline: StreamPipeline<unknown> = routeAdapter.stream.relay
     ? (relayPipeline(response.body, pipelineOptions) as StreamPipeline<unknown>)
@@ -161,6 +167,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     headers: { "x-gateway-provider": adapter.id },
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
+    continuation: call.continuation,
   });
 }
 

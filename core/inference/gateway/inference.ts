@@ -2,9 +2,9 @@ import type * as z from "zod";
 import { priceOverridesFor } from "../../control/model-pricing/store.ts";
 import type { RequestContext } from "../../services.ts";
 import { withHeaders } from "../../http/response-headers.ts";
-import { badRequest } from "../../http/errors.ts";
+import { HttpError, badRequest } from "../../http/errors.ts";
 import { readJson, type Schema, validate } from "../../http/json.ts";
-import type { RouteKind } from "../../providers/types.ts";
+import type { ProviderTarget, RouteKind } from "../../providers/types.ts";
 import type { ConfigNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
@@ -15,6 +15,7 @@ import { logRequest } from "../../observe/logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
+import { ContinuationOffer } from "./continuation/offer.ts";
 import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -109,15 +110,43 @@ export async function routeInference(
   const gateway = gatewayHeadersOf(request, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardrails = new InferenceGuardrails(route, request, ctx, outcome, requestId);
+  const queryContext = () => ({
+    metadata: gateway.metadata ?? {},
+    params: body,
+    url: { pathname: ctx.path ?? new URL(request.url).pathname },
+  });
+  const pricesFor = (target: ProviderTarget) =>
+    ctx.principal ? priceOverridesFor(ctx.services.stores.records, ctx.principal, target.integrationId) : undefined;
+  // A fallback that continues broken streams: offered to the stream, armed once the strategy answered.
+  const continuation = continuesStreams(route, body, config)
+    ? new ContinuationOffer({
+        route,
+        body,
+        outcome,
+        requestId,
+        startedAt: ctx.startedAt,
+        signal: ctx.signal,
+        trustedHosts: ctx.services.trustedHosts,
+        includeUsage: body.stream_options?.include_usage === true,
+        queryContext,
+        async prepare(leaf) {
+          const resolved = await resolver.resolve(leaf);
+          const guarded = await guardrails.input(leaf.settings, applyParams(body, leaf.settings));
+          if (guarded.answer) throw new HttpError(446, "A guardrail refused the request for the continuing target.");
+          return {
+            target: resolved.target,
+            timeoutMs: resolved.timeoutMs,
+            body: guarded.body,
+            prices: pricesFor(resolved.target),
+          };
+        },
+      })
+    : undefined;
   let provider: string | undefined;
   try {
     const result = await runStrategy(config, {
       signal: ctx.signal,
-      queryContext: () => ({
-        metadata: gateway.metadata ?? {},
-        params: body,
-        url: { pathname: ctx.path ?? new URL(request.url).pathname },
-      }),
+      queryContext,
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
@@ -142,9 +171,8 @@ export async function routeInference(
             outcome,
             startedAt: ctx.startedAt,
             trustedHosts: ctx.services.trustedHosts,
-            prices: ctx.principal
-              ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
-              : undefined,
+            prices: pricesFor(resolved.target),
+            continuation,
           });
         // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
@@ -165,6 +193,8 @@ export async function routeInference(
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
+    if (continuation && result.rest)
+      continuation.arm({ rest: result.rest, from: { provider: provider ?? "", target: result.leaf.path } });
     // Pipeline step 7: the answering target's output guardrails on its answer.
     const response = await guardrails.output(result.leaf.settings, result.response);
     return withHeaders(response, {
@@ -176,6 +206,19 @@ export async function routeInference(
     if (error instanceof RoutingFailure) throw upstreamToHttp(error.error, failureHeaders(error, provider));
     throw error;
   }
+}
+
+/** Whether a request's stream may be continued: a streamed chat, Responses or Messages request whose config says so. */
+function continuesStreams(
+  route: RouteKind,
+  body: Record<string, any>,
+  config: ConfigNode,
+): route is "chat" | "responses" | "messages" {
+  return (
+    config.hasStreamContinuation === true &&
+    body.stream === true &&
+    (route === "chat" || route === "responses" || route === "messages")
+  );
 }
 
 /**

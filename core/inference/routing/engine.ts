@@ -16,6 +16,9 @@ import { nextRetryDelay, sleep } from "./retry.ts";
  * - loadbalance: one target by weighted random choice (weight 0 is never chosen).
  * - conditional: the first condition whose query holds names the target, else `default`.
  * - retries: per leaf, on its policy's status codes, with backoff or the provider's retry-after hint.
+ * - continuation: a fallback with `on_stream_failure: "continue"` hands back, with its success, the targets after
+ *   the one that answered (`rest`), which a stream that breaks later asks to finish the answer (through an `io`
+ *   of its own: the request it sends is not the client's).
  * Route-independent: inference and pass-through use it with their own `call`.
  */
 export interface EngineIO {
@@ -37,6 +40,11 @@ export interface RoutingSuccess {
   leaf: LeafNode;
   /** Retries made on that leaf before it answered. */
   retries: number;
+  /**
+   * Set when a fallback that continues broken streams holds targets after this one (in this fallback or in one
+   * around it that continues too): runs them in order, as the fallback would have, with `io`.
+   */
+  rest?: (io: EngineIO) => Promise<RoutingSuccess>;
 }
 
 /** The last failure once the strategy has nothing left to try. */
@@ -87,11 +95,16 @@ async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
   }
 }
 
-async function runFallback(node: StrategyNode, state: RunState): Promise<RoutingSuccess> {
+async function runFallback(node: StrategyNode, state: RunState, from = 0): Promise<RoutingSuccess> {
   let last: RoutingFailure | undefined;
-  for (const target of node.targets) {
+  for (let index = from; index < node.targets.length; index++) {
     try {
-      return await run(target, state);
+      const success = await run(node.targets[index]!, state);
+      if (node.continuesStreams && index + 1 < node.targets.length) {
+        const after = (io: EngineIO) => runFallback(node, { ...state, io }, index + 1);
+        success.rest = success.rest ? thenRest(success.rest, after, node.onStatusCodes) : after;
+      }
+      return success;
     } catch (error) {
       if (!(error instanceof RoutingFailure)) throw error;
       last = error;
@@ -99,6 +112,29 @@ async function runFallback(node: StrategyNode, state: RunState): Promise<Routing
     }
   }
   throw last!;
+}
+
+/**
+ * The rest of an inner fallback, then (when all of it failed, or for the success it gives later) the rest of
+ * the fallback around it.
+ */
+function thenRest(
+  inner: (io: EngineIO) => Promise<RoutingSuccess>,
+  outer: (io: EngineIO) => Promise<RoutingSuccess>,
+  outerStatusCodes: ReadonlySet<number> | undefined,
+): (io: EngineIO) => Promise<RoutingSuccess> {
+  return async (io) => {
+    let success: RoutingSuccess;
+    try {
+      success = await inner(io);
+    } catch (error) {
+      if (!(error instanceof RoutingFailure) || !movesOn(error.error, outerStatusCodes) || io.signal.aborted)
+        throw error;
+      return outer(io);
+    }
+    success.rest = success.rest ? thenRest(success.rest, outer, outerStatusCodes) : outer;
+    return success;
+  };
 }
 
 /** Does a fallback move on from this failure? */

@@ -51,6 +51,7 @@ export const anthropicAdapter: ProviderAdapter = {
   name: "Anthropic",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
       buildRequest(body, ctx) {
         const payload = toAnthropicMessagesRequest(body, { model: ctx.model || body.model, stream: ctx.stream });
         return {

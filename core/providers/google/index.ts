@@ -29,6 +29,7 @@ export const googleAdapter: ProviderAdapter = {
   name: "Google Gemini",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
       buildRequest(body, ctx) {
         const method = ctx.stream ? "streamGenerateContent?alt=sse" : "generateContent";
         return {

@@ -122,6 +122,7 @@ export const vertexAdapter: ProviderAdapter = {
   name: "Google Vertex AI",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
       async buildRequest(body, ctx) {
         if (isAnthropicModel(ctx.model)) {
           const payload = toAnthropicMessagesRequest(body, {
