@@ -9,6 +9,7 @@ import {
   type Shape,
   startBrokenStreams,
 } from "../helpers/broken-streams.ts";
+import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { apiCaller, type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
 /**
@@ -303,5 +304,50 @@ describe("what is not continued", () => {
     expect(loadbalance.body.error.param).toBe("x-gateway-config.strategy.on_stream_failure");
     expect((await bad({ mode: "fallback", on_stream_failure: "resume" })).status).toBe(400);
     expect((await bad({ mode: "fallback", onStreamFailure: "continue" })).status).toBe(200);
+  });
+});
+
+describe("limits settle both legs", () => {
+  it("a token and a cost budget count what both legs used", async () => {
+    const workspace = await seedWorkspace(gateway, "Continuation limits");
+    const key = await createKey(gateway, gateway.adminKey, "workspace", "service", {
+      name: "continuation key",
+      workspace_id: workspace.id,
+    });
+    const policy = (type: string) =>
+      api("POST", "/v2/policies/usage-limits", {
+        conditions: [{ key: "api_key", value: key.id }],
+        type,
+        credit_limit: 1_000_000,
+      });
+    const tokens = (await policy("tokens")).body.id;
+    const cost = (await policy("cost")).body.id;
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-gateway-api-key": key.key,
+        "x-gateway-config": JSON.stringify(continuing(target("openai", "cut"), target("anthropic", "ok"))),
+      },
+      body: JSON.stringify({ model: "any", messages: [{ role: "user", content: "Hi" }], stream: true }),
+    });
+    expect(await response.text()).toContain("[DONE]");
+    const log = await logOf(response.headers.get("x-gateway-trace-id")!);
+    const counted = async (id: string, expected: number) => {
+      let usage = 0;
+      await expect
+        .poll(
+          async () => {
+            usage = (await api("GET", `/v2/policies/usage-limits/${id}/usage`)).body.data?.[0]?.usage ?? 0;
+            return usage;
+          },
+          { timeout: 10_000 },
+        )
+        .toBeGreaterThanOrEqual(expected - 1e-6);
+      return usage;
+    };
+    expect(await counted(tokens, log.usage.totalTokens)).toBe(log.usage.totalTokens);
+    expect(log.usage.totalTokens).toBe(log.attempts[0].usage.totalTokens + log.attempts[1].usage.totalTokens);
+    expect(await counted(cost, log.cost)).toBeCloseTo(log.cost, 6);
   });
 });
