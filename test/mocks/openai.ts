@@ -230,7 +230,11 @@ async function answer(
   if (path.endsWith("/completions")) return completion(body, res, options, fault);
   if (path.endsWith("/embeddings")) return embeddings(body, res, options);
   if (path.endsWith("/responses"))
-    return answerResponses(body, res, { reply: options.reply, toolArguments: options.toolArguments });
+    return answerResponses(body, res, {
+      reply: options.reply,
+      toolArguments: options.toolArguments,
+      account: String(request.headers.authorization ?? ""),
+    });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));
 }
 

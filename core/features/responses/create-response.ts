@@ -44,19 +44,21 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   }
 
   const ownItems = inputItemsOf(body.input);
-  const history = body.previous_response_id
-    ? sendableHistory(await store.conversation(owner, String(body.previous_response_id)))
-    : [];
+  const chain = body.previous_response_id ? await store.chain(owner, String(body.previous_response_id)) : undefined;
+  const history = chain ? sendableHistory(chain.items) : [];
+  // The chain goes back to the target that made it while it can; others get it without what was sealed for it.
+  if (chain) ctx.conversation = { items: history.length, provider: chain.provider, target: chain.target };
   const sent = history.length > 0 || body.previous_response_id ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
   const inputItems = assignItemIds(ownItems);
-  const entry = (response: Record<string, any>, provider: string | undefined) => ({
+  const entry = (response: Record<string, any>, provider: string | undefined, target?: string) => ({
     response,
     inputItems,
     context: [...history, ...ownItems],
     provider,
     native: provider === "openai" || provider === "azure-openai",
+    target,
   });
 
   if (body.background === true) {
@@ -111,7 +113,7 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
           if (answer?.object !== "response") return;
           if (!stored) return;
           const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-          await store.save(owner, entry(chained, outcome.provider));
+          await store.save(owner, entry(chained, outcome.provider, outcome.targetKey));
         })
         .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
     );

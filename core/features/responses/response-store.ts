@@ -12,6 +12,7 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  *
  * Layout, on single-item conditional writes only (DynamoDB without transactions):
  * - an index item, pk `RESPONSE#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model, provider, native,
+ *   target (the key of the target that answered: target-key.ts),
  *   background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created + retention (past it
  *   the response is absent on every platform);
  * - the JSON (response, input items, context) in one blob under `responses/<org>/<workspace>/<id>/`: it may be far
@@ -35,6 +36,18 @@ export interface StoredResponse {
   provider?: string;
   /** Whether the provider was called in the Responses format (rather than through its chat adapter). */
   native: boolean;
+  /**
+   * The key of the target that answered (core/inference/gateway/target-key.ts: its integration, or a hash of its
+   * account, key and host): a chain continues there while it is available.
+   */
+  target?: string;
+}
+
+/** What a `previous_response_id` continues: the conversation, and who made it. */
+export interface ResponseChain {
+  items: Record<string, any>[];
+  provider?: string;
+  target?: string;
 }
 
 /** The outcome of setStatus for a response that exists. */
@@ -111,6 +124,7 @@ export class ResponseStore {
       model: entry.response.model,
       provider: entry.provider,
       native: entry.native,
+      target: entry.target,
       background: entry.response.background === true,
       previousResponseId: entry.response.previous_response_id ?? undefined,
       blob,
@@ -169,11 +183,20 @@ export class ResponseStore {
    * as input items. 404 (param previous_response_id) when unknown; 400 while it is still queued or running.
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
+    return (await this.chain(owner, id)).items;
+  }
+
+  /** The conversation a request continuing from response `id` is sent, and the target that made it. */
+  async chain(owner: ResponseOwner, id: string): Promise<ResponseChain> {
     const entry = await this.get(owner, id);
     if (!entry) throw previousResponseNotFound(id);
     const status = entry.response.status;
     if (status === "queued" || status === "in_progress") throw previousResponseNotFinished(id, status);
-    return continuedConversation(entry.context, entry.response.output);
+    return {
+      items: continuedConversation(entry.context, entry.response.output),
+      provider: entry.provider,
+      target: entry.target,
+    };
   }
 
   /**
@@ -223,7 +246,10 @@ export class ResponseStore {
   async #readEntry(item: RecordItem): Promise<StoredResponse | undefined> {
     const blob = await this.#blobs.get(String(item.blob));
     if (!blob) return undefined;
-    const stored = JSON.parse(await new Response(blob.body).text()) as Omit<StoredResponse, "provider" | "native">;
+    const stored = JSON.parse(await new Response(blob.body).text()) as Omit<
+      StoredResponse,
+      "provider" | "native" | "target"
+    >;
     return {
       // The index holds the authoritative status (the blob was written before the pointer moved).
       response: { ...stored.response, status: item.status },
@@ -231,6 +257,7 @@ export class ResponseStore {
       context: stored.context,
       ...(typeof item.provider === "string" ? { provider: item.provider } : {}),
       native: item.native === true,
+      ...(typeof item.target === "string" ? { target: item.target } : {}),
     };
   }
 

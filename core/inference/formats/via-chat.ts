@@ -66,10 +66,20 @@ export async function routeAdapterOf(
   route: RouteKind,
   body: Record<string, any>,
 ): Promise<RouteAdapter | undefined> {
-  const native = adapter.routes[route];
-  if (native && (!native.supportsModel || native.supportsModel(String(body.model ?? "")))) return native;
+  const native = nativeRouteOf(adapter, route, body);
+  if (native) return native;
   const chat = adapter.routes.chat;
   if (!isFormatRoute(route) || !chat) return undefined;
   const format = await loadFormat(route);
   return format ? viaChat(format, chat, body) : undefined;
+}
+
+/** The provider's own adapter for `route` and this request's model, when it has one (else it is translated). */
+export function nativeRouteOf(
+  adapter: ProviderAdapter,
+  route: RouteKind,
+  body: Record<string, any>,
+): RouteAdapter | undefined {
+  const native = adapter.routes[route];
+  return native && (!native.supportsModel || native.supportsModel(String(body.model ?? ""))) ? native : undefined;
 }

@@ -5,6 +5,7 @@ import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import {
   type ChatUsage,
+  type ProviderAdapter,
   type ProviderTarget,
   type RouteAdapter,
   type RouteKind,
@@ -24,7 +25,14 @@ import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../../observe/logs/late-json.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { streamFailureEvent } from "../formats/stream-failure.ts";
-import { routeAdapterOf } from "../formats/via-chat.ts";
+import { nativeRouteOf, routeAdapterOf } from "../formats/via-chat.ts";
+import {
+  type ConversationOrigin,
+  DROPPED_HISTORY_HEADER,
+  droppedHistoryHeader,
+  fitHistory,
+} from "../formats/history/index.ts";
+import { targetKeyOf } from "./target-key.ts";
 import type { StreamContinuation } from "./continuation/slot.ts";
 
 export interface TargetCall {
@@ -44,6 +52,8 @@ export interface TargetCall {
   continuation?: StreamContinuation;
   /** Check the stream for every break (stream/strict-streams.ts): set with `continuation`, and on continuing legs. */
   strict?: boolean;
+  /** Responses: the stored conversation at the start of the input, and the target that made it. */
+  conversation?: ConversationOrigin;
 }
 
 /**
@@ -51,8 +61,11 @@ export interface TargetCall {
  * a 2xx JSON body, or for streams the first transformed chunk. Everything before that throws UpstreamError,
  * so a fallback can still move on; after that, errors end the stream with an error event.
  */
-export async function callTarget(call: TargetCall): Promise<Response> {
-  const adapter = await loadProvider(call.target.provider);
+export async function callTarget(given: TargetCall): Promise<Response> {
+  const adapter = await loadProvider(given.target.provider);
+  // The conversation as this target may take it (provider-bound items it cannot take back dropped).
+  const history = adapter ? historyFor(adapter, given) : undefined;
+  const call = history && history.body !== given.body ? { ...given, body: history.body } : given;
   const routeAdapter = adapter && (await routeAdapterOf(adapter, call.route, call.body));
   if (!adapter || !routeAdapter) {
     throw new UpstreamError(400, `Provider '${call.target.provider}' does not support ${call.route}.`, {
@@ -75,6 +88,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   };
   const { outcome } = call;
   outcome.provider = adapter.id;
+  if (call.route === "responses") outcome.targetKey = targetKeyOf(call.target);
+  const answerHeaders: Record<string, string> = { "x-gateway-provider": adapter.id };
+  const dropped = droppedHistoryHeader(history?.dropped);
+  if (dropped) answerHeaders[DROPPED_HISTORY_HEADER] = dropped;
 
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const upstream = await requestUpstream(upstreamRequest, {
@@ -124,7 +141,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
       outcome.finish();
       return new Response(body.text, {
         status: 200,
-        headers: { "content-type": body.contentType, "x-gateway-provider": adapter.id },
+        headers: { "content-type": body.contentType, ...answerHeaders },
       });
     }
     outcome.answeredModel = typeof body.model === "string" ? body.model : undefined;
@@ -135,7 +152,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
     return new Response(body === upstreamJson ? text : JSON.stringify(body), {
       status: 200,
-      headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
+      headers: { "content-type": "application/json", ...answerHeaders },
     });
   }
 
@@ -164,11 +181,29 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome,
     requestId: call.requestId,
     startedAt: call.startedAt,
-    headers: { "x-gateway-provider": adapter.id },
+    headers: answerHeaders,
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
     continuation: call.continuation,
   });
+}
+
+/** The request as this target may take it: history items bound to another provider or account dropped. */
+function historyFor(adapter: ProviderAdapter, call: TargetCall): ReturnType<typeof fitHistory> | undefined {
+  const { route, body } = call;
+  if (route !== "chat" && route !== "messages" && route !== "responses") return undefined;
+  const origin = call.conversation;
+  return fitHistory(
+    route,
+    body,
+    {
+      native: route === "chat" || nativeRouteOf(adapter, route, body) !== undefined,
+      keeps: route === "chat" ? adapter.routes.chat?.keepsHistory?.(String(body.model ?? "")) : undefined,
+      madeHistory:
+        origin?.target !== undefined && origin.provider === adapter.id && origin.target === targetKeyOf(call.target),
+    },
+    origin?.items ?? 0,
+  );
 }
 
 /**

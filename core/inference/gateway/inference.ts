@@ -5,7 +5,7 @@ import { withHeaders } from "../../http/response-headers.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { readJson, type Schema, validate } from "../../http/json.ts";
 import type { ProviderTarget, RouteKind } from "../../providers/types.ts";
-import type { ConfigNode } from "../routing/config.ts";
+import type { ConfigNode, LeafNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { resolveRouting } from "../routing/source.ts";
@@ -16,6 +16,9 @@ import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
 import { ContinuationOffer } from "./continuation/offer.ts";
+import type { ContinuationSetup, PreparedLeg } from "./continuation/setup.ts";
+import type { ConversationOrigin } from "../formats/history/index.ts";
+import { targetKeyOf } from "./target-key.ts";
 import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
@@ -119,34 +122,15 @@ export async function routeInference(
     ctx.principal ? priceOverridesFor(ctx.services.stores.records, ctx.principal, target.integrationId) : undefined;
   // A fallback that continues broken streams: offered to the stream, armed once the strategy answered.
   const continuation = continuesStreams(route, body, config)
-    ? new ContinuationOffer({
-        route,
-        body,
-        outcome,
-        requestId,
-        startedAt: ctx.startedAt,
-        signal: ctx.signal,
-        trustedHosts: ctx.services.trustedHosts,
-        includeUsage: body.stream_options?.include_usage === true,
-        queryContext,
-        async prepare(leaf) {
-          const resolved = await resolver.resolve(leaf);
-          const guarded = await guardrails.input(leaf.settings, applyParams(body, leaf.settings));
-          if (guarded.answer) throw new HttpError(446, "A guardrail refused the request for the continuing target.");
-          return {
-            target: resolved.target,
-            timeoutMs: resolved.timeoutMs,
-            body: guarded.body,
-            prices: pricesFor(resolved.target),
-          };
-        },
-      })
+    ? streamContinuation(route, body, { ctx, outcome, requestId, queryContext, resolver, guardrails, pricesFor })
     : undefined;
   let provider: string | undefined;
   try {
+    const origin = ctx.conversation;
     const result = await runStrategy(config, {
       signal: ctx.signal,
       queryContext,
+      prefers: origin?.target ? affinity(origin, resolver) : undefined,
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
@@ -173,6 +157,7 @@ export async function routeInference(
             trustedHosts: ctx.services.trustedHosts,
             prices: pricesFor(resolved.target),
             continuation,
+            conversation: origin,
           });
         // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
@@ -206,6 +191,53 @@ export async function routeInference(
     if (error instanceof RoutingFailure) throw upstreamToHttp(error.error, failureHeaders(error, provider));
     throw error;
   }
+}
+
+/** Affinity: a Responses chain goes back to the target that made its stored conversation while it can. */
+function affinity(origin: ConversationOrigin, resolver: LeafResolver): (leaf: LeafNode) => Promise<boolean> {
+  return async (leaf) => {
+    const { target } = await resolver.resolve(leaf);
+    return target.provider === origin.provider && targetKeyOf(target) === origin.target;
+  };
+}
+
+/**
+ * The continuation a streamed request offers its stream: the targets after the answering one are prepared the
+ * way the request's own calls are (resolved, the leaf's params applied, its input guardrails run), without a
+ * second admission (the request was admitted once; its limits settle every leg).
+ */
+function streamContinuation(
+  route: "chat" | "responses" | "messages",
+  body: Record<string, any>,
+  parts: {
+    ctx: RequestContext;
+    outcome: InferenceOutcome & { finish(): void };
+    requestId: string;
+    queryContext: ContinuationSetup["queryContext"];
+    resolver: LeafResolver;
+    guardrails: InferenceGuardrails;
+    pricesFor(target: ProviderTarget): PreparedLeg["prices"];
+  },
+): ContinuationOffer {
+  const { ctx, resolver, guardrails } = parts;
+  return new ContinuationOffer({
+    route,
+    body,
+    outcome: parts.outcome,
+    requestId: parts.requestId,
+    startedAt: ctx.startedAt,
+    signal: ctx.signal,
+    trustedHosts: ctx.services.trustedHosts,
+    includeUsage: body.stream_options?.include_usage === true,
+    queryContext: parts.queryContext,
+    async prepare(leaf) {
+      const resolved = await resolver.resolve(leaf);
+      const guarded = await guardrails.input(leaf.settings, applyParams(body, leaf.settings));
+      if (guarded.answer) throw new HttpError(446, "A guardrail refused the request for the continuing target.");
+      const { target, timeoutMs } = resolved;
+      return { target, timeoutMs, body: guarded.body, prices: parts.pricesFor(target) };
+    },
+  });
 }
 
 /** Whether a request's stream may be continued: a streamed chat, Responses or Messages request whose config says so. */

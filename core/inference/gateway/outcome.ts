@@ -32,6 +32,8 @@ export interface InferenceOutcome {
   /** The inference route, or `passthrough` for the generic pass-through family. */
   route: RouteKind | "passthrough";
   provider?: string;
+  /** Responses: the key of the target that answered (target-key.ts), which a stored response keeps for its chain. */
+  targetKey?: string;
   /** Every upstream call made for this request, in order (fallbacks and retries included). */
   attempts?: AttemptRecord[];
   /** Retries of the target that answered last (x-gateway-retry-attempt-count). */

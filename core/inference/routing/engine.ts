@@ -31,6 +31,11 @@ export interface EngineIO {
   queryContext(): QueryContext;
   /** The client's signal: aborting it ends retry waits at once. */
   signal: AbortSignal;
+  /**
+   * Affinity: whether a leaf is where the request's conversation lives (a Responses chain on one integration).
+   * Fallbacks try such a target first and loadbalances choose it; conditions are never overridden.
+   */
+  prefers?(leaf: LeafNode): Promise<boolean>;
   /** Injected in tests. */
   random?: () => number;
 }
@@ -80,7 +85,9 @@ async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
       return run(node.targets[0]!, state);
     case "fallback":
       return runFallback(node, state);
-    case "loadbalance":
+    case "loadbalance": {
+      const preferred = await preferredTarget(node, state.io);
+      if (preferred !== undefined) return run(node.targets[preferred]!, state);
       return run(
         node.targets[
           pickWeighted(
@@ -90,18 +97,33 @@ async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
         ]!,
         state,
       );
+    }
     case "conditional":
       return run(node.targets[conditionalTarget(node, state.context())]!, state);
   }
 }
 
-async function runFallback(node: StrategyNode, state: RunState, from = 0): Promise<RoutingSuccess> {
+async function runFallback(node: StrategyNode, state: RunState): Promise<RoutingSuccess> {
+  // Affinity: the target where the conversation lives goes first, the others keep their order after it.
+  const order = node.targets.map((_, index) => index);
+  const preferred = await preferredTarget(node, state.io);
+  if (preferred !== undefined) order.unshift(...order.splice(preferred, 1));
+  return runFallbackIn(node, order, state, 0);
+}
+
+/** The fallback's targets in `order`, from position `from` on. */
+async function runFallbackIn(
+  node: StrategyNode,
+  order: readonly number[],
+  state: RunState,
+  from: number,
+): Promise<RoutingSuccess> {
   let last: RoutingFailure | undefined;
-  for (let index = from; index < node.targets.length; index++) {
+  for (let position = from; position < order.length; position++) {
     try {
-      const success = await run(node.targets[index]!, state);
-      if (node.continuesStreams && index + 1 < node.targets.length) {
-        const after = (io: EngineIO) => runFallback(node, { ...state, io }, index + 1);
+      const success = await run(node.targets[order[position]!]!, state);
+      if (node.continuesStreams && position + 1 < order.length) {
+        const after = (io: EngineIO) => runFallbackIn(node, order, { ...state, io }, position + 1);
         success.rest = success.rest ? thenRest(success.rest, after, node.onStatusCodes) : after;
       }
       return success;
@@ -112,6 +134,22 @@ async function runFallback(node: StrategyNode, state: RunState, from = 0): Promi
     }
   }
   throw last!;
+}
+
+/** The index of the first target that holds a leaf the io prefers (affinity), if any. */
+async function preferredTarget(node: StrategyNode, io: EngineIO): Promise<number | undefined> {
+  if (!io.prefers) return undefined;
+  for (const [index, target] of node.targets.entries()) {
+    if (target.weight <= 0 && node.mode === "loadbalance") continue;
+    if (await holdsPreferred(target, io.prefers)) return index;
+  }
+  return undefined;
+}
+
+async function holdsPreferred(node: ConfigNode, prefers: (leaf: LeafNode) => Promise<boolean>): Promise<boolean> {
+  if (node.kind === "leaf") return prefers(node).catch(() => false);
+  for (const target of node.targets) if (await holdsPreferred(target, prefers)) return true;
+  return false;
 }
 
 /**

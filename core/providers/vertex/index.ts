@@ -7,7 +7,14 @@ import {
 } from "../anthropic/index.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "../google/chat.ts";
 import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
-import { type ProviderAdapter, type RouteAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import {
+  ANTHROPIC_HISTORY,
+  GEMINI_HISTORY,
+  type ProviderAdapter,
+  type RouteAdapter,
+  type TransformContext,
+  UpstreamError,
+} from "../types.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
 import { parseServiceAccount, vertexAccessToken } from "./auth.ts";
@@ -123,6 +130,7 @@ export const vertexAdapter: ProviderAdapter = {
   routes: {
     chat: {
       continuesAssistantTurn: true,
+      keepsHistory: (model) => (isAnthropicModel(model) ? ANTHROPIC_HISTORY : GEMINI_HISTORY),
       async buildRequest(body, ctx) {
         if (isAnthropicModel(ctx.model)) {
           const payload = toAnthropicMessagesRequest(body, {

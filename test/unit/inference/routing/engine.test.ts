@@ -291,3 +291,31 @@ describe("continuation: the targets after the one that answered", () => {
     ).toThrow(/fallback strategies only/);
   });
 });
+
+describe("affinity: the target where the conversation lives", () => {
+  const prefer = (key: string) => async (leaf: LeafNode) => leaf.apiKey === key;
+
+  it("goes first in a fallback, the others keep their order after it, and it is left when it fails", async () => {
+    const config = compile({ strategy: { mode: "fallback" }, targets: [named("a"), named("b"), named("c")] });
+    const io = { ...scripted({}), prefers: prefer("b") };
+    expect((await runStrategy(config, io)).leaf.apiKey).toBe("b");
+    const failing = { ...scripted({ b: [503] }), prefers: prefer("b") };
+    expect((await runStrategy(config, failing)).leaf.apiKey).toBe("a");
+    expect(failing.calls).toEqual(["b", "a"]);
+  });
+
+  it("is chosen by a loadbalance (inside nested targets too), never over a condition", async () => {
+    const balanced = compile({
+      strategy: { mode: "loadbalance" },
+      targets: [named("a"), { strategy: { mode: "fallback" }, targets: [named("b"), named("c")] }],
+    });
+    const io = { ...scripted({}), prefers: prefer("c"), random: () => 0 };
+    expect((await runStrategy(balanced, io)).leaf.apiKey).toBe("c");
+    const conditional = compile({
+      strategy: { mode: "conditional", conditions: [when({ "metadata.tier": "gold" }, "a")], default: "b" },
+      targets: [named("a"), named("b")],
+    });
+    const gold = { ...scripted({}, { metadata: { tier: "gold" } }), prefers: prefer("b") };
+    expect((await runStrategy(conditional, gold)).leaf.apiKey).toBe("a");
+  });
+});
