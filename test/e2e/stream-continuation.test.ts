@@ -351,3 +351,30 @@ describe("limits settle both legs", () => {
     expect(await counted(cost, log.cost)).toBeCloseTo(log.cost, 6);
   });
 });
+
+describe("a client that leaves during the continuation", () => {
+  it("stops the continuing call; the request is logged once, as 499, with both legs", async () => {
+    const controller = new AbortController();
+    const config = continuing(target("anthropic", "cut"), target("openai", "slow"));
+    const { data: stream, response } = await client(config)
+      .chat.completions.create(
+        { model: "any", messages: [{ role: "user", content: "Hi" }], stream: true },
+        { signal: controller.signal },
+      )
+      .withResponse();
+    let text = "";
+    try {
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta?.content ?? "";
+        // The continuation has begun: leave.
+        if (text.length > "The quick bro".length) controller.abort();
+      }
+    } catch {
+      // The SDK may report the abort.
+    }
+    expect(text.length).toBeLessThan(ANSWER.length);
+    const log = await logOf(response.headers.get("x-gateway-trace-id")!);
+    expect(log.status).toBe(499);
+    expect(log.attempts.map((attempt: any) => attempt.stream)).toEqual(["broke", "continued"]);
+  });
+});

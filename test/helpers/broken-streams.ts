@@ -18,6 +18,7 @@ import { type MockServer, type RecordedRequest, sendJson, startMockServer } from
  *            malformed  the same words, then an event whose JSON is cut off, and the end
  *            tool       half a tool call, then the connection is destroyed
  *            ok         a whole answer
+ *            slow       (OpenAI shape) a whole answer, a word every 200 ms: a client may leave in the middle
  *
  * An `ok` upstream answers as a model asked to continue would: when the conversation ends with an assistant turn
  * (a prefill; a trailing model turn for Gemini), with the rest of ANSWER after that text; when it ends with an
@@ -32,7 +33,7 @@ export const BROKEN_PIECES = ["The ", "quick ", "bro"];
 export const PROMPT_TOKENS = 20;
 
 export type Shape = "openai" | "anthropic" | "gemini" | "bedrock";
-export type Fault = "cut" | "stall" | "error" | "malformed" | "tool" | "ok";
+export type Fault = "cut" | "stall" | "error" | "malformed" | "tool" | "ok" | "slow";
 
 export interface BrokenStreams extends MockServer {
   /** The custom host of a shape and behaviour (what a config target's `custom_host` is set to). */
@@ -45,7 +46,8 @@ export async function startBrokenStreams(): Promise<BrokenStreams> {
   const server = await startMockServer(async (request, res) => {
     const [, shape, fault] = request.path.split("?")[0]!.split("/") as [string, Shape, Fault];
     const body = request.json();
-    const pieces = fault === "ok" ? words(answerFor(shape, body)) : BROKEN_PIECES;
+    const whole = fault === "ok" || fault === "slow";
+    const pieces = whole ? words(answerFor(shape, body)) : BROKEN_PIECES;
     const writer = WRITERS[shape];
     if (!writer) return sendJson(res, 404, { error: { message: `no shape ${shape}` } });
     const responses = /\/responses$/.test(request.path);
@@ -132,8 +134,13 @@ const WRITERS: Record<Shape, Writer> = {
         tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup", arguments: "" } }],
       });
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] });
-    } else for (const piece of plan.pieces) chunk({ content: piece });
-    if (plan.fault !== "ok")
+    } else
+      for (const piece of plan.pieces) {
+        chunk({ content: piece });
+        if (plan.fault === "slow") await pause(200);
+        if (res.destroyed) return;
+      }
+    if (plan.fault !== "ok" && plan.fault !== "slow")
       return breakStream(
         res,
         plan.fault,

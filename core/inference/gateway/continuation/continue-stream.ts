@@ -164,6 +164,11 @@ class ContinuedStream implements SseSource {
         }
         leg.failure = streamEnded();
       }
+      // The client left (its leg then fails as cut off): settled as a client that went away.
+      if (this.#signal.aborted) {
+        await this.cancel();
+        return null;
+      }
       // The continuing leg broke too: the targets after it continue, from what the client has now.
       await leg.source.cancel().catch(() => {});
       await this.#settleLeg(leg, "broke", leg.failure);
@@ -239,7 +244,9 @@ class ContinuedStream implements SseSource {
   #fail(): string {
     this.#ended = true;
     const failure = this.#failure;
-    this.#setup.outcome.error = { status: failure.status, message: failure.message, code: failure.code };
+    this.#setup.outcome.error = this.#signal.aborted
+      ? { status: 499, message: "client closed the stream", code: "client_closed_request" }
+      : { status: failure.status, message: failure.message, code: failure.code };
     this.#settle();
     return streamFailureEvent(this.#setup.route, failure);
   }

@@ -129,6 +129,8 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
     if (!source) return undefined;
     pending.length = 0;
     continued = source;
+    sseSource.next = () => source.next();
+    sseSource.cancel = () => source.cancel();
     if (cancelled) {
       await source.cancel();
       return null;
@@ -136,10 +138,8 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
     return source.next();
   };
 
-  const source: SseSource = {
-    next: () => (continued ? continued.next() : ownNext()),
-    cancel: () => (continued ? continued.cancel() : ownCancel()),
-  };
+  // The stream's own reads; a continuation that takes over replaces them (no per-chunk check while none does).
+  const sseSource: SseSource = { next: ownNext, cancel: ownCancel };
 
   async function ownNext(): Promise<string | Uint8Array | null> {
     if (ended) return null;
@@ -212,7 +212,7 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
       await finish();
     }
   }
-  return sseResponse(source, options.headers);
+  return sseResponse(sseSource, options.headers);
 }
 
 /** A failure before the first chunk, marked as transport: nothing was sent, so a fallback may move on. */
