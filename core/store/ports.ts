@@ -179,6 +179,13 @@ export const MAX_RECEIVES = 5;
 /** Most messages one receive returns (SQS's limit, kept on every platform). */
 export const MAX_RECEIVE_BATCH = 10;
 
+/** Refuses a receive's `max` outside 1..MAX_RECEIVE_BATCH (every Queue adapter checks it the same way). */
+export function checkReceiveMax(max: number): void {
+  if (!Number.isInteger(max) || max < 1 || max > MAX_RECEIVE_BATCH) {
+    throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
+  }
+}
+
 export interface Secrets {
   /** Encrypts a small value (provider credentials); the result is safe to store in Records. */
   encrypt(plaintext: string): Promise<string>;

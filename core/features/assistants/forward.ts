@@ -19,7 +19,7 @@ import { withHeaders } from "../../http/response-headers.ts";
 import type { UpstreamRequest } from "../../providers/types.ts";
 import { runStrategy } from "../../inference/routing/engine.ts";
 import { isPlainObject } from "../../inference/routing/query.ts";
-import { resolveRouting } from "../../inference/routing/source.ts";
+import { noProviderSelected, resolveRouting } from "../../inference/routing/source.ts";
 import { settleJsonAnswer } from "./answers.ts";
 import { assistantsEndpoint } from "./endpoint.ts";
 import { assistantObjectOwnersOf } from "./object-owners.ts";
@@ -63,11 +63,7 @@ export async function handleAssistantsCall(
 
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
-    const error = badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
+    const error = noProviderSelected();
     recordFailure(outcome, error);
     throw error;
   }

@@ -2,7 +2,7 @@ import type { RequestContext } from "../../services.ts";
 import { withinJsonDepth } from "../../util/json-depth.ts";
 import { readBounded } from "../../util/read-bounded.ts";
 import { withHeaders } from "../../http/response-headers.ts";
-import { HttpError, RouteNotMatched, badRequest } from "../../http/errors.ts";
+import { HttpError, RouteNotMatched } from "../../http/errors.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import { type UpstreamRequest, UpstreamError } from "../../providers/types.ts";
@@ -10,7 +10,7 @@ import { joinUrl } from "../../providers/url.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { noProviderSelected, resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
@@ -51,11 +51,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
     if (!forced) throw new RouteNotMatched();
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
+    throw noProviderSelected();
   }
   const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
   const method = request.method as UpstreamRequest["method"];

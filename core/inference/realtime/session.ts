@@ -11,12 +11,12 @@ import {
 } from "../gateway/plan.ts";
 import type { RequestContext, Services } from "../../services.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
-import { HttpError, badRequest, errorResponse } from "../../http/errors.ts";
+import { HttpError, errorResponse } from "../../http/errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "../../http/gateway-headers.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { requireRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 import { realtimeCost } from "./cost.ts";
 import { type RelayEnd, relaySession } from "./relay.ts";
@@ -106,14 +106,7 @@ export async function openRealtimeSession(
   let opened: { socket: RelaySocket; target: ProviderTarget } | undefined;
 
   const result = await (async () => {
-    const config = await resolveRouting(gateway, ctx);
-    if (!config) {
-      throw badRequest(
-        "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-        "x-gateway-provider",
-        "missing_provider",
-      );
-    }
+    const config = await requireRouting(gateway, ctx);
     const resolver = new LeafResolver(request, gateway, ctx);
     return runStrategy(config, {
       signal: ctx.signal,

@@ -61,6 +61,21 @@ function cachesFor(trusted: TrustedHosts): Caches {
   return caches;
 }
 
+/** The answer to a request that names no provider or config, where its workspace has no default config either. */
+export const noProviderSelected = () =>
+  badRequest(
+    "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
+    "x-gateway-provider",
+    "missing_provider",
+  );
+
+/** The request's routing (resolveRouting below), or noProviderSelected when there is none. */
+export async function requireRouting(gateway: GatewayRequestHeaders, ctx: RequestContext): Promise<ConfigNode> {
+  const config = await resolveRouting(gateway, ctx);
+  if (!config) throw noProviderSelected();
+  return config;
+}
+
 export async function resolveRouting(
   gateway: GatewayRequestHeaders,
   ctx: RequestContext,
