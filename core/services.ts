@@ -10,6 +10,7 @@ import type { ResponseCache } from "./inference/cache/response-cache.ts";
 import type { ConversationOrigin } from "./inference/formats/history/index.ts";
 import type { InferenceOutcome } from "./inference/gateway/outcome.ts";
 import type { ConfigNode } from "./inference/routing/config.ts";
+import type { CheckThreads } from "./inference/guardrails/types.ts";
 import type { PolicyEnforcer } from "./inference/policies/enforcer.ts";
 import type { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
 import type { RequestLogger } from "./observe/logs/request-logger.ts";
@@ -75,6 +76,8 @@ export interface Services {
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/http/console-files.ts). */
   consoleFiles?: ConsoleFiles;
+  /** Worker threads judging guardrail checks of long texts (local; core/guardrails/budget.ts). Absent: none. */
+  guardrailThreads?: CheckThreads;
 }
 
 /** Routes one inference request through a compiled config: the pipeline's steps 3 to 8 (core/inference/gateway). */

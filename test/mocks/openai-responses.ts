@@ -18,6 +18,11 @@ export interface ResponsesMockOptions {
   toolArguments?: Record<string, unknown>;
   /** The caller's account (its Authorization header): what encrypted reasoning is sealed for. */
   account?: string;
+  /**
+   * One id for every response, as a custom host may answer (a Responses-compatible server that counts from 1 per
+   * process, or one that echoes a fixed id): not OpenAI's behaviour, whose ids are unique.
+   */
+  responseId?: string;
 }
 
 const sealedFor = (account: string) => `sealed:${Buffer.from(account).toString("base64url")}`;
@@ -83,7 +88,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
         content: [{ type: "output_text", text: reply, annotations: [], logprobs: [] }],
       };
   const response = {
-    id: `resp_mock_${serial}`,
+    id: options.responseId ?? `resp_mock_${serial}`,
     object: "response",
     created_at: CREATED,
     status: "completed",

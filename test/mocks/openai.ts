@@ -166,6 +166,8 @@ export interface OpenAIMockOptions {
   models?: string[];
   /** Azure flavour: content filter annotations in answers and a first stream chunk without choices. */
   azure?: boolean;
+  /** Every Responses API answer with this id (see ResponsesMockOptions.responseId). */
+  responseId?: string;
   /** Runs first: return an answer to send instead of the normal one (auth checks, path checks). */
   guard?: (request: RecordedRequest) => { status: number; body: unknown } | undefined;
 }
@@ -234,6 +236,7 @@ async function answer(
       reply: options.reply,
       toolArguments: options.toolArguments,
       account: String(request.headers.authorization ?? ""),
+      responseId: options.responseId,
     });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));
 }

@@ -18,6 +18,7 @@ import { callTarget } from "./call-target.ts";
 import { ContinuationOffer } from "./continuation/offer.ts";
 import type { ContinuationSetup, PreparedLeg } from "./continuation/setup.ts";
 import type { ConversationOrigin } from "../formats/history/index.ts";
+import { applyModelRules } from "./model-rules.ts";
 import { targetKeyOf } from "./target-key.ts";
 import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
@@ -120,45 +121,48 @@ export const routeInference: RouteInference = async (route, body, config, reques
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         const params = applyParams(body, leaf.settings);
-        const target = resolved.target.provider;
+        const providerId = resolved.target.provider;
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
-        await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
+        await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, providerId));
         // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
         // provider is called and no fallback follows. A redaction is what the provider and the cache see.
         const guarded = await guardrails.input(leaf.settings, params);
         if (guarded.answer) return guarded.answer;
         const sent = guarded.body;
-        const upstream = () =>
-          callTarget({
-            route,
-            body: sent,
-            target: resolved.target,
-            timeoutMs: resolved.timeoutMs,
-            signal: ctx.signal,
-            requestId,
-            outcome,
-            startedAt: ctx.startedAt,
-            trustedHosts: ctx.services.trustedHosts,
-            prices: pricesFor(resolved.target),
-            continuation,
-            conversation: origin,
-          });
-        // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
-          cachedInference(
+        // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success. The saved
+        // integration's model rules come first: a model disabled after its answer was cached is refused (403,
+        // so a fallback moves on), never answered from the cache.
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
+          const target = applyModelRules(resolved.target, sent.model);
+          const upstream = () =>
+            callTarget({
+              route,
+              body: sent,
+              target,
+              timeoutMs: resolved.timeoutMs,
+              signal: ctx.signal,
+              requestId,
+              outcome,
+              startedAt: ctx.startedAt,
+              trustedHosts: ctx.services.trustedHosts,
+              prices: pricesFor(target),
+              continuation,
+              conversation: origin,
+            });
+          return cachedInference(
             {
               ctx,
               family: route,
               settings: leaf.settings.cache,
-              target: resolved.target,
+              target,
               body: sent,
               outcome,
               embed: leaf.settings.cache?.mode === "semantic" ? gatewayEmbedder(request, ctx) : undefined,
             },
             upstream,
-          ),
-        );
+          );
+        });
       },
     });
     outcome.retries = result.retries;
@@ -219,8 +223,9 @@ function streamContinuation(
       const resolved = await resolver.resolve(leaf);
       const guarded = await guardrails.input(leaf.settings, applyParams(body, leaf.settings));
       if (guarded.answer) throw new HttpError(446, "A guardrail refused the request for the continuing target.");
-      const { target, timeoutMs } = resolved;
-      return { target, timeoutMs, body: guarded.body, prices: parts.pricesFor(target) };
+      // A model the saved integration does not enable is refused (403): the fallback moves on.
+      const target = applyModelRules(resolved.target, guarded.body.model);
+      return { target, timeoutMs: resolved.timeoutMs, body: guarded.body, prices: parts.pricesFor(target) };
     },
   });
 }
