@@ -33,7 +33,7 @@ export function fitChatHistory(
       fitted = rest;
     }
     if (Array.isArray(message.tool_calls) && !keeps.has("gemini_thought_signature")) {
-      const signed = message.tool_calls.filter((call: Json) => call?.extra_content?.google !== undefined).length;
+      const signed = signedCalls(message.tool_calls);
       if (signed > 0) {
         dropped ??= {};
         countDrop(dropped, "thought_signature", signed);
@@ -46,6 +46,13 @@ export function fitChatHistory(
     }
   }
   return copy ? { body: { ...body, messages: copy }, dropped } : { body };
+}
+
+/** Tool calls carrying Gemini's extra content (a loop: most turns have none, and nothing is allocated for them). */
+function signedCalls(calls: Json[]): number {
+  let signed = 0;
+  for (const call of calls) if (call?.extra_content?.google !== undefined) signed++;
+  return signed;
 }
 
 function withoutGoogleExtra(call: Json): Json {

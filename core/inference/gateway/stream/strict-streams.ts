@@ -21,27 +21,35 @@ export function streamCut(): UpstreamError {
 const DONE = "data: [DONE]\n\n";
 
 /**
- * A relayed stream of OpenAI chunks (sse-relay.ts), read event by event: each chunk is parsed once and sent as
- * `data: <its JSON text>` (the text as the provider wrote it), an error chunk or one that is not a JSON object
- * fails the stream, and `[DONE]` is sent only once a choice finished: a stream that ends without a finish reason
- * was cut, whether or not the provider closed it cleanly.
+ * A relayed stream of OpenAI chunks (sse-relay.ts), read event by event: each chunk is parsed once and sent as the
+ * provider's bytes, an error chunk or one that is not a JSON object fails the stream, and `[DONE]` is sent only
+ * once a choice finished: a stream that ends without a finish reason was cut, whether or not the provider closed
+ * it cleanly.
  */
 export class RelayedChunkCheck {
-  readonly #decoder = new SseDecoder();
+  /** For pieces with CRs or multi-line data (rare): the general decoder. */
+  #decoder: SseDecoder | undefined;
   #finished = false;
 
-  /** Adds the events of one relayed piece to `pending`, up to the first one that breaks the stream (throws then). */
+  /**
+   * Adds the events of one relayed piece to `pending` (as the provider's bytes), up to the first one that breaks
+   * the stream (throws then). A piece holds whole events (sse-relay.ts releases only those).
+   */
   pass(piece: Uint8Array, pending: Array<string | Uint8Array>): void {
-    for (const event of this.#decoder.push(piece)) {
-      if (event.data === "[DONE]") continue;
-      const chunk = jsonObject(event.data);
-      if (!chunk) throw notJson();
-      const failure = errorChunkFailure(chunk);
-      if (failure) throw failure;
-      if (!this.#finished && Array.isArray(chunk.choices)) {
-        for (const choice of chunk.choices) if (typeof choice?.finish_reason === "string") this.#finished = true;
+    const bytes = Buffer.isBuffer(piece) ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+    if (this.#decoder || bytes.indexOf(CR) !== -1) return this.#passDecoded(bytes, pending);
+    for (let start = 0; start < bytes.length; ) {
+      const blank = bytes.indexOf(LFLF, start);
+      const end = blank === -1 ? bytes.length : blank + 2;
+      const line = bytes.indexOf(LF, start);
+      if (!startsWith(bytes, start, DATA_FIELD) || line < end - 2) {
+        // Not the usual one-line `data:` event (a comment, several data lines): read by the general decoder.
+        this.#decoder = new SseDecoder();
+        return this.#passDecoded(bytes.subarray(start), pending);
       }
-      pending.push(`data: ${event.data}\n\n`);
+      if (this.#check(bytes.toString("utf8", start + DATA_FIELD.length, end - 2)))
+        pending.push(bytes.subarray(start, end));
+      start = end;
     }
   }
 
@@ -49,6 +57,33 @@ export class RelayedChunkCheck {
     if (!this.#finished) throw streamCut();
     pending.push(DONE);
   }
+
+  #passDecoded(bytes: Buffer, pending: Array<string | Uint8Array>): void {
+    this.#decoder ??= new SseDecoder();
+    for (const event of this.#decoder.push(bytes)) if (this.#check(event.data)) pending.push(`data: ${event.data}\n\n`);
+  }
+
+  /** Whether the event is a chunk to send (`[DONE]` is sent at the end); throws for one that breaks the stream. */
+  #check(data: string): boolean {
+    if (data === "[DONE]") return false;
+    const chunk = jsonObject(data);
+    if (!chunk) throw notJson();
+    const failure = errorChunkFailure(chunk);
+    if (failure) throw failure;
+    if (!this.#finished && Array.isArray(chunk.choices)) {
+      for (const choice of chunk.choices) if (typeof choice?.finish_reason === "string") this.#finished = true;
+    }
+    return true;
+  }
+}
+
+const CR = 13;
+const LF = 10;
+const LFLF = Buffer.from("\n\n");
+const DATA_FIELD = Buffer.from("data: ");
+
+function startsWith(bytes: Buffer, at: number, prefix: Buffer): boolean {
+  return bytes.length - at >= prefix.length && bytes.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
 }
 
 /** Events that report the answer failed, and those that end a whole answer. */

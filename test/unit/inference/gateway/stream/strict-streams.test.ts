@@ -3,6 +3,9 @@ import { RelayedChunkCheck, TypedEventCheck } from "../../../../../core/inferenc
 import { UpstreamError } from "../../../../../core/providers/types.ts";
 
 const bytes = (text: string) => Buffer.from(text);
+/** What a check passed on, as text. */
+const sent = (pending: Array<string | Uint8Array>) =>
+  pending.map((piece) => (typeof piece === "string" ? piece : Buffer.from(piece).toString())).join("");
 const chunk = (delta: object, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
@@ -12,7 +15,7 @@ describe("a relayed stream that may be continued", () => {
     const pending: Array<string | Uint8Array> = [];
     check.pass(bytes(chunk({ content: "Hi" }) + chunk({}, "stop") + "data: [DONE]\n\n"), pending);
     check.end(pending);
-    expect(pending.join("")).toBe(`${chunk({ content: "Hi" })}${chunk({}, "stop")}data: [DONE]\n\n`);
+    expect(sent(pending)).toBe(`${chunk({ content: "Hi" })}${chunk({}, "stop")}data: [DONE]\n\n`);
   });
 
   it("fails on an error chunk or one that is not JSON, after the chunks before it", () => {
@@ -20,8 +23,17 @@ describe("a relayed stream that may be continued", () => {
       const check = new RelayedChunkCheck();
       const pending: Array<string | Uint8Array> = [];
       expect(() => check.pass(bytes(chunk({ content: "Hi" }) + bad), pending)).toThrow(UpstreamError);
-      expect(pending).toEqual([chunk({ content: "Hi" })]);
+      expect(sent(pending)).toBe(chunk({ content: "Hi" }));
     }
+  });
+
+  it("reads events with CRs or comments through the general decoder", () => {
+    const check = new RelayedChunkCheck();
+    const pending: Array<string | Uint8Array> = [];
+    check.pass(bytes(`: keep-alive\n\n${chunk({ content: "Hi" }).replace(/\n/g, "\r\n")}`), pending);
+    check.pass(bytes(chunk({}, "stop")), pending);
+    check.end(pending);
+    expect(sent(pending)).toBe(`${chunk({ content: "Hi" })}${chunk({}, "stop")}data: [DONE]\n\n`);
   });
 
   it("fails a stream that ended without a finish, even with [DONE]", () => {
