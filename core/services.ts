@@ -7,9 +7,10 @@ import type { McpToolHost } from "./features/mcp/tool-host.ts";
 import type { ConsoleFiles } from "./http/console-files.ts";
 import type { GatewayRequestHeaders } from "./http/gateway-headers.ts";
 import type { ResponseCache } from "./inference/cache/response-cache.ts";
-import type { CheckThreads } from "./inference/guardrails/types.ts";
+import type { ConversationOrigin } from "./inference/formats/history/index.ts";
 import type { InferenceOutcome } from "./inference/gateway/outcome.ts";
 import type { ConfigNode } from "./inference/routing/config.ts";
+import type { CheckThreads } from "./inference/guardrails/types.ts";
 import type { PolicyEnforcer } from "./inference/policies/enforcer.ts";
 import type { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
 import type { RequestLogger } from "./observe/logs/request-logger.ts";
@@ -114,6 +115,12 @@ export interface RequestContext {
   startedAt: number;
   /** Set by inference routes: provider, usage, cost and timings, for logs and limits. */
   outcome?: InferenceOutcome;
+  /**
+   * Responses continuing a stored response (`previous_response_id`): the stored conversation in front of the input
+   * and the target that made it. Routing prefers that target while it is available; any other target gets the
+   * conversation without what was sealed for it (core/inference/formats/history).
+   */
+  conversation?: ConversationOrigin;
 }
 
 /**

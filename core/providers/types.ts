@@ -231,6 +231,17 @@ export interface RouteAdapter {
    * JSON before transformResponse, undefined for raw answers.
    */
   usageOf?(answer: unknown, body: Record<string, any>, ctx: TransformContext): MeteredUsage | undefined;
+  /**
+   * Chat: a conversation that ends with an assistant message is continued by the model from that message's text
+   * (Anthropic's and Bedrock's assistant prefill, Gemini's trailing model turn). The gateway then asks such a target
+   * to finish a broken stream with the partial answer as that message; other targets get an instruction to go on.
+   */
+  continuesAssistantTurn?: boolean;
+  /**
+   * Chat: the provider-bound history items this adapter sends on for `model` (ProviderBoundItem); the gateway
+   * drops the others from a conversation before it reaches this adapter (core/inference/formats/history.ts).
+   */
+  keepsHistory?(model: string): ReadonlySet<ProviderBoundItem>;
   /** Present on routes that stream. */
   stream?: {
     framing: StreamFraming;
@@ -242,6 +253,17 @@ export interface RouteAdapter {
     relay?: boolean;
   };
 }
+
+/**
+ * History items in chat messages that only the provider that made them can take back: Anthropic's thinking blocks
+ * (with their signatures) that chat answers hand out in `content_blocks`, and Gemini's thought signatures on tool
+ * calls (`extra_content.google.thought_signature`).
+ */
+export type ProviderBoundItem = "anthropic_thinking" | "gemini_thought_signature";
+
+/** What Claude's chat adapters keep (Anthropic, Claude on Vertex AI), and Gemini's (Google, Gemini on Vertex AI). */
+export const ANTHROPIC_HISTORY: ReadonlySet<ProviderBoundItem> = new Set(["anthropic_thinking"]);
+export const GEMINI_HISTORY: ReadonlySet<ProviderBoundItem> = new Set(["gemini_thought_signature"]);
 
 export interface ProviderAdapter {
   id: string;

@@ -11,7 +11,7 @@ import { runInNewContext } from "node:vm";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileStoreOf } from "../../core/features/files/file-store.ts";
-import { providerKeyOf } from "../../core/features/files/provider-key.ts";
+import { providerKeyOf } from "../../core/providers/account-key.ts";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type OpenAIFilesMock, startOpenAIFilesMock } from "../mocks/openai-files.ts";

@@ -59,7 +59,7 @@ async function create(
     headers: { "x-gateway-api-key": key, "content-type": "application/json", ...routing(provider), ...extra },
     body: JSON.stringify(body),
   });
-  return { status: response.status, text: await response.text() };
+  return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
 const weatherTool = {
@@ -150,10 +150,15 @@ describe("item references", () => {
     expect(sent.messages.map((message: any) => message.role)).toEqual(["user", "assistant", "user"]);
     expect(JSON.stringify(sent.messages[1])).toContain(item.content[0].text);
 
-    // Another workspace names the same item: as unknown as a made-up id, so the chat translation refuses it.
+    // Another workspace names the same item: as unknown to it as a made-up id. A translated provider cannot take
+    // an item reference back (docs/routing.md, agent history across providers), so it is dropped and said so;
+    // the item's content never reaches the upstream.
     const theirs = await create({ model: "claude-3-5-sonnet-20241022", input }, "anthropic", keyB);
-    expect(theirs.status).toBe(400);
-    expect(JSON.parse(theirs.text).error.message).toContain(item.id);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get("x-gateway-dropped-history")).toBe("item_reference=1");
+    const sentForThem = anthropicMock.requests.at(-1)!.body.toString();
+    expect(sentForThem).not.toContain(item.content[0].text);
+    expect(JSON.parse(sentForThem).messages.map((message: any) => message.role)).toEqual(["user"]);
   });
 });
 

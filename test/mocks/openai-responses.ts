@@ -8,17 +8,25 @@ import { requestedSchema, sampleFor } from "./sample-json.ts";
  * and `tool_choice` is not `none`) and, for `stream: true`, the documented event sequence with sequence numbers
  * (response.created, response.in_progress, output_item.added, content_part.added, output_text.delta...,
  * output_text.done, content_part.done, output_item.done, response.completed).
+ *
+ * Reasoning: with `include: ["reasoning.encrypted_content"]` (JSON answers) the output starts with a reasoning item whose
+ * `encrypted_content` is sealed for the caller's account (its API key); a request whose input holds encrypted
+ * content sealed for another account is refused with 400, as OpenAI refuses content it cannot decrypt.
  */
 
 export interface ResponsesMockOptions {
   reply?: string;
   toolArguments?: Record<string, unknown>;
+  /** The caller's account (its Authorization header): what encrypted reasoning is sealed for. */
+  account?: string;
   /**
    * One id for every response, as a custom host may answer (a Responses-compatible server that counts from 1 per
    * process, or one that echoes a fixed id): not OpenAI's behaviour, whose ids are unique.
    */
   responseId?: string;
 }
+
+const sealedFor = (account: string) => `sealed:${Buffer.from(account).toString("base64url")}`;
 
 const CREATED = 1_700_000_000;
 /** OpenAI's ids are unique per response: so are the mock's. */
@@ -27,6 +35,34 @@ let served = 0;
 export async function answerResponses(body: any, res: ServerResponse, options: ResponsesMockOptions): Promise<void> {
   const model = body.model ?? "mock-model";
   const serial = String(++served).padStart(6, "0");
+  const account = options.account ?? "";
+  const foreign = (Array.isArray(body.input) ? body.input : []).find(
+    (item: any) =>
+      item?.type === "reasoning" &&
+      typeof item.encrypted_content === "string" &&
+      !item.encrypted_content.startsWith(sealedFor(account)),
+  );
+  if (foreign) {
+    return sendJson(res, 400, {
+      error: {
+        message: `The encrypted content for item ${foreign.id ?? "(no id)"} could not be verified.`,
+        type: "invalid_request_error",
+        param: "input",
+        code: "invalid_encrypted_content",
+      },
+    });
+  }
+  const reasoning =
+    !body.stream && Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content")
+      ? [
+          {
+            id: `rs_mock_${serial}`,
+            type: "reasoning",
+            summary: [],
+            encrypted_content: `${sealedFor(account)}:${serial}`,
+          },
+        ]
+      : [];
   const schema = requestedSchema(body);
   const reply = schema ? JSON.stringify(sampleFor(schema)) : (options.reply ?? "Hello from the mock Responses API.");
   const tool =
@@ -69,7 +105,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
     max_output_tokens: body.max_output_tokens ?? null,
     max_tool_calls: body.max_tool_calls ?? null,
     model,
-    output: [item],
+    output: [...reasoning, item],
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     presence_penalty: body.presence_penalty ?? 0,
     previous_response_id: body.previous_response_id ?? null,

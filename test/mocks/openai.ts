@@ -239,6 +239,7 @@ async function answer(
     return answerResponses(body, res, {
       reply: options.reply,
       toolArguments: options.toolArguments,
+      account: String(request.headers.authorization ?? ""),
       responseId: options.responseId,
     });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));

@@ -1,5 +1,5 @@
 import { fileStoreOf } from "../files/file-store.ts";
-import { providerKeyOf } from "../files/provider-key.ts";
+import { providerKeyOf } from "../../providers/account-key.ts";
 import type { Services } from "../../services.ts";
 import { MAX_RECEIVES } from "../../store/ports.ts";
 import { type BatchRecord, batchStoreOf } from "./batch-store.ts";

@@ -10,7 +10,7 @@ import { type ProviderTarget, UpstreamError } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";
 import type { Services } from "../../services.ts";
 import { fileStoreOf } from "./file-store.ts";
-import { providerKeyOf } from "./provider-key.ts";
+import { providerKeyOf } from "../../providers/account-key.ts";
 import type { StoredFile } from "./types.ts";
 
 /**

@@ -51,7 +51,7 @@ export interface StoredFile {
   blobKey: string;
   contentType: string;
   /**
-   * Copies of the file at providers, by provider key (core/features/files/provider-key.ts: the provider id and a hash of the
+   * Copies of the file at providers, by provider key (core/providers/account-key.ts: the provider id and a hash of the
    * account, e.g. `openai:Xk3...`), made when the upload named a provider or when a native batch / fine-tune needed
    * one (core/features/files/provider-files.ts ensureProviderFile): the provider's file id.
    */

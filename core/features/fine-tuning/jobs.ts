@@ -1,7 +1,7 @@
 import type { ResourceOwner } from "../../auth/resource-owner.ts";
 import type { ProviderCallOptions } from "../batches/native/provider-http.ts";
 import { fileStoreOf } from "../files/file-store.ts";
-import { providerKeyOf } from "../files/provider-key.ts";
+import { providerKeyOf } from "../../providers/account-key.ts";
 import type { StoredFile } from "../files/types.ts";
 import { type DeferredRequest, replayRequest, singleTargetOf } from "../../inference/gateway/deferred-request.ts";
 import { upstreamToHttp } from "../../inference/gateway/plan.ts";

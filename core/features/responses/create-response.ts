@@ -49,23 +49,25 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   }
 
   const givenItems = inputItemsOf(body.input);
-  const [history, ownItems] = await Promise.all([
-    body.previous_response_id
-      ? store.conversation(owner, String(body.previous_response_id)).then(sendableHistory)
-      : ([] as Array<Record<string, any>>),
+  const [chain, ownItems] = await Promise.all([
+    body.previous_response_id ? store.chain(owner, String(body.previous_response_id)) : undefined,
     resolveItemReferences(store, owner, givenItems),
   ]);
+  const history = chain ? sendableHistory(chain.items) : [];
+  // The chain goes back to the target that made it while it can; others get it without what was sealed for it.
+  if (chain) ctx.conversation = { items: history.length, provider: chain.provider, target: chain.target };
   const expanded = history.length > 0 || body.previous_response_id || ownItems !== givenItems;
   const sent = expanded ? { ...body, input: [...history, ...ownItems] } : body;
   const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
 
   const inputItems = assignItemIds(ownItems);
-  const entry = (response: Record<string, any>, provider: string | undefined) => ({
+  const entry = (response: Record<string, any>, provider: string | undefined, target?: string) => ({
     response,
     inputItems,
     context: [...history, ...ownItems],
     provider,
     native: isNative(provider),
+    target,
   });
 
   const run: ResponseRun = { request, ctx, body, sent, requestId, responses, schema, owner, entry };
@@ -124,6 +126,8 @@ interface ResponseRun {
   entry(
     response: Record<string, any>,
     provider: string | undefined,
+    /** The target that answered (target-key.ts): the chain goes back to it while it can. */
+    target?: string,
   ): Parameters<ReturnType<typeof responseStoreOf>["save"]>[1];
 }
 
@@ -182,7 +186,7 @@ function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreO
       const answer = answerOf(outcome.responseBody);
       if (answer?.object !== "response") return;
       const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-      await store.save(owner, entry(chained, outcome.provider));
+      await store.save(owner, entry(chained, outcome.provider, outcome.targetKey));
     })
     .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error));
   // Also for a client that leaves before the end: the platform keeps the write going.

@@ -12,11 +12,12 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  *
  * Layout, on single-item conditional writes only (DynamoDB without transactions):
  * - an index item, pk `RESPONSE#<org>#<workspace>#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model,
- *   provider, native, background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created +
- *   retention (past it the response is absent on every platform). The id is a provider's (`resp_...` from OpenAI
- *   and the like, or any string a custom host sends), so it is unique only per owner: two workspaces whose
- *   providers answered with the same id each store and read their own. Responses stored before the key held
- *   the owner (pk `RESPONSE#<id>`) are still read, for their owner, until their ttl;
+ *   provider, native, target (the key of the target that answered: target-key.ts), background, previousResponseId,
+ *   the key of the blob holding the JSON, and `ttl` = created + retention (past it the response is absent on every
+ *   platform). The id is a provider's (`resp_...` from OpenAI and the like, or any string a custom host sends), so
+ *   it is unique only per owner: two workspaces whose providers answered with the same id each store and read
+ *   their own. Responses stored before the key held the owner (pk `RESPONSE#<id>`) are still read, for their
+ *   owner, until their ttl;
  * - the JSON (response, input items, context) in one blob under `responses/<org>/<workspace>/<id>/`: it may be far
  *   larger than a DynamoDB item's 400 KB. A status change writes a new blob and then moves the index's pointer with
  *   a condition on the pointer it read, so two writers never mix halves of each other's writes, and a `cancelled`
@@ -41,6 +42,18 @@ export interface StoredResponse {
   provider?: string;
   /** Whether the provider was called in the Responses format (rather than through its chat adapter). */
   native: boolean;
+  /**
+   * The key of the target that answered (core/inference/gateway/target-key.ts: its integration, or a hash of its
+   * account, key and host): a chain continues there while it is available.
+   */
+  target?: string;
+}
+
+/** What a `previous_response_id` continues: the conversation, and who made it. */
+export interface ResponseChain {
+  items: Record<string, any>[];
+  provider?: string;
+  target?: string;
 }
 
 /** The outcome of setStatus for a response that exists. */
@@ -131,6 +144,7 @@ export class ResponseStore {
       model: entry.response.model,
       provider: entry.provider,
       native: entry.native,
+      target: entry.target,
       background: entry.response.background === true,
       previousResponseId: entry.response.previous_response_id ?? undefined,
       blob,
@@ -191,6 +205,11 @@ export class ResponseStore {
    * as input items. 404 (param previous_response_id) when unknown; 400 while it is still queued or running.
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
+    return (await this.chain(owner, id)).items;
+  }
+
+  /** The conversation a request continuing from response `id` is sent, and the target that made it. */
+  async chain(owner: ResponseOwner, id: string): Promise<ResponseChain> {
     let entry = await this.get(owner, id);
     for (const wait of UNSTORED_RETRY_MS) {
       if (entry) break;
@@ -200,7 +219,11 @@ export class ResponseStore {
     if (!entry) throw previousResponseNotFound(id);
     const status = entry.response.status;
     if (status === "queued" || status === "in_progress") throw previousResponseNotFinished(id, status);
-    return continuedConversation(entry.context, entry.response.output);
+    return {
+      items: continuedConversation(entry.context, entry.response.output),
+      provider: entry.provider,
+      target: entry.target,
+    };
   }
 
   /**
@@ -289,7 +312,10 @@ export class ResponseStore {
   async #readEntry(item: RecordItem): Promise<StoredResponse | undefined> {
     const blob = await this.#blobs.get(String(item.blob));
     if (!blob) return undefined;
-    const stored = JSON.parse(await new Response(blob.body).text()) as Omit<StoredResponse, "provider" | "native">;
+    const stored = JSON.parse(await new Response(blob.body).text()) as Omit<
+      StoredResponse,
+      "provider" | "native" | "target"
+    >;
     return {
       // The index holds the authoritative status (the blob was written before the pointer moved).
       response: { ...stored.response, status: item.status },
@@ -297,6 +323,7 @@ export class ResponseStore {
       context: stored.context,
       ...(typeof item.provider === "string" ? { provider: item.provider } : {}),
       native: item.native === true,
+      ...(typeof item.target === "string" ? { target: item.target } : {}),
     };
   }
 

@@ -196,7 +196,8 @@ async function storeAnswer(
   semantic: SemanticState | undefined,
 ): Promise<void> {
   const { outcome, ctx } = call;
-  if (outcome.error || outcome.status !== 200) return;
+  // A continued answer was written by several targets: it is not this target's answer to this request.
+  if (outcome.error || outcome.status !== 200 || outcome.continuation) return;
   const text = answerText(outcome);
   if (text === undefined) return;
   const cache = ctx.services.cache!;

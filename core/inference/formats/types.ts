@@ -34,6 +34,19 @@ export interface EventAssembler<E extends FormatEvent = FormatEvent> {
   usage(): ChatUsage | undefined;
   /** The model the answer names, once known. */
   model(): string | undefined;
+  /**
+   * Where the stream stands: what a continuation of a broken stream picks up from (core/inference/gateway/continuation).
+   * Only the formats a stream continuation serves (Responses, Messages) say it.
+   */
+  position?(): StreamPosition;
+}
+
+/** Where an event stream stands, as its events said it. */
+export interface StreamPosition {
+  /** Responses: the last `sequence_number` sent. */
+  lastSequence?: number;
+  /** Messages: the index of the content block started and not stopped yet. */
+  openBlock?: number;
 }
 
 /** Where one text sits in a JSON body, and the text (guardrails read and rewrite texts through these). */

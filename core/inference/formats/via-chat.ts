@@ -5,6 +5,7 @@ import type {
   StreamTransformer,
   TransformContext,
 } from "../../providers/types.ts";
+import { errorChunkFailure } from "../../providers/stream/openai-chunks.ts";
 import { isFormatRoute, loadFormat } from "./registry.ts";
 import type { InboundFormat } from "./types.ts";
 
@@ -39,6 +40,9 @@ export function viaChat(format: InboundFormat, chat: RouteAdapter, body: Record<
           for (const chunk of out) {
             // Providers whose chunks already are OpenAI's hand them over as JSON text.
             const parsed = typeof chunk === "string" ? JSON.parse(chunk) : chunk;
+            // An OpenAI-shaped provider reports a failure inside its stream as an error chunk.
+            const failure = errorChunkFailure(parsed);
+            if (failure) throw failure;
             for (const event of converter.push(parsed)) events.push(event);
           }
           return events;
@@ -62,10 +66,20 @@ export async function routeAdapterOf(
   route: RouteKind,
   body: Record<string, any>,
 ): Promise<RouteAdapter | undefined> {
-  const native = adapter.routes[route];
-  if (native && (!native.supportsModel || native.supportsModel(String(body.model ?? "")))) return native;
+  const native = nativeRouteOf(adapter, route, body);
+  if (native) return native;
   const chat = adapter.routes.chat;
   if (!isFormatRoute(route) || !chat) return undefined;
   const format = await loadFormat(route);
   return format ? viaChat(format, chat, body) : undefined;
+}
+
+/** The provider's own adapter for `route` and this request's model, when it has one (else it is translated). */
+export function nativeRouteOf(
+  adapter: ProviderAdapter,
+  route: RouteKind,
+  body: Record<string, any>,
+): RouteAdapter | undefined {
+  const native = adapter.routes[route];
+  return native && (!native.supportsModel || native.supportsModel(String(body.model ?? ""))) ? native : undefined;
 }

@@ -5,6 +5,7 @@ import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
 import {
   type ChatUsage,
+  type ProviderAdapter,
   type ProviderTarget,
   type RouteAdapter,
   type RouteKind,
@@ -24,7 +25,15 @@ import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../../observe/logs/late-json.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { streamFailureEvent } from "../formats/stream-failure.ts";
-import { routeAdapterOf } from "../formats/via-chat.ts";
+import { nativeRouteOf, routeAdapterOf } from "../formats/via-chat.ts";
+import {
+  type ConversationOrigin,
+  DROPPED_HISTORY_HEADER,
+  droppedHistoryHeader,
+  fitHistory,
+} from "../formats/history/index.ts";
+import { targetKeyOf } from "./target-key.ts";
+import type { StreamContinuation } from "./continuation/slot.ts";
 
 export interface TargetCall {
   route: RouteKind;
@@ -40,6 +49,12 @@ export interface TargetCall {
   trustedHosts?: TrustedHosts;
   /** The saved price overrides that apply to this caller and target (core/control/model-pricing/store.ts). */
   prices?: PriceOverrides;
+  /** A fallback that continues broken streams: a stream that breaks after its first chunk is handed to it. */
+  continuation?: StreamContinuation;
+  /** Check the stream for every break (stream/strict-streams.ts): set with `continuation`, and on continuing legs. */
+  strict?: boolean;
+  /** Responses: the stored conversation at the start of the input, and the target that made it. */
+  conversation?: ConversationOrigin;
 }
 
 /**
@@ -47,8 +62,11 @@ export interface TargetCall {
  * a 2xx JSON body, or for streams the first transformed chunk. Everything before that throws UpstreamError,
  * so a fallback can still move on; after that, errors end the stream with an error event.
  */
-export async function callTarget(call: TargetCall): Promise<Response> {
-  const adapter = await loadProvider(call.target.provider);
+export async function callTarget(given: TargetCall): Promise<Response> {
+  const adapter = await loadProvider(given.target.provider);
+  // The conversation as this target may take it (provider-bound items it cannot take back dropped).
+  const history = adapter ? historyFor(adapter, given) : undefined;
+  const call = history && history.body !== given.body ? { ...given, body: history.body } : given;
   const routeAdapter = adapter && (await routeAdapterOf(adapter, call.route, call.body));
   if (!adapter || !routeAdapter) {
     throw new UpstreamError(400, `Provider '${call.target.provider}' does not support ${call.route}.`, {
@@ -72,6 +90,10 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   const { outcome } = call;
   outcome.provider = adapter.id;
   outcome.integrationId = call.target.integrationId;
+  if (call.route === "responses") outcome.targetKey = targetKeyOf(call.target);
+  const answerHeaders: Record<string, string> = { "x-gateway-provider": adapter.id };
+  const dropped = droppedHistoryHeader(history?.dropped);
+  if (dropped) answerHeaders[DROPPED_HISTORY_HEADER] = dropped;
 
   const upstreamRequest = await routeAdapter.buildRequest(call.body, ctx);
   const upstream = await requestUpstream(upstreamRequest, {
@@ -99,14 +121,15 @@ export async function callTarget(call: TargetCall): Promise<Response> {
 
   if (routeAdapter.rawAnswer?.(call.body, ctx)) return relayMediaAnswer(call, adapter.id, routeAdapter, ctx, upstream);
 
-  const answering: Answering = { provider: adapter.id, routeAdapter, ctx, upstream };
+  const answering: Answering = { headers: answerHeaders, routeAdapter, ctx, upstream };
   if (!stream || !routeAdapter.stream) return jsonAnswer(call, answering);
   return streamAnswer(call, answering);
 }
 
 /** A target's 2xx answer as it is being answered: who, through which route adapter, from which reply. */
 interface Answering {
-  provider: string;
+  /** x-gateway-provider, and x-gateway-dropped-history when the history was fitted to the target. */
+  headers: Record<string, string>;
   routeAdapter: RouteAdapter;
   ctx: TransformContext;
   upstream: UpstreamReply;
@@ -114,7 +137,7 @@ interface Answering {
 
 /** A JSON answer: transformed to OpenAI's shape (or passed through unchanged), usage or meters recorded. */
 async function jsonAnswer(call: TargetCall, answering: Answering): Promise<Response> {
-  const { provider, routeAdapter, ctx, upstream } = answering;
+  const { headers, routeAdapter, ctx, upstream } = answering;
   const { outcome } = call;
   const text = await upstream.text();
   outcome.responseChars = text.length;
@@ -141,7 +164,7 @@ async function jsonAnswer(call: TargetCall, answering: Answering): Promise<Respo
     outcome.finish();
     return new Response(body.text, {
       status: 200,
-      headers: { "content-type": body.contentType, "x-gateway-provider": provider },
+      headers: { "content-type": body.contentType, ...headers },
     });
   }
   outcome.answeredModel = typeof body.model === "string" ? body.model : undefined;
@@ -152,13 +175,13 @@ async function jsonAnswer(call: TargetCall, answering: Answering): Promise<Respo
   // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
   return new Response(body === upstreamJson ? text : JSON.stringify(body), {
     status: 200,
-    headers: { "content-type": "application/json", "x-gateway-provider": provider },
+    headers: { "content-type": "application/json", ...headers },
   });
 }
 
 /** A streamed answer: the provider's events decoded, transformed (or relayed) and answered as SSE. */
 async function streamAnswer(call: TargetCall, answering: Answering): Promise<Response> {
-  const { provider, routeAdapter, ctx, upstream } = answering;
+  const { headers, routeAdapter, ctx, upstream } = answering;
   const { outcome } = call;
   const response = upstream;
   // Streams: decode framing, transform (or relay); the SSE answer waits for the first chunk (see above).
@@ -173,6 +196,7 @@ async function streamAnswer(call: TargetCall, answering: Answering): Promise<Res
     includeUsage: ctx.includeUsage === true,
     outcome,
     idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
+    strict: call.strict === true || call.continuation !== undefined,
   };
   const pipeline: StreamPipeline<unknown> = routeAdapter.stream!.relay
     ? (relayPipeline(response.body, pipelineOptions) as StreamPipeline<unknown>)
@@ -188,10 +212,29 @@ async function streamAnswer(call: TargetCall, answering: Answering): Promise<Res
     outcome,
     requestId: call.requestId,
     startedAt: call.startedAt,
-    headers: { "x-gateway-provider": provider },
+    headers,
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer, pricer),
+    continuation: call.continuation,
   });
+}
+
+/** The request as this target may take it: history items bound to another provider or account dropped. */
+function historyFor(adapter: ProviderAdapter, call: TargetCall): ReturnType<typeof fitHistory> | undefined {
+  const { route, body } = call;
+  if (route !== "chat" && route !== "messages" && route !== "responses") return undefined;
+  const origin = call.conversation;
+  return fitHistory(
+    route,
+    body,
+    {
+      native: route === "chat" || nativeRouteOf(adapter, route, body) !== undefined,
+      keeps: route === "chat" ? adapter.routes.chat?.keepsHistory?.(String(body.model ?? "")) : undefined,
+      madeHistory:
+        origin?.target !== undefined && origin.provider === adapter.id && origin.target === targetKeyOf(call.target),
+    },
+    origin?.items ?? 0,
+  );
 }
 
 /** The most of a text answer the request log keeps (a transcript); audio is never kept. */

@@ -2,8 +2,10 @@ import type * as z from "zod";
 import { priceOverridesFor } from "../../control/model-pricing/store.ts";
 import type { RequestContext, RouteInference } from "../../services.ts";
 import { withHeaders } from "../../http/response-headers.ts";
+import { HttpError } from "../../http/errors.ts";
 import { readJson, type Schema, validate } from "../../http/json.ts";
-import type { RouteKind } from "../../providers/types.ts";
+import type { ProviderTarget, RouteKind } from "../../providers/types.ts";
+import type { ConfigNode, LeafNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
 import { requireRouting } from "../routing/source.ts";
@@ -14,10 +16,14 @@ import { logRequest } from "../../observe/logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
+import { ContinuationOffer } from "./continuation/offer.ts";
+import type { ContinuationSetup, PreparedLeg } from "./continuation/setup.ts";
+import type { ConversationOrigin } from "../formats/history/index.ts";
 import { applyModelRules } from "./model-rules.ts";
 import { costHeaders } from "./cost-on-answer.ts";
+import { targetKeyOf } from "./target-key.ts";
 import { readMultipartBody } from "./multipart-body.ts";
-import { newOutcome } from "./outcome.ts";
+import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
   failureHeaders,
@@ -93,15 +99,24 @@ export const routeInference: RouteInference = async (route, body, config, reques
   const gateway = gatewayHeadersOf(request, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardrails = new InferenceGuardrails(route, request, ctx, outcome, requestId);
+  const queryContext = () => ({
+    metadata: gateway.metadata ?? {},
+    params: body,
+    url: { pathname: ctx.path ?? new URL(request.url).pathname },
+  });
+  const pricesFor = (target: ProviderTarget) =>
+    ctx.principal ? priceOverridesFor(ctx.services.stores.records, ctx.principal, target.integrationId) : undefined;
+  // A fallback that continues broken streams: offered to the stream, armed once the strategy answered.
+  const continuation = continuesStreams(route, body, config)
+    ? streamContinuation(route, body, { ctx, outcome, requestId, queryContext, resolver, guardrails, pricesFor })
+    : undefined;
   let provider: string | undefined;
   try {
+    const origin = ctx.conversation;
     const result = await runStrategy(config, {
       signal: ctx.signal,
-      queryContext: () => ({
-        metadata: gateway.metadata ?? {},
-        params: body,
-        url: { pathname: ctx.path ?? new URL(request.url).pathname },
-      }),
+      queryContext,
+      prefers: origin?.target ? affinity(origin, resolver) : undefined,
       async call(leaf, retry) {
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
@@ -110,15 +125,8 @@ export const routeInference: RouteInference = async (route, body, config, reques
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
         await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, providerId));
-        const prices = ctx.principal
-          ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
-          : undefined;
-        // Under a cost limit, a target whose model has no price is skipped (a fallback moves on) or refused.
-        const refusing = ctx.services.policies?.refusesUnpriced(ctx);
-        if (refusing) {
-          const model = String(params.model ?? "");
-          await refuseUnpriced(refusing, providerId, model, await prices?.(providerId, model));
-        }
+        const prices = pricesFor(resolved.target);
+        await refuseUnpricedUnderCostLimits(ctx, providerId, params.model, prices);
         // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
         // provider is called and no fallback follows. A redaction is what the provider and the cache see.
         const guarded = await guardrails.input(leaf.settings, params);
@@ -141,6 +149,8 @@ export const routeInference: RouteInference = async (route, body, config, reques
               startedAt: ctx.startedAt,
               trustedHosts: ctx.services.trustedHosts,
               prices,
+              continuation,
+              conversation: origin,
             });
           return cachedInference(
             {
@@ -159,6 +169,8 @@ export const routeInference: RouteInference = async (route, body, config, reques
     });
     outcome.retries = result.retries;
     outcome.lastUsedOptionIndex = result.leaf.path;
+    if (continuation && result.rest)
+      continuation.arm({ rest: result.rest, from: { provider: provider ?? "", target: result.leaf.path } });
     // Pipeline step 7: the answering target's output guardrails on its answer.
     const response = await guardrails.output(result.leaf.settings, result.response);
     return withHeaders(response, {
@@ -173,6 +185,85 @@ export const routeInference: RouteInference = async (route, body, config, reques
     throw error;
   }
 };
+
+/** Affinity: a Responses chain goes back to the target that made its stored conversation while it can. */
+function affinity(origin: ConversationOrigin, resolver: LeafResolver): (leaf: LeafNode) => Promise<boolean> {
+  return async (leaf) => {
+    const { target } = await resolver.resolve(leaf);
+    return target.provider === origin.provider && targetKeyOf(target) === origin.target;
+  };
+}
+
+/**
+ * The continuation a streamed request offers its stream: the targets after the answering one are prepared the
+ * way the request's own calls are (resolved, the leaf's params applied, its input guardrails run), without a
+ * second admission (the request was admitted once; its limits settle every leg).
+ */
+function streamContinuation(
+  route: "chat" | "responses" | "messages",
+  body: Record<string, any>,
+  parts: {
+    ctx: RequestContext;
+    outcome: InferenceOutcome & { finish(): void };
+    requestId: string;
+    queryContext: ContinuationSetup["queryContext"];
+    resolver: LeafResolver;
+    guardrails: InferenceGuardrails;
+    pricesFor(target: ProviderTarget): PreparedLeg["prices"];
+  },
+): ContinuationOffer {
+  const { ctx, resolver, guardrails } = parts;
+  return new ContinuationOffer({
+    route,
+    body,
+    outcome: parts.outcome,
+    requestId: parts.requestId,
+    startedAt: ctx.startedAt,
+    signal: ctx.signal,
+    trustedHosts: ctx.services.trustedHosts,
+    includeUsage: body.stream_options?.include_usage === true,
+    queryContext: parts.queryContext,
+    async prepare(leaf) {
+      const resolved = await resolver.resolve(leaf);
+      const guarded = await guardrails.input(leaf.settings, applyParams(body, leaf.settings));
+      if (guarded.answer) throw new HttpError(446, "A guardrail refused the request for the continuing target.");
+      // A model the saved integration does not enable is refused (403): the fallback moves on.
+      const target = applyModelRules(resolved.target, guarded.body.model);
+      const prices = parts.pricesFor(target);
+      await refuseUnpricedUnderCostLimits(ctx, target.provider, guarded.body.model, prices);
+      return { target, timeoutMs: resolved.timeoutMs, body: guarded.body, prices };
+    },
+  });
+}
+
+/**
+ * Under a cost limit, a target whose model has no price is refused as a failed target (a fallback moves on),
+ * unless the limit allows or estimates unpriced models (policies/unpriced.ts).
+ */
+async function refuseUnpricedUnderCostLimits(
+  ctx: RequestContext,
+  provider: string,
+  model: unknown,
+  prices: PreparedLeg["prices"],
+): Promise<void> {
+  const refusing = ctx.services.policies?.refusesUnpriced(ctx);
+  if (!refusing) return;
+  const named = String(model ?? "");
+  await refuseUnpriced(refusing, provider, named, await prices?.(provider, named));
+}
+
+/** Whether a request's stream may be continued: a streamed chat, Responses or Messages request whose config says so. */
+function continuesStreams(
+  route: RouteKind,
+  body: Record<string, any>,
+  config: ConfigNode,
+): route is "chat" | "responses" | "messages" {
+  return (
+    config.hasStreamContinuation === true &&
+    body.stream === true &&
+    (route === "chat" || route === "responses" || route === "messages")
+  );
+}
 
 /**
  * The semantic cache's embedder: the text is embedded by the configured embedding target through this same

@@ -1,6 +1,7 @@
 import type { BilledUnits, ChatUsage, RouteKind } from "../../providers/types.ts";
 import type { Cost } from "../catalog/cost.ts";
 import type { GuardrailVerdict } from "../guardrails/types.ts";
+import type { ContinuationNote } from "./continuation/writer.ts";
 
 /** One call to one target, as the routing layer made it (retries are separate attempts). */
 export interface AttemptRecord {
@@ -13,6 +14,14 @@ export interface AttemptRecord {
   status: number;
   ms: number;
   error?: string;
+  /**
+   * A leg of a continued stream (a fallback with `on_stream_failure: "continue"`): `broke` when this call's
+   * stream failed after content reached the client, `continued` when it was asked to finish that answer.
+   */
+  stream?: "broke" | "continued";
+  /** A leg's own usage and cost (continued streams: the request's are their sums). */
+  usage?: ChatUsage;
+  cost?: Cost;
 }
 
 /**
@@ -25,6 +34,8 @@ export interface InferenceOutcome {
   provider?: string;
   /** The saved provider (integration) that answered, if any: its ledger is reconciled with the provider's bill. */
   integrationId?: string;
+  /** Responses: the key of the target that answered (target-key.ts), which a stored response keeps for its chain. */
+  targetKey?: string;
   /** Every upstream call made for this request, in order (fallbacks and retries included). */
   attempts?: AttemptRecord[];
   /** Retries of the target that answered last (x-gateway-retry-attempt-count). */
@@ -71,6 +82,8 @@ export interface InferenceOutcome {
    */
   requestChars?: number;
   responseChars?: number;
+  /** The stream broke and another target finished the answer (core/inference/gateway/continuation). */
+  continuation?: ContinuationNote;
   /** Resolves when the answer is complete (at once for JSON; at end of stream for SSE). */
   done: Promise<void>;
 }

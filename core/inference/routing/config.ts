@@ -35,6 +35,14 @@ import { compileQuery, isPlainObject, type Predicate } from "./query.ts";
 export const STRATEGY_MODES = ["single", "fallback", "loadbalance", "conditional"] as const;
 export type StrategyMode = (typeof STRATEGY_MODES)[number];
 
+/**
+ * What a fallback does when a target's stream fails after content reached the client: `error` ends the stream
+ * with an error event (the default); `continue` asks the next target to finish the same answer
+ * (core/inference/gateway/continuation).
+ */
+export const STREAM_FAILURE_POLICIES = ["error", "continue"] as const;
+export type StreamFailurePolicy = (typeof STREAM_FAILURE_POLICIES)[number];
+
 /** Limits (spec 8). */
 export const CONFIG_LIMITS = {
   rootTargets: 100,
@@ -57,6 +65,8 @@ export interface RawConfigNode {
   strategy?: {
     mode: StrategyMode;
     on_status_codes?: number[];
+    /** Fallback only: `continue` has the next target finish an answer whose stream broke mid-way (default `error`). */
+    on_stream_failure?: StreamFailurePolicy;
     conditions?: Array<{ query: Record<string, unknown>; then: string }>;
     default?: string;
   };
@@ -143,6 +153,7 @@ function buildConfigSchema(): z.ZodMiniType<RawConfigNode> {
   const strategySchema = z.strictObject({
     mode: z.enum(STRATEGY_MODES),
     on_status_codes: z.optional(z.array(statusCode)),
+    on_stream_failure: z.optional(z.enum(STREAM_FAILURE_POLICIES)),
     conditions: z.optional(z.array(conditionSchema)),
     default: z.optional(z.string().check(z.minLength(1), z.maxLength(CONFIG_LIMITS.identifierLength))),
   });
@@ -236,6 +247,8 @@ interface NodeBase {
   batchMode?: "native" | "gateway";
   /** The root's `fetch_integrated_models` (root only): GET /v1/models lists the catalog (core/routes/handlers/models.ts). */
   fetchIntegratedModels?: boolean;
+  /** Root only: some fallback of the tree continues broken streams (`on_stream_failure: "continue"`). */
+  hasStreamContinuation?: boolean;
 }
 
 export interface LeafNode extends NodeBase {
@@ -262,6 +275,8 @@ export interface StrategyNode extends NodeBase {
   mode: StrategyMode;
   /** Fallback: statuses that move on (absent: any non-2xx). */
   onStatusCodes?: ReadonlySet<number>;
+  /** Fallback: a stream that breaks after its first chunk is finished by the next target (`on_stream_failure`). */
+  continuesStreams?: boolean;
   conditions?: CompiledCondition[];
   /** Conditional: index of the default target. */
   defaultTarget?: number;
@@ -279,6 +294,7 @@ export function compileConfig(raw: unknown, trusted: TrustedHosts, param = "x-ga
   checkLimits(root, param);
   if (parsed.batch_mode) root.batchMode = parsed.batch_mode;
   if (parsed.fetch_integrated_models) root.fetchIntegratedModels = true;
+  if (anyContinues(root)) root.hasStreamContinuation = true;
   return root;
 }
 
@@ -331,6 +347,9 @@ function compileNode(raw: RawConfigNode, state: CompileState): ConfigNode {
     );
     const node: StrategyNode = { ...base, kind: "strategy", mode: raw.strategy.mode, targets };
     if (raw.strategy.on_status_codes) node.onStatusCodes = new Set(raw.strategy.on_status_codes);
+    if (raw.strategy.on_stream_failure !== undefined && raw.strategy.mode !== "fallback")
+      fail(state, "strategy.on_stream_failure", "on_stream_failure applies to fallback strategies only.");
+    if (raw.strategy.on_stream_failure === "continue") node.continuesStreams = true;
     if (raw.strategy.mode === "loadbalance" && !targets.some((target) => target.weight > 0)) {
       fail(state, "targets", "a loadbalance strategy needs at least one target with a weight above 0.");
     }
@@ -493,6 +512,11 @@ function compileConditions(raw: RawConfigNode, node: StrategyNode, state: Compil
     if (index === undefined) fail(state, "strategy.default", `no target is named '${fallbackName}'.`);
     node.defaultTarget = index;
   }
+}
+
+/** Whether a fallback of this tree continues broken streams (so a request knows it without walking the tree). */
+function anyContinues(node: ConfigNode): boolean {
+  return node.kind === "strategy" && (node.continuesStreams === true || node.targets.some(anyContinues));
 }
 
 function countDescendants(node: ConfigNode): number {

@@ -16,6 +16,9 @@ import { nextRetryDelay, sleep } from "./retry.ts";
  * - loadbalance: one target by weighted random choice (weight 0 is never chosen).
  * - conditional: the first condition whose query holds names the target, else `default`.
  * - retries: per leaf, on its policy's status codes, with backoff or the provider's retry-after hint.
+ * - continuation: a fallback with `on_stream_failure: "continue"` hands back, with its success, the targets after
+ *   the one that answered (`rest`), which a stream that breaks later asks to finish the answer (through an `io`
+ *   of its own: the request it sends is not the client's).
  * Route-independent: inference and pass-through use it with their own `call`.
  */
 export interface EngineIO {
@@ -28,6 +31,11 @@ export interface EngineIO {
   queryContext(): QueryContext;
   /** The client's signal: aborting it ends retry waits at once. */
   signal: AbortSignal;
+  /**
+   * Affinity: whether a leaf is where the request's conversation lives (a Responses chain on one integration).
+   * Fallbacks try such a target first and loadbalances choose it; conditions are never overridden.
+   */
+  prefers?(leaf: LeafNode): Promise<boolean>;
   /** Injected in tests. */
   random?: () => number;
 }
@@ -37,6 +45,11 @@ export interface RoutingSuccess {
   leaf: LeafNode;
   /** Retries made on that leaf before it answered. */
   retries: number;
+  /**
+   * Set when a fallback that continues broken streams holds targets after this one (in this fallback or in one
+   * around it that continues too): runs them in order, as the fallback would have, with `io`.
+   */
+  rest?: (io: EngineIO) => Promise<RoutingSuccess>;
 }
 
 /** The last failure once the strategy has nothing left to try. */
@@ -72,7 +85,9 @@ async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
       return run(node.targets[0]!, state);
     case "fallback":
       return runFallback(node, state);
-    case "loadbalance":
+    case "loadbalance": {
+      const preferred = await preferredTarget(node, state.io);
+      if (preferred !== undefined) return run(node.targets[preferred]!, state);
       return run(
         node.targets[
           pickWeighted(
@@ -82,16 +97,36 @@ async function run(node: ConfigNode, state: RunState): Promise<RoutingSuccess> {
         ]!,
         state,
       );
+    }
     case "conditional":
       return run(node.targets[conditionalTarget(node, state.context())]!, state);
   }
 }
 
 async function runFallback(node: StrategyNode, state: RunState): Promise<RoutingSuccess> {
+  // Affinity: the target where the conversation lives goes first, the others keep their order after it.
+  const order = node.targets.map((_, index) => index);
+  const preferred = await preferredTarget(node, state.io);
+  if (preferred !== undefined) order.unshift(...order.splice(preferred, 1));
+  return runFallbackIn(node, order, state, 0);
+}
+
+/** The fallback's targets in `order`, from position `from` on. */
+async function runFallbackIn(
+  node: StrategyNode,
+  order: readonly number[],
+  state: RunState,
+  from: number,
+): Promise<RoutingSuccess> {
   let last: RoutingFailure | undefined;
-  for (const target of node.targets) {
+  for (let position = from; position < order.length; position++) {
     try {
-      return await run(target, state);
+      const success = await run(node.targets[order[position]!]!, state);
+      if (node.continuesStreams && position + 1 < order.length) {
+        const after = (io: EngineIO) => runFallbackIn(node, order, { ...state, io }, position + 1);
+        success.rest = success.rest ? thenRest(success.rest, after, node.onStatusCodes) : after;
+      }
+      return success;
     } catch (error) {
       if (!(error instanceof RoutingFailure)) throw error;
       last = error;
@@ -99,6 +134,45 @@ async function runFallback(node: StrategyNode, state: RunState): Promise<Routing
     }
   }
   throw last!;
+}
+
+/** The index of the first target that holds a leaf the io prefers (affinity), if any. */
+async function preferredTarget(node: StrategyNode, io: EngineIO): Promise<number | undefined> {
+  if (!io.prefers) return undefined;
+  for (const [index, target] of node.targets.entries()) {
+    if (target.weight <= 0 && node.mode === "loadbalance") continue;
+    if (await holdsPreferred(target, io.prefers)) return index;
+  }
+  return undefined;
+}
+
+async function holdsPreferred(node: ConfigNode, prefers: (leaf: LeafNode) => Promise<boolean>): Promise<boolean> {
+  if (node.kind === "leaf") return prefers(node).catch(() => false);
+  for (const target of node.targets) if (await holdsPreferred(target, prefers)) return true;
+  return false;
+}
+
+/**
+ * The rest of an inner fallback, then (when all of it failed, or for the success it gives later) the rest of
+ * the fallback around it.
+ */
+function thenRest(
+  inner: (io: EngineIO) => Promise<RoutingSuccess>,
+  outer: (io: EngineIO) => Promise<RoutingSuccess>,
+  outerStatusCodes: ReadonlySet<number> | undefined,
+): (io: EngineIO) => Promise<RoutingSuccess> {
+  return async (io) => {
+    let success: RoutingSuccess;
+    try {
+      success = await inner(io);
+    } catch (error) {
+      if (!(error instanceof RoutingFailure) || !movesOn(error.error, outerStatusCodes) || io.signal.aborted)
+        throw error;
+      return outer(io);
+    }
+    success.rest = success.rest ? thenRest(success.rest, outer, outerStatusCodes) : outer;
+    return success;
+  };
 }
 
 /** Does a fallback move on from this failure? */

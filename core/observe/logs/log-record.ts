@@ -53,7 +53,21 @@ export interface RequestLog {
     status: number;
     latencyMs: number;
     error?: string;
+    /** A leg of a continued stream: `broke` after content reached the client, or `continued` that answer. */
+    stream?: "broke" | "continued";
+    /** That leg's own tokens and cost (USD); the log's usage and cost are the sums of its legs. */
+    usage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+    cost?: number;
   }>;
+  /**
+   * The stream broke after content reached the client and another target finished the answer (a fallback with
+   * `on_stream_failure: "continue"`): why, which target broke, which one continued.
+   */
+  continuation?: {
+    reason: string;
+    from: { provider: string; target: string };
+    by: { provider: string; target: string; model?: string };
+  };
   /** x-gateway-cache-status: HIT, SEMANTIC HIT, MISS, REFRESH or DISABLED. */
   cacheStatus?: string;
   /** A cache hit (which costs 0): what the cached answer cost when made, in USD. */

@@ -57,6 +57,7 @@ export async function logRequest(
       : (response.headers.get("x-gateway-last-used-option-index") ?? undefined),
     retryCount: outcome ? outcome.retries : numberOrUndefined(response.headers.get("x-gateway-retry-attempt-count")),
     attempts: attemptsForLog(outcome?.attempts),
+    continuation: outcome?.continuation,
     cacheStatus: outcome ? outcome.cacheStatus : (response.headers.get("x-gateway-cache-status") ?? undefined),
     cacheSavedCost: outcome?.cacheSavedCost,
     latencyMs: Math.round((outcome?.totalMs ?? performance.now() - ctx.startedAt) * 10) / 10,
@@ -106,7 +107,15 @@ function attemptsForLog(attempts: AttemptRecord[] | undefined): RequestLog["atte
     status: attempt.status,
     latencyMs: Math.round(attempt.ms * 10) / 10,
     error: attempt.error,
+    stream: attempt.stream,
+    usage: attempt.usage ? legUsage(attempt.usage) : undefined,
+    cost: attempt.cost?.priced ? attempt.cost.total : undefined,
   }));
+}
+
+function legUsage(usage: ChatUsage): NonNullable<NonNullable<RequestLog["attempts"]>[number]["usage"]> {
+  const { promptTokens, completionTokens, totalTokens } = usageForLog(usage, false);
+  return { promptTokens, completionTokens, totalTokens };
 }
 
 function numberOrUndefined(value: string | null): number | undefined {

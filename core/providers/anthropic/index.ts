@@ -1,4 +1,4 @@
-import type { ProviderAdapter } from "../types.ts";
+import { ANTHROPIC_HISTORY, type ProviderAdapter } from "../types.ts";
 import { anthropicUpstreamError, isAnthropicError } from "./errors.ts";
 import { anthropicHeaders, anthropicUrl } from "./http.ts";
 import { fromAnthropicMessage, toAnthropicMessagesRequest } from "./messages.ts";
@@ -51,6 +51,8 @@ export const anthropicAdapter: ProviderAdapter = {
   name: "Anthropic",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
+      keepsHistory: () => ANTHROPIC_HISTORY,
       buildRequest(body, ctx) {
         const payload = toAnthropicMessagesRequest(body, { model: ctx.model || body.model, stream: ctx.stream });
         return {

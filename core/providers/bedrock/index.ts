@@ -21,6 +21,7 @@ export const bedrockAdapter: ProviderAdapter = {
   name: "AWS Bedrock",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
       buildRequest(body, ctx) {
         const modelId = modelOf(body, ctx);
         return bedrockPost(

@@ -1,4 +1,4 @@
-import { type ProviderAdapter, type TransformContext, UpstreamError } from "../types.ts";
+import { GEMINI_HISTORY, type ProviderAdapter, type TransformContext, UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";
 import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } from "./chat.ts";
 import { fromBatchEmbedResponse, rememberEncoding, toBatchEmbedRequest } from "./embeddings.ts";
@@ -44,6 +44,8 @@ export const googleAdapter: ProviderAdapter = {
   name: "Google Gemini",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
+      keepsHistory: () => GEMINI_HISTORY,
       buildRequest(body, ctx) {
         const method = ctx.stream ? "streamGenerateContent?alt=sse" : "generateContent";
         return {

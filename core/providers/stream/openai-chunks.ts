@@ -1,4 +1,4 @@
-import type { ChatUsage } from "../types.ts";
+import { type ChatUsage, UpstreamError } from "../types.ts";
 
 /** The identity every chunk of one streamed answer repeats. */
 export interface ChunkHead {
@@ -21,4 +21,17 @@ export function chatChunk(head: ChunkHead, delta: Record<string, unknown>, finis
 /** The last chunk of a stream, as OpenAI sends it with `include_usage`: no choices, the usage. */
 export function usageChunk(head: ChunkHead, usage: ChatUsage): object {
   return { id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, choices: [], usage };
+}
+
+/**
+ * The failure an OpenAI-shaped stream reports inside itself: a chunk `{"error": {...}}` (no choices), as OpenAI
+ * and the compatible servers send when the answer fails after it started. Undefined for any other chunk.
+ */
+export function errorChunkFailure(chunk: Record<string, any> | null | undefined): UpstreamError | undefined {
+  if (!chunk?.error || Array.isArray(chunk.choices)) return undefined;
+  const error: Record<string, any> = typeof chunk.error === "object" ? chunk.error : { message: String(chunk.error) };
+  return new UpstreamError(502, typeof error.message === "string" ? error.message : "The provider's stream failed.", {
+    type: typeof error.type === "string" ? error.type : "server_error",
+    code: typeof error.code === "string" ? error.code : "upstream_stream_error",
+  });
 }

@@ -9,6 +9,8 @@ import { createGeminiStreamTransformer, fromGeminiResponse, toGeminiRequest } fr
 import { type GeminiEndpoint, geminiCountTokensRequest, nativeGeminiRoute } from "../google/native-gemini.ts";
 import { embeddingInputs, embeddingTaskType, rememberEncoding, toOpenAiEmbeddings } from "../google/embeddings.ts";
 import {
+  ANTHROPIC_HISTORY,
+  GEMINI_HISTORY,
   type ProviderAdapter,
   type RouteAdapter,
   type TransformContext,
@@ -151,6 +153,8 @@ export const vertexAdapter: ProviderAdapter = {
   name: "Google Vertex AI",
   routes: {
     chat: {
+      continuesAssistantTurn: true,
+      keepsHistory: (model) => (isAnthropicModel(model) ? ANTHROPIC_HISTORY : GEMINI_HISTORY),
       async buildRequest(body, ctx) {
         if (isAnthropicModel(ctx.model)) {
           const payload = toAnthropicMessagesRequest(body, {

@@ -41,6 +41,8 @@ const SERVICE_EDGE_MODULES = new Set([
   "core/features/agents/forwarding-handler.ts",
   "core/features/agents/card-fetch.ts",
   "core/features/agents/card-rules.ts",
+  // The A2A SDK's request handler the proxy forwards through: it keeps the 502 an oversized answer became.
+  "core/features/agents/forwarding-handler.ts",
 ]);
 
 /**

@@ -1,5 +1,5 @@
 import { filesEndpointOf, multipartUpload } from "../../files/provider-files.ts";
-import { providerKeyOf } from "../../files/provider-key.ts";
+import { providerKeyOf } from "../../../providers/account-key.ts";
 import type { StoredFile } from "../../files/types.ts";
 import { AZURE_FILES_API_VERSION } from "../../files/provider-files.ts";
 import { azureAuthHeaders, azureOpenAIOrigin } from "../../../providers/azure/endpoints.ts";

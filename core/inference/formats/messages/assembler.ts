@@ -1,6 +1,6 @@
 import { toChatUsage } from "../../../providers/anthropic/messages.ts";
 import type { ChatUsage, TypedEvent } from "../../../providers/types.ts";
-import type { EventAssembler } from "../types.ts";
+import type { EventAssembler, StreamPosition } from "../types.ts";
 
 /**
  * Folds Anthropic stream events (from a native provider or translated from chat) into the Message they spell,
@@ -15,6 +15,8 @@ export function createMessageAssembler(): EventAssembler<TypedEvent> {
   const blocks: Json[] = [];
   /** Block index -> the input JSON text received so far (tool_use and server_tool_use blocks). */
   const partialJson = new Map<number, string>();
+  /** The block started and not stopped yet (Anthropic streams one block at a time). */
+  let openBlock: number | undefined;
 
   const finishInput = (index: number) => {
     const input = parseInput(partialJson.get(index));
@@ -34,6 +36,7 @@ export function createMessageAssembler(): EventAssembler<TypedEvent> {
           const index = Number(event.index);
           const block = { ...(event.content_block as Json) };
           blocks[index] = block;
+          openBlock = index;
           if (block.type === "tool_use" || block.type === "server_tool_use") partialJson.set(index, "");
           break;
         }
@@ -53,6 +56,7 @@ export function createMessageAssembler(): EventAssembler<TypedEvent> {
         }
         case "content_block_stop":
           finishInput(Number(event.index));
+          if (openBlock === Number(event.index)) openBlock = undefined;
           break;
         case "message_delta": {
           message ??= { content: [], usage: {} };
@@ -88,6 +92,9 @@ export function createMessageAssembler(): EventAssembler<TypedEvent> {
     },
     model() {
       return typeof message?.model === "string" ? message.model : undefined;
+    },
+    position(): StreamPosition {
+      return { openBlock };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { ChatUsage, TypedEvent } from "../../../providers/types.ts";
-import type { EventAssembler } from "../types.ts";
+import type { EventAssembler, StreamPosition } from "../types.ts";
 import { outputTextOf } from "./response.ts";
 import { chatUsageFromResponses } from "./usage.ts";
 
@@ -27,9 +27,11 @@ export class ResponsesEventAssembler implements EventAssembler<TypedEvent> {
   #started?: Json;
   #terminal?: Json;
   readonly #items: Json[] = [];
+  #lastSequence: number | undefined;
 
   add(event: TypedEvent): void {
     if (!isRecord(event) || typeof event.type !== "string") return;
+    if (typeof event.sequence_number === "number") this.#lastSequence = event.sequence_number;
     const type = event.type;
     if (TERMINAL.has(type)) {
       if (isRecord(event.response)) this.#terminal = event.response;
@@ -97,6 +99,10 @@ export class ResponsesEventAssembler implements EventAssembler<TypedEvent> {
   model(): string | undefined {
     const model = this.#terminal?.model ?? this.#started?.model;
     return typeof model === "string" ? model : undefined;
+  }
+
+  position(): StreamPosition {
+    return { lastSequence: this.#lastSequence };
   }
 
   /** Puts a part (a content part, a summary part) at its index in the item's list. */

@@ -74,6 +74,12 @@ export class StreamAssembler {
     return parsed;
   }
 
+  /** Whether a choice was given its finish reason: an answer that ended as its provider meant it to. */
+  finished(): boolean {
+    for (const choice of this.#choices.values()) if (choice.finish_reason !== null) return true;
+    return false;
+  }
+
   /** The answer folded so far. */
   result(): Record<string, unknown> {
     const head = this.#head;

@@ -1,5 +1,5 @@
 import { formatEventText } from "../../formats/format-events.ts";
-import type { FormatEvent, InboundFormat } from "../../formats/types.ts";
+import type { FormatEvent, InboundFormat, StreamPosition } from "../../formats/types.ts";
 import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../../providers/types.ts";
 import type { Cost } from "../../catalog/cost.ts";
 import { usageWithCost } from "../cost-on-answer.ts";
@@ -8,6 +8,7 @@ import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./assembly.ts";
 import { Transcript } from "./transcript.ts";
 import { type IdleTimeout, readUpstreamBatches, readUpstreamEvents } from "./upstream-events.ts";
+import { RelayedChunkCheck, TypedEventCheck, streamCut } from "./strict-streams.ts";
 
 /** What is written to the client: SSE text, or the provider's bytes as they came. */
 export type StreamPiece = string | Uint8Array;
@@ -35,6 +36,8 @@ export interface StreamPipeline<B> {
    * page, data that is not JSON) is no answer: the SSE answer treats it as a failed target.
    */
   answered(): boolean;
+  /** Event-typed formats: where the stream stands (what a continuation picks up from). */
+  position?(): StreamPosition;
 }
 
 interface PipelineOptions {
@@ -45,6 +48,12 @@ interface PipelineOptions {
   includeUsage: boolean;
   outcome: InferenceOutcome;
   idle: IdleTimeout;
+  /**
+   * The stream may be continued by the next target (a fallback with `on_stream_failure: "continue"`): a break
+   * the client would otherwise be sent as it is (an error event or a malformed chunk relayed, an end without a
+   * finish) fails the stream instead, so the continuation can take over (strict-streams.ts). Off: no check.
+   */
+  strict?: boolean;
   /** Prices reported usage (the answer's service tier applied), so the usage the client is sent carries its cost. */
   costOf?: (usage: ChatUsage, serviceTier?: string) => Cost;
 }
@@ -94,6 +103,7 @@ export async function transformPipeline(
     },
     end(pending) {
       for (const chunk of transformer.end()) emit(chunk, pending);
+      if (options.strict && !assembler.finished()) throw streamCut();
       pending.push(DONE);
     },
     usage: () => usage,
@@ -113,13 +123,15 @@ function typedEventPipeline(
   batches: AsyncIterator<UpstreamEvent[]>,
   transformer: StreamTransformer,
   format: InboundFormat,
-  { outcome, costOf }: PipelineOptions,
+  { outcome, costOf, strict }: PipelineOptions,
 ): StreamPipeline<UpstreamEvent[]> {
   const assembler = format.assembler();
+  const check = strict === true ? new TypedEventCheck() : undefined;
   let chars = 0;
   let events = 0;
   const emit = (event: object | string, pending: StreamPiece[]) => {
     let typed = (typeof event === "string" ? JSON.parse(event) : event) as FormatEvent;
+    check?.pass(typed);
     assembler.add(typed);
     if (outcome.answeredModel === undefined) outcome.answeredModel = assembler.model();
     if (costOf) typed = withResponseCost(typed, assembler.usage(), costOf);
@@ -134,12 +146,15 @@ function typedEventPipeline(
       for (const event of batch) for (const out of transformer.push(event)) emit(out, pending);
     },
     end(pending) {
-      for (const out of transformer.end()) emit(out, pending);
+      const last = transformer.end();
+      if (check && !check.finishes(last)) throw streamCut();
+      for (const out of last) emit(out, pending);
     },
     usage: () => assembler.usage(),
     answer: () => assembler.result(),
     chars: () => chars,
     answered: () => events > 0,
+    position: () => assembler.position?.() ?? {},
   };
 }
 
@@ -171,14 +186,21 @@ export function relayPipeline(body: AsyncIterable<Uint8Array>, options: Pipeline
   });
   const batches = readUpstreamBatches(body, relay, options.idle);
   const { outcome } = options;
+  // Strict: the relayed events are read (each parsed once) instead of passed as bytes; chosen once, not per chunk.
+  const check = options.strict ? new RelayedChunkCheck() : undefined;
   return {
     batches,
-    take(batch, pending) {
-      if (outcome.answeredModel === undefined) outcome.answeredModel = relay.model;
-      for (const piece of batch) pending.push(piece);
-    },
+    take: check
+      ? (batch, pending) => {
+          if (outcome.answeredModel === undefined) outcome.answeredModel = relay.model;
+          for (const piece of batch) check.pass(piece, pending);
+        }
+      : (batch, pending) => {
+          if (outcome.answeredModel === undefined) outcome.answeredModel = relay.model;
+          for (const piece of batch) pending.push(piece);
+        },
     // The relay's last batch (delivered before the end) holds its last events and [DONE].
-    end() {},
+    end: check ? (pending) => check.end(pending) : () => {},
     usage: () => relay.usage,
     answer: () => relay.transcript.answer(),
     chars: () => relay.bytes,

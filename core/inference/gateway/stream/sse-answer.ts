@@ -4,6 +4,7 @@ import type { UpstreamReply } from "../../../providers/upstream/client.ts";
 import { joinPieces, type StreamPiece, type StreamPipeline } from "./pipelines.ts";
 import { type SseSource, sseResponse } from "./sse-source.ts";
 import { StreamTranscript } from "./transcript.ts";
+import type { StreamContinuation } from "../continuation/slot.ts";
 
 export interface SseAnswerOptions {
   pipeline: StreamPipeline<unknown>;
@@ -18,6 +19,11 @@ export interface SseAnswerOptions {
   failureEvent?(failure: UpstreamError): string;
   /** Records usage and cost once the stream has ended (the answer is there to count usage the provider left out). */
   recordUsage(reported: ChatUsage | undefined, answer: Record<string, any>): Promise<void>;
+  /**
+   * A fallback with `on_stream_failure: "continue"`: asked to take the stream over when it breaks after the first
+   * chunk (the continuation then settles the outcome). Without it, or when it declines, the stream ends with its error.
+   */
+  continuation?: StreamContinuation;
 }
 
 /**
@@ -49,65 +55,124 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
   /** The last text was handed out (the stream ended, failed or was cancelled): next() answers null. */
   let ended = false;
   let cancelled = false;
+  /** The continuation that took the stream over, and the wait for it (while the next target is asked). */
+  let continued: SseSource | undefined;
+  let handover: { done: Promise<unknown>; abort: AbortController } | undefined;
 
-  const source: SseSource = {
-    async next() {
-      if (ended) return null;
-      try {
-        while (pending.length === 0 && !upstreamDone) {
-          const next = await iterator.next();
-          // Cancelled while waiting: what the reader answers now (its end) is not the provider's end, and must
-          // not be logged or counted as if the answer had finished.
-          if (cancelled) return null;
-          if (next.done) {
-            upstreamDone = true;
-            pipeline.end(pending);
-            break;
-          }
-          pipeline.take(next.value, pending);
-        }
+  /**
+   * After a break: offers the stream to the continuation (once), which then owns it and the outcome. Null when
+   * it declines (the caller ends the stream with the error) or the client left meanwhile.
+   */
+  const handOver = async (failure: UpstreamError): Promise<string | Uint8Array | null | undefined> => {
+    const continuation = options.continuation!;
+    options.continuation = undefined;
+    upstream.release();
+    await iterator.return?.()?.catch(() => {});
+    const abort = new AbortController();
+    const taken = continuation
+      .resume({
+        failure,
+        unsent: [...pending],
+        answer: pipeline.answer(),
+        usage: pipeline.usage(),
+        position: pipeline.position?.(),
+        recordUsage: options.recordUsage,
+        signal: abort.signal,
+      })
+      .catch((error) => {
+        console.error(`[${options.requestId}] continuing the stream failed`, error);
+        return undefined;
+      });
+    handover = { done: taken, abort };
+    const source = await taken;
+    handover = undefined;
+    if (!source) return undefined;
+    pending.length = 0;
+    continued = source;
+    sseSource.next = () => source.next();
+    sseSource.cancel = () => source.cancel();
+    if (cancelled) {
+      await source.cancel();
+      return null;
+    }
+    return source.next();
+  };
+
+  // The stream's own reads; a continuation that takes over replaces them (no per-chunk check while none does).
+  const sseSource: SseSource = { next: ownNext, cancel: ownCancel };
+
+  async function ownNext(): Promise<string | Uint8Array | null> {
+    if (ended) return null;
+    try {
+      while (pending.length === 0 && !upstreamDone) {
+        const next = await iterator.next();
+        // Cancelled while waiting: what the reader answers now (its end) is not the provider's end, and must
+        // not be logged or counted as if the answer had finished.
         if (cancelled) return null;
-        // One piece per upstream read: each becomes one socket write.
-        const text = joinPieces(pending);
-        pending.length = 0;
-        if (upstreamDone) {
-          ended = true;
-          setImmediate(finish);
+        if (next.done) {
+          upstreamDone = true;
+          pipeline.end(pending);
+          break;
         }
-        return text;
-      } catch (error) {
-        if (cancelled) return null;
-        // After the first byte the status is sent: report the failure as a last event and end the stream.
-        upstream.abort();
-        const failure =
-          error instanceof UpstreamError
-            ? error
-            : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
-        outcome.error = { status: failure.status, message: failure.message, code: failure.code };
+        pipeline.take(next.value, pending);
+      }
+      if (cancelled) return null;
+      // One piece per upstream read: each becomes one socket write.
+      const text = joinPieces(pending);
+      pending.length = 0;
+      if (upstreamDone) {
         ended = true;
         setImmediate(finish);
-        if (options.failureEvent) return options.failureEvent(failure);
-        const event = {
-          error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code },
-        };
-        return `data: ${JSON.stringify(event)}\n\n`;
       }
-    },
-    async cancel() {
-      if (ended) return finish();
-      // The client went away: stop reading the provider.
-      ended = true;
-      cancelled = true;
+      return text;
+    } catch (error) {
+      if (cancelled) return null;
+      // After the first byte the status is sent: report the failure as a last event and end the stream.
       upstream.abort();
-      try {
-        await iterator.return?.();
-      } finally {
-        outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
-        await finish();
+      const failure =
+        error instanceof UpstreamError
+          ? error
+          : new UpstreamError(502, `The provider's stream failed: ${(error as Error).message}`);
+      if (options.continuation) {
+        const taken = await handOver(failure);
+        if (taken !== undefined || continued) return taken ?? null;
+        if (cancelled) return null;
       }
-    },
-  };
-  return sseResponse(source, options.headers);
+      outcome.error = { status: failure.status, message: failure.message, code: failure.code };
+      ended = true;
+      setImmediate(finish);
+      const last = failureEvent(failure);
+      // Events the provider sent before it broke were made but not sent: a declined continuation sends them.
+      return pending.length > 0 ? joinPieces([...pending.splice(0), last]) : last;
+    }
+  }
+
+  function failureEvent(failure: UpstreamError): string {
+    if (options.failureEvent) return options.failureEvent(failure);
+    const event = { error: { message: failure.message, type: failure.type, param: failure.param, code: failure.code } };
+    return `data: ${JSON.stringify(event)}\n\n`;
+  }
+
+  async function ownCancel(): Promise<void> {
+    if (ended) return finish();
+    // The client went away: stop reading the provider.
+    ended = true;
+    cancelled = true;
+    upstream.abort();
+    if (handover) {
+      // The next target is being asked to continue: stop that; whichever way it ends, it settles the outcome.
+      handover.abort.abort();
+      await handover.done;
+      if (continued) return;
+    }
+    try {
+      await iterator.return?.();
+    } finally {
+      outcome.error = { status: 499, message: "client closed the stream", code: "client_closed_request" };
+      await finish();
+    }
+  }
+  return sseResponse(sseSource, options.headers);
 }
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nativeBatchApiFor } from "../../../../core/features/batches/native/registry.ts";
 import { openAIBatches } from "../../../../core/features/batches/native/openai.ts";
 import type { NativeBatchState } from "../../../../core/features/batches/types.ts";
-import { providerKeyOf } from "../../../../core/features/files/provider-key.ts";
+import { providerKeyOf } from "../../../../core/providers/account-key.ts";
 import type { ProviderTarget } from "../../../../core/providers/types.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../../../mocks/openai-batches.ts";
 import { collect, contextOf, submissionOf } from "./native-submission.ts";

@@ -7,7 +7,7 @@ import type { ResourceOwner } from "../../../../core/auth/resource-owner.ts";
 import { loadSettings } from "../../../../core/config/settings.ts";
 import { fileStoreOf } from "../../../../core/features/files/file-store.ts";
 import { AZURE_FILES_API_VERSION, ensureProviderFile } from "../../../../core/features/files/provider-files.ts";
-import { providerKeyOf } from "../../../../core/features/files/provider-key.ts";
+import { providerKeyOf } from "../../../../core/providers/account-key.ts";
 import { HttpError } from "../../../../core/http/errors.ts";
 import { createLocalStores } from "../../../../core/platform/local/local-stores.ts";
 import type { ProviderTarget } from "../../../../core/providers/types.ts";

@@ -7,7 +7,7 @@ import type { Principal } from "../../../../core/auth/principal.ts";
 import type { ResourceOwner } from "../../../../core/auth/resource-owner.ts";
 import { loadSettings } from "../../../../core/config/settings.ts";
 import { fileStoreOf } from "../../../../core/features/files/file-store.ts";
-import { providerKeyOf } from "../../../../core/features/files/provider-key.ts";
+import { providerKeyOf } from "../../../../core/providers/account-key.ts";
 import { fineTuningJobStoreOf, newJobId } from "../../../../core/features/fine-tuning/job-store.ts";
 import { mergeProviderJob, refreshJob } from "../../../../core/features/fine-tuning/jobs.ts";
 import { createProviderJob } from "../../../../core/features/fine-tuning/providers/openai.ts";

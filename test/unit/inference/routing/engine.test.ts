@@ -242,3 +242,80 @@ describe("retry timing", () => {
     ).toBe(RETRY_TIMING.baseMs / 2);
   });
 });
+
+describe("continuation: the targets after the one that answered", () => {
+  const continuing = (targets: unknown[], extra: Record<string, unknown> = {}) =>
+    compile({ strategy: { mode: "fallback", on_stream_failure: "continue", ...extra }, targets });
+
+  it("a fallback that continues streams hands back the rest, run in order with another io", async () => {
+    const io = scripted({ b: [503] });
+    const result = await runStrategy(continuing([named("a"), named("b"), named("c")]), io);
+    expect(await result.response.text()).toBe("a");
+    expect(result.rest).toBeDefined();
+    const other = scripted({ b: [503] });
+    const next = await result.rest!(other);
+    // b fails before its first chunk, so c continues; after c there is nothing left.
+    expect(other.calls).toEqual(["b", "c"]);
+    expect(next.leaf.apiKey).toBe("c");
+    expect(next.rest).toBeUndefined();
+    expect(io.calls).toEqual(["a"]);
+  });
+
+  it("nothing after the last target, nothing without the option, and on_status_codes still decides", async () => {
+    expect((await runStrategy(continuing([named("a")]), scripted({}))).rest).toBeUndefined();
+    const plain = compile({ strategy: { mode: "fallback" }, targets: [named("a"), named("b")] });
+    expect((await runStrategy(plain, scripted({}))).rest).toBeUndefined();
+    const strict = continuing([named("a"), named("b"), named("c")], { on_status_codes: [429] });
+    const result = await runStrategy(strict, scripted({}));
+    const error = await failure(result.rest!(scripted({ b: [500] })));
+    expect(error).toBeInstanceOf(RoutingFailure);
+  });
+
+  it("an inner fallback's rest goes on to the outer fallback's targets when it runs out", async () => {
+    const config = continuing([
+      { strategy: { mode: "fallback", on_stream_failure: "continue" }, targets: [named("a"), named("b")] },
+      named("c"),
+    ]);
+    const result = await runStrategy(config, scripted({}));
+    const io = scripted({ b: [503] });
+    const next = await result.rest!(io);
+    expect(io.calls).toEqual(["b", "c"]);
+    expect(next.leaf.apiKey).toBe("c");
+  });
+
+  it("is compiled for fallbacks only, and marked on the root", () => {
+    expect(continuing([named("a"), named("b")]).hasStreamContinuation).toBe(true);
+    expect(compile({ strategy: { mode: "fallback" }, targets: [named("a")] }).hasStreamContinuation).toBeUndefined();
+    expect(() =>
+      compile({ strategy: { mode: "loadbalance", on_stream_failure: "continue" }, targets: [named("a")] }),
+    ).toThrow(/fallback strategies only/);
+  });
+});
+
+describe("affinity: the target where the conversation lives", () => {
+  const prefer = (key: string) => async (leaf: LeafNode) => leaf.apiKey === key;
+
+  it("goes first in a fallback, the others keep their order after it, and it is left when it fails", async () => {
+    const config = compile({ strategy: { mode: "fallback" }, targets: [named("a"), named("b"), named("c")] });
+    const io = { ...scripted({}), prefers: prefer("b") };
+    expect((await runStrategy(config, io)).leaf.apiKey).toBe("b");
+    const failing = { ...scripted({ b: [503] }), prefers: prefer("b") };
+    expect((await runStrategy(config, failing)).leaf.apiKey).toBe("a");
+    expect(failing.calls).toEqual(["b", "a"]);
+  });
+
+  it("is chosen by a loadbalance (inside nested targets too), never over a condition", async () => {
+    const balanced = compile({
+      strategy: { mode: "loadbalance" },
+      targets: [named("a"), { strategy: { mode: "fallback" }, targets: [named("b"), named("c")] }],
+    });
+    const io = { ...scripted({}), prefers: prefer("c"), random: () => 0 };
+    expect((await runStrategy(balanced, io)).leaf.apiKey).toBe("c");
+    const conditional = compile({
+      strategy: { mode: "conditional", conditions: [when({ "metadata.tier": "gold" }, "a")], default: "b" },
+      targets: [named("a"), named("b")],
+    });
+    const gold = { ...scripted({}, { metadata: { tier: "gold" } }), prefers: prefer("b") };
+    expect((await runStrategy(conditional, gold)).leaf.apiKey).toBe("a");
+  });
+});

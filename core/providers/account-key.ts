@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import type { ProviderTarget } from "../../providers/types.ts";
+import type { ProviderTarget } from "./types.ts";
 
 /**
  * The key under which a file's copy at a provider is linked (StoredFile.providerFiles): the provider id and a short
