@@ -64,26 +64,31 @@ export async function invokeAgent(request: Request, ctx: RequestContext): Promis
       services.settings.REQUEST_TIMEOUT,
     );
     const events: RpcEnvelope[] = [];
-    const response = await answerRpc(call, handler, {
-      answered(envelope, stream) {
-        outcome.stream = stream;
-        outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-        if (stream) events.push(envelope);
-        else outcome.responseBody = envelope;
-        if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+    const response = await answerRpc(
+      call,
+      handler,
+      {
+        answered(envelope, stream) {
+          outcome.stream = stream;
+          outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+          if (stream) events.push(envelope);
+          else outcome.responseBody = envelope;
+          if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+        },
+        streamed(envelope) {
+          if (events.length < LOGGED_EVENTS) events.push(envelope);
+          if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+        },
+        ended(error) {
+          if (error && !outcome.error) outcome.error = rpcErrorOf(error);
+          if (outcome.stream) outcome.responseBody = events;
+          outcome.status = 200;
+          outcome.totalMs = performance.now() - ctx.startedAt;
+          outcome.finish();
+        },
       },
-      streamed(envelope) {
-        if (events.length < LOGGED_EVENTS) events.push(envelope);
-        if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
-      },
-      ended(error) {
-        if (error && !outcome.error) outcome.error = rpcErrorOf(error);
-        if (outcome.stream) outcome.responseBody = events;
-        outcome.status = 200;
-        outcome.totalMs = performance.now() - ctx.startedAt;
-        outcome.finish();
-      },
-    });
+      request.headers.get("a2a-version"),
+    );
     return withHeaders(response, admission.headers);
   } catch (error) {
     const status = (error as { status?: number }).status ?? 500;
