@@ -12,12 +12,6 @@ import { HttpError } from "../../http/errors.ts";
 
 export const AGENT_CARD_MAX_BYTES = 1024 * 1024;
 
-export interface AgentInterfaceJson {
-  url: string;
-  protocolBinding: string;
-  protocolVersion?: string;
-}
-
 export type AgentCardJson = Record<string, unknown> & { name: string };
 
 export const invalidCard = (message: string, code = "invalid_agent_card") =>
@@ -66,13 +60,4 @@ function checkInterface(entry: unknown, index: number): void {
     throw invalidCard(`The agent card's \`${where}\` has no string \`protocolBinding\`.`);
   if (protocolVersion !== undefined && typeof protocolVersion !== "string")
     throw invalidCard(`The agent card's \`${where}.protocolVersion\` is not a string.`);
-}
-
-/** The protocol versions an upstream card offers ("1.0", "0.3"), for the gateway's card and the docs. */
-export function cardVersions(card: AgentCardJson): string[] {
-  const versions = new Set<string>();
-  for (const entry of (card.supportedInterfaces as AgentInterfaceJson[] | undefined) ?? [])
-    versions.add(entry.protocolVersion?.startsWith("0.") ? "0.3" : "1.0");
-  if (typeof card.url === "string" && card.url !== "") versions.add("0.3");
-  return [...versions];
 }

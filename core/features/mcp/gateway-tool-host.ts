@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client } from "@modelcontextprotocol/client";
 import type { Principal } from "../../auth/principal.ts";
 import { HttpError } from "../../http/errors.ts";
 import type { Services } from "../../services.ts";
@@ -72,17 +72,12 @@ export function createMcpToolHost(services: Services): McpToolHost {
             throw new McpToolError(429, error.message, "rate_limit_exceeded");
           throw error;
         }
-        const result = await withUpstream(services, principal, target, context.signal, async (client) => {
-          const { CallToolResultSchema } = await import("@modelcontextprotocol/sdk/types.js");
-          return client.request(
+        const result = await withUpstream(services, principal, target, context.signal, (client) =>
+          client.request(
             { method: "tools/call", params: { name: call.name, arguments: call.arguments } },
-            CallToolResultSchema,
-            {
-              signal: context.signal,
-              timeout: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
-            },
-          );
-        });
+            { signal: context.signal, timeout: services.settings.MCP_UPSTREAM_TIMEOUT_MS },
+          ),
+        );
         record.resultBytes = JSON.stringify(result).length;
         record.toolError = result.isError === true;
         return result as McpToolResult;
@@ -139,7 +134,9 @@ function upstreamError(error: unknown): McpToolError {
   if (error instanceof McpToolError) return error;
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  if (code === -32001) return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
+  // The SDK's timeout (v2 names it; v1 and 2025-era peers used -32001).
+  if (code === "REQUEST_TIMEOUT" || code === -32001)
+    return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
   if (error instanceof HttpError) return new McpToolError(502, error.message, error.code ?? "mcp_upstream_refused");
   return new McpToolError(502, `The MCP server failed: ${message.slice(0, 300)}`, "mcp_upstream_error");
 }

@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client, ClientCapabilities } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
 import type { RequestContext } from "../../../http/context.ts";
 import { HttpError } from "../../../http/errors.ts";
@@ -7,23 +7,28 @@ import { readText } from "../../../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { authenticateMcpCaller, checkOrigin } from "./caller.ts";
 import { admitMcpToolCall } from "./limits.ts";
-import { type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
+import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
+import { type McpRoute, routeOf } from "./request-route.ts";
+import { TASKS_EXTENSION, type TaskContext, taskRunner } from "../tasks/handlers.ts";
+import { McpTaskStore, type TaskOwner } from "../tasks/store.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
 import { closeUpstream, connectUpstream } from "../upstream/client.ts";
 
 /**
- * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
- * stateless mode (the SDK's WebStandardStreamableHTTPServerTransport; no session, so any instance or Lambda
- * serves any request). Per request: the caller is authenticated (401 with the protected-resource challenge),
- * the server resolved in the caller's workspace (404) and its access checked (403), then an SDK `Server` built
- * whose handlers forward to the upstream through an SDK `Client` with the stored credentials
- * (proxy-server.ts). The caller's own credentials never go upstream; the upstream's never come back.
+ * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, on both protocol eras, served per request
+ * by the SDK's createMcpHandler (no session, so any instance or Lambda serves any request): a 2025-11-25 client
+ * (initialize, then stateless POSTs) and a 2026-07-28 one (no handshake, per-request `_meta`, `Mcp-Method` /
+ * `Mcp-Name` headers) alike, whatever era the upstream speaks (the upstream client negotiates its own). Per
+ * request: the caller is authenticated (401 with the protected-resource challenge), the server resolved in the
+ * caller's workspace (404) and its access checked (403), the body read and parsed once, then an SDK `Server`
+ * built whose handlers forward to the upstream with the stored credentials (proxy-server.ts). The caller's own
+ * credentials never go upstream; the upstream's never come back.
  *
- * A lone `tools/call` is checked before the transport runs, so a hidden tool or a rate-limit refusal can
- * answer with its own HTTP status (200 with a JSON-RPC error, 429); inside a batch the same checks run in the
- * handler and answer JSON-RPC errors. Each request writes one log (request-log.ts).
+ * A lone `tools/call` is checked before the SDK runs (its tool named by `Mcp-Name` on the 2026 wire), so a hidden
+ * tool or a rate-limit refusal answers with its own HTTP status (200 with a JSON-RPC error, 429); the handlers
+ * check again what the body names. Each request writes one log (request-log.ts).
  */
 export async function serveMcpRequest(request: Request, ctx: RequestContext): Promise<Response> {
   const { services } = ctx;
@@ -33,7 +38,6 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   const target = await resolveMcpTarget(services, principal, serverRef).catch(rethrowAsHttp);
   // x-gateway-metadata and the span headers, as on every other route (400 when malformed).
   ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
-  const limitContext = { waitUntil: ctx.waitUntil, metadata: ctx.gateway.metadata };
   const record: McpRequestRecord = { method: "-", status: 0 };
   const log = (response: Response) => {
     record.status ||= response.status;
@@ -51,7 +55,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   };
 
   if (request.method !== "POST") {
-    // Stateless: no session to stream server-initiated messages on (GET) or to end (DELETE).
+    // Stateless on both eras: no session to stream server-initiated messages on (GET) or to end (DELETE).
     record.method = request.method === "GET" ? "(sse stream)" : "(end session)";
     return log(
       jsonRpcError(405, null, -32000, "Method not allowed: this MCP server is stateless; send requests with POST.", {
@@ -71,34 +75,74 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   if (messages.length === 0 || messages.some((message) => !message || typeof message !== "object")) {
     return log(jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch."));
   }
-  record.method = messages.map(methodOf).join(",") || "-";
+  const route = routeOf(request.headers, messages);
+  record.method = route.method;
+  if (route.name !== undefined) record.name = route.name;
 
-  // A lone tool call: refuse a hidden tool or a rate-limited call with an HTTP status of its own.
   const single = messages.length === 1 ? messages[0] : undefined;
-  let preAdmitted = false;
-  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-  if (wellFormed && single?.method === "tools/call") {
-    const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
-    const name = typeof params.name === "string" ? params.name : "";
-    record.name = name;
-    record.arguments = params.arguments ?? {};
-    if (!target.allowed.tools.has(name)) {
-      record.error = { message: `Tool '${name}' is not available on this MCP server.`, code: "mcp_tool_hidden" };
-      return log(jsonRpcError(200, single.id, -32602, `MCP error -32602: ${record.error.message}`));
-    }
-    try {
-      await admitMcpToolCall(services, principal, target, limitContext);
-      preAdmitted = true;
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      record.error = { message: error.message, code: error.code };
-      return log(jsonRpcError(error.status, single.id, -32000, error.message, error.headers));
-    }
-  }
+  const admit = (name: string) =>
+    admitMcpToolCall(services, principal, target, {
+      waitUntil: ctx.waitUntil,
+      metadata: { ...ctx.gateway?.metadata, mcp_tool: name },
+    });
+  const refused = await refuseLoneToolCall(single, route, target, record, admit);
+  if (refused) return log(refused.response);
+  return forward(request, ctx, { principal, target, record, route, body, preAdmitted: refused === null, admit, log });
+}
 
-  const upstream = lazyUpstream(ctx, principal, target);
+interface Forwarded {
+  principal: Principal;
+  target: McpTarget;
+  record: McpRequestRecord;
+  route: McpRoute;
+  body: unknown;
+  /** Whether the lone tool call was already admitted (counted) before the SDK ran. */
+  preAdmitted: boolean;
+  admit(name: string): Promise<void>;
+  log(response: Response): Response;
+}
+
+/**
+ * A lone tool call, checked before the SDK runs: a hidden tool answers its JSON-RPC error, a refused one its
+ * HTTP status (429). Answers the refusal, null when the call was admitted, undefined when it is not a lone call.
+ */
+async function refuseLoneToolCall(
+  single: Record<string, unknown> | null | undefined,
+  route: McpRoute,
+  target: McpTarget,
+  record: McpRequestRecord,
+  admit: (name: string) => Promise<void>,
+): Promise<{ response: Response } | null | undefined> {
+  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
+  if (!wellFormed || route.method !== "tools/call") return undefined;
+  const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
+  // Headers that disagree with the body are the SDK's to refuse (HeaderMismatch, 400), before any check of ours.
+  if (route.era === "modern" && route.name !== params.name) return undefined;
+  const name = route.name ?? (typeof params.name === "string" ? params.name : "");
+  record.name = name;
+  record.arguments = params.arguments ?? {};
+  if (!target.allowed.tools.has(name)) {
+    record.error = { message: `Tool '${name}' is not available on this MCP server.`, code: "mcp_tool_hidden" };
+    return { response: jsonRpcError(200, single.id, -32602, `MCP error -32602: ${record.error.message}`) };
+  }
+  try {
+    await admit(name);
+    return null;
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    record.error = { message: error.message, code: error.code };
+    return { response: jsonRpcError(error.status, single.id, -32000, error.message, error.headers) };
+  }
+}
+
+/** The SDK's answer for the request, from a proxy server whose handlers forward upstream. */
+async function forward(request: Request, ctx: RequestContext, forwarded: Forwarded): Promise<Response> {
+  const { services } = ctx;
+  const { principal, target, record, route, log } = forwarded;
+  const upstream = lazyUpstream(ctx, principal, target, callerCapabilities(forwarded.body));
   let identity: UpstreamIdentity | undefined;
-  if (messages.some((message) => message?.method === "initialize")) {
+  // The handshake of either era (initialize, server/discover) announces the upstream's own identity.
+  if (/(^|,)(initialize|server\/discover)(,|$)/.test(route.method)) {
     try {
       const client = await upstream.get();
       identity = {
@@ -110,55 +154,39 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
       await upstream.close();
       const failure = upstreamFailure(error);
       record.error = { message: failure.message, code: failure.code };
-      const id = single && single.id !== undefined ? (single.id as string | number) : null;
-      return log(jsonRpcError(502, id, -32603, failure.message));
+      const single = Array.isArray(forwarded.body) ? undefined : (forwarded.body as { id?: string | number });
+      return log(jsonRpcError(502, single?.id ?? null, -32603, failure.message));
     }
   }
-
-  const server = await buildProxyServer(
-    {
-      upstream: async () => {
-        try {
-          return await upstream.get();
-        } catch (error) {
-          const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-          throw new McpError(-32603, upstreamFailure(error).message);
-        }
-      },
-      allowed: target.allowed,
-      timeoutMs: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
-      admitToolCall: async () => {
-        if (preAdmitted) return;
-        try {
-          await admitMcpToolCall(services, principal, target, limitContext);
-        } catch (error) {
-          if (!(error instanceof HttpError)) throw error;
-          const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-          throw new McpError(-32000, error.message);
-        }
-      },
-      note: (details) => Object.assign(record, details),
-    },
-    identity,
-  );
-  const { WebStandardStreamableHTTPServerTransport } = await import(
-    "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-  );
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const background: Array<Promise<unknown>> = [];
+  const tasks: TaskContext = {
+    store: new McpTaskStore(services.stores.records, services.stores.blobs),
+    organisationId: principal.organisationId,
+    owner: taskOwner(principal, target),
+    afterMs: services.settings.MCP_TASK_AFTER_MS,
+    ttlMs: services.settings.MCP_TASK_TTL_MS,
+    background: (work) => void background.push(work.catch(() => {})),
+  };
+  const hooks = proxyHooks(ctx, forwarded, upstream, tasks);
+  const { createMcpHandler } = await import("@modelcontextprotocol/server");
   let failure: Error | undefined;
-  server.onerror = (error) => {
-    failure ??= error;
-  };
-  await server.connect(transport);
+  const handler = createMcpHandler(() => buildProxyServer(hooks, identity), {
+    legacy: "stateless",
+    onerror: (error) => {
+      failure ??= error;
+    },
+  });
   const cleanUp = () => {
-    void transport.close().catch(() => {});
-    void server.close().catch(() => {});
-    void upstream.close();
+    ctx.waitUntil(
+      Promise.allSettled(background).then(async () => {
+        await handler.close().catch(() => {});
+        await upstream.close();
+      }),
+    );
   };
-  // The SDK's answer for this request: the caller's JSON-RPC errors are in it; the log notes the first.
   let answered: Response;
   try {
-    answered = await transport.handleRequest(request, { parsedBody: body });
+    answered = await handler.fetch(request, { parsedBody: forwarded.body });
   } catch (error) {
     cleanUp();
     throw error;
@@ -170,14 +198,63 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   });
 }
 
-function methodOf(message: Record<string, unknown> | null): string {
-  if (!message || typeof message !== "object") return "-";
-  if (typeof message.method === "string") return message.method;
-  return "result" in message || "error" in message ? "(response)" : "-";
+function proxyHooks(ctx: RequestContext, forwarded: Forwarded, upstream: LazyUpstream, tasks: TaskContext): ProxyHooks {
+  const { target, record } = forwarded;
+  return {
+    upstream: async () => {
+      try {
+        return await upstream.get();
+      } catch (error) {
+        const { ProtocolError } = await import("@modelcontextprotocol/server");
+        throw new ProtocolError(-32603, upstreamFailure(error).message);
+      }
+    },
+    allowed: target.allowed,
+    timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
+    admitToolCall: async (name) => {
+      if (forwarded.preAdmitted) return;
+      try {
+        await forwarded.admit(name);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        const { ProtocolError } = await import("@modelcontextprotocol/server");
+        throw new ProtocolError(-32000, error.message);
+      }
+    },
+    note: (details) => Object.assign(record, details),
+    runAsTask: taskRunner(tasks),
+    tasks,
+  };
+}
+
+function taskOwner(principal: Principal, target: McpTarget): TaskOwner {
+  return {
+    serverId: target.server.id,
+    workspaceId: target.server.workspaceId,
+    ...(principal.keyId ? { keyId: principal.keyId } : {}),
+    ...(principal.userId ? { userId: principal.userId } : {}),
+  };
+}
+
+type LazyUpstream = ReturnType<typeof lazyUpstream>;
+
+/**
+ * What a 2026-07-28 caller declared it can do (its request's `_meta`), declared in turn to the upstream, so an
+ * upstream asking for input (`input_required`: elicitation, sampling, roots) asks only for what the caller can
+ * give. The Tasks extension stays the gateway's: the gateway runs tasks itself and its client takes none.
+ */
+function callerCapabilities(body: unknown): ClientCapabilities | undefined {
+  if (Array.isArray(body)) return undefined;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  const declared = meta?.["io.modelcontextprotocol/clientCapabilities"];
+  if (!declared || typeof declared !== "object") return undefined;
+  const { extensions, ...rest } = declared as ClientCapabilities & { extensions?: Record<string, unknown> };
+  const { [TASKS_EXTENSION]: _tasks, ...others } = extensions ?? {};
+  return { ...rest, ...(Object.keys(others).length > 0 ? { extensions: others } : {}) } as ClientCapabilities;
 }
 
 /** The upstream client of one request: connected on first use, closed when the request ends. */
-function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
+function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget, capabilities?: ClientCapabilities) {
   let connecting: Promise<Client> | undefined;
   return {
     get(): Promise<Client> {
@@ -185,7 +262,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
         server: target.server,
         userId: principal.userId,
         signal: ctx.signal,
-      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal));
+      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal, capabilities));
       return connecting;
     },
     async close(): Promise<void> {
