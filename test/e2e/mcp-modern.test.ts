@@ -182,6 +182,59 @@ describe("Mcp-Method and Mcp-Name", () => {
   });
 });
 
+describe("one rule for listing and calling", () => {
+  it("lists exactly the tools a call may use: every listed tool is callable, every other one refused", async () => {
+    const client = await connect(first, modernServer);
+    const listed = new Set((await client.listTools(undefined, { cacheMode: "bypass" })).tools.map((tool) => tool.name));
+    for (const name of ["echo", "add", "slow", "secret_admin_tool", "no_such_tool"]) {
+      const args = name === "add" ? { a: 1, b: 2 } : name === "slow" ? { ms: 1 } : { text: "x" };
+      const outcome = await client.callTool({ name, arguments: args }).then(
+        () => "called",
+        (error: { code?: number }) => (error.code === -32602 ? "refused" : `error ${error.code}`),
+      );
+      expect(outcome, name).toBe(listed.has(name) ? "called" : "refused");
+    }
+    await client.close();
+  });
+
+  it("limits one tool by its name (a policy on metadata.mcp_tool), the others untouched", async () => {
+    const limited = (
+      await createKey(first, first.adminKey, "workspace", "service", {
+        name: "per-tool",
+        workspace_id: modernServer.workspaceId,
+        scopes: ["*"],
+      })
+    ).key;
+    const keyId = (await first.gateway.services.apiKeys.authenticate(limited)).keyId!;
+    const policy = await fetch(`${first.url}/v2/policies/rate-limits`, {
+      method: "POST",
+      headers: { "x-gateway-api-key": first.adminKey, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "One add a day",
+        conditions: [
+          { key: "api_key", value: keyId },
+          { key: "metadata.mcp_tool", value: "add" },
+        ],
+        group_by: [{ key: "api_key" }],
+        type: "requests",
+        unit: "rpd",
+        value: 1,
+      }),
+    });
+    expect(policy.status).toBe(201);
+    const client = await connect(first, modernServer, limited);
+    await client.callTool({ name: "add", arguments: { a: 1, b: 1 } });
+    const refused = await client.callTool({ name: "add", arguments: { a: 2, b: 2 } }).catch((error) => error);
+    // The SDK surfaces the HTTP status and the JSON-RPC error the gateway answered with.
+    expect(refused.data.status).toBe(429);
+    expect(String(refused.message)).toContain("One add a day");
+    expect((await client.callTool({ name: "echo", arguments: { text: "free" } })).content).toEqual([
+      { type: "text", text: "echo: free" },
+    ]);
+    await client.close();
+  });
+});
+
 describe("the ttlMs cache of listings", () => {
   it("serves a listing from the cache while the upstream's ttlMs says it is fresh", async () => {
     const client = await connect(first, modernServer);

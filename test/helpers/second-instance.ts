@@ -23,5 +23,13 @@ export async function startSecondInstance(gateway: TestGateway, env: Record<stri
   const services = createServices(settings, gateway.gateway.services.stores);
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
   const server = await startServer(app, { port: 0, host: "127.0.0.1", pending: new Set() });
-  return { url: server.url, services, close: () => server.close() };
+  return {
+    url: server.url,
+    services,
+    async close() {
+      await server.close();
+      // Its analytics buffer is flushed while the shared stores are still open.
+      await services.analytics.flush();
+    },
+  };
 }
