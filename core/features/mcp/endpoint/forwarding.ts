@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { ServerContext } from "@modelcontextprotocol/server";
+import { resourceMatcher } from "./access.ts";
 import type { ProxyHooks } from "./proxy-server.ts";
 
 /**
@@ -26,11 +27,11 @@ const ENVELOPE_KEYS = new Set([
 export type Forwarding = Awaited<ReturnType<typeof forwarding>>;
 
 export async function forwarding(hooks: Pick<ProxyHooks, "upstream" | "timeoutMs" | "note" | "allowed">) {
-  const [{ ProtocolError, UriTemplate }, { ResultSchema }] = await Promise.all([
+  const [{ ProtocolError }, { ResultSchema }, resourceOpen] = await Promise.all([
     import("@modelcontextprotocol/server"),
     import("@modelcontextprotocol/core"),
+    resourceMatcher(hooks.allowed),
   ]);
-  const templates = hooks.allowed.templates.map((template) => new UriTemplate(template));
 
   /** The upstream, with its log messages during this request passed on to the caller. */
   const upstreamFor = async (ctx: ServerContext): Promise<Client> => {
@@ -121,9 +122,7 @@ export async function forwarding(hooks: Pick<ProxyHooks, "upstream" | "timeoutMs
       return { ...(page as Result), cacheScope: "private" };
     },
 
-    resourceAllowed(uri: string): boolean {
-      return hooks.allowed.resources.has(uri) || templates.some((template) => template.match(uri) !== null);
-    },
+    resourceAllowed: resourceOpen,
 
     /** A hidden (or unknown) capability, refused as MCP refuses an unknown one: -32602, a resource's uri in data. */
     hidden(kind: string, name: string): Error {

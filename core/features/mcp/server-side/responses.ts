@@ -3,7 +3,7 @@ import type { TypedEvent } from "../../../inference/formats/types.ts";
 import type { RequestContext } from "../../../http/context.ts";
 import { badRequest } from "../../../http/errors.ts";
 import type { TransformContext } from "../../../providers/types.ts";
-import { requireServerSideMcpBeta } from "./beta.ts";
+import { optedIntoMcpContext, requireServerSideMcpBeta } from "./beta.ts";
 import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
@@ -45,7 +45,7 @@ export async function prepareServerSideMcpResponses(
     );
   }
   const { host, principal, config } = await loopPrerequisites(gateway, references, ctx);
-  const expanded = await expandTools(tools, references, host, principal);
+  const expanded = await expandTools(tools, references, host, principal, { context: optedIntoMcpContext(gateway) });
   const mcpTools = expanded.tools.filter((tool) =>
     expanded.names.targetOf((tool as { function?: { name?: string } }).function?.name ?? ""),
   );
