@@ -99,12 +99,83 @@ export async function openRealtimeSession(
     // No principal, no log (as on HTTP routes).
     return refuse(asHttpError(error, ctx.traceId));
   }
-  const gateway = ctx.gateway;
   const outcome = newOutcome("passthrough", requestedRealtimeModel(undefined, url), true);
   ctx.outcome = outcome;
+  const { result, opened, provider } = await connectUpstream(request, url, ctx, platform);
+
+  if (!(result && "leaf" in result) || !opened) {
+    recordFailure(outcome, result);
+    const error =
+      result instanceof RoutingFailure
+        ? upstreamToHttp(result.error, failureHeaders(result, provider))
+        : asHttpError(result, ctx.traceId, ctx.signal);
+    const response = errorResponse(error, { [TRACE_ID_HEADER]: ctx.traceId });
+    ctx.waitUntil(logRequest(request, response, route, ctx));
+    return { accepted: false, response };
+  }
+
+  const { socket: upstream, target } = opened;
+  outcome.provider = target.provider;
+  outcome.status = 101;
+  outcome.retries = result.retries;
+  outcome.lastUsedOptionIndex = result.leaf.path;
+  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+  const headers = {
+    [TRACE_ID_HEADER]: ctx.traceId,
+    ...routingHeaders(result.leaf.path, result.retries, target.provider),
+    ...services.policies?.headersFor(ctx),
+  };
+
+  const finish = async (end: RelayEnd | undefined, meter: RealtimeUsageMeter | undefined) => {
+    await settleOutcome(outcome, ctx, target, end, meter);
+    await logRequest(request, new Response(null, { status: 200 }), route, ctx);
+  };
+
+  return {
+    accepted: true,
+    headers,
+    async start(client) {
+      const meter = new RealtimeUsageMeter();
+      const settings = services.settings;
+      const end = await relaySession(
+        client,
+        upstream,
+        {
+          idleMs: settings.GATEWAY_REALTIME_IDLE_SECONDS * 1000,
+          maxSessionMs: settings.GATEWAY_REALTIME_MAX_SESSION_SECONDS * 1000,
+          maxBufferedBytes: settings.GATEWAY_REALTIME_MAX_BUFFERED_BYTES,
+        },
+        { upstreamMessage: (data, binary) => meter.observe(data, binary) },
+      );
+      ctx.waitUntil(finish(end, meter));
+      return end;
+    },
+    abandon() {
+      upstream.close(1001, "client went away");
+      ctx.waitUntil(finish(undefined, undefined));
+    },
+  };
+}
+
+/**
+ * Steps 2 to 4: the routing strategy over the request's targets, each leaf admitted by the policies and its
+ * provider's WebSocket opened through the platform; the first that accepts is the session's upstream.
+ */
+async function connectUpstream(
+  request: Request,
+  url: URL,
+  ctx: RequestContext,
+  platform: RealtimePlatform,
+): Promise<{
+  result: Awaited<ReturnType<typeof runStrategy>> | Error;
+  opened?: { socket: RelaySocket; target: ProviderTarget };
+  provider?: string;
+}> {
+  const { services } = ctx;
+  const gateway = ctx.gateway!;
+  const outcome = ctx.outcome!;
   let provider: string | undefined;
   let opened: { socket: RelaySocket; target: ProviderTarget } | undefined;
-
   const result = await (async () => {
     const config = await requireRouting(gateway, ctx);
     const resolver = new LeafResolver(request, gateway, ctx);
@@ -136,85 +207,47 @@ export async function openRealtimeSession(
       },
     });
   })().catch((error: unknown) => error as Error);
+  return { result, opened, provider };
+}
 
-  if (!(result && "leaf" in result) || !opened) {
-    recordFailure(outcome, result);
-    const error =
-      result instanceof RoutingFailure
-        ? upstreamToHttp(result.error, failureHeaders(result, provider))
-        : asHttpError(result, ctx.traceId, ctx.signal);
-    const response = errorResponse(error, { [TRACE_ID_HEADER]: ctx.traceId });
-    ctx.waitUntil(logRequest(request, response, route, ctx));
-    return { accepted: false, response };
+/**
+ * A session's outcome when it ends: its duration, the usage and cost of its `response.done` events, and how it
+ * ended when abnormally (a client gone before the upgrade, a close that is not normal, a close by the gateway).
+ */
+async function settleOutcome(
+  outcome: NonNullable<RequestContext["outcome"]> & { finish(): void },
+  ctx: RequestContext,
+  target: ProviderTarget,
+  end: RelayEnd | undefined,
+  meter: RealtimeUsageMeter | undefined,
+): Promise<void> {
+  outcome.totalMs = performance.now() - ctx.startedAt;
+  if (meter?.model) outcome.answeredModel = meter.model;
+  if (meter && meter.usage.responses > 0) {
+    outcome.usage = chatUsageOf(meter.usage);
+    outcome.cost = await realtimeCost(
+      target.provider,
+      outcome.answeredModel ?? outcome.requestedModel,
+      meter.usage,
+    ).catch(() => undefined);
   }
-
-  const { socket: upstream, target } = opened;
-  outcome.provider = target.provider;
-  outcome.status = 101;
-  outcome.retries = result.retries;
-  outcome.lastUsedOptionIndex = result.leaf.path;
-  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-  const headers = {
-    [TRACE_ID_HEADER]: ctx.traceId,
-    ...routingHeaders(result.leaf.path, result.retries, target.provider),
-    ...services.policies?.headersFor(ctx),
-  };
-
-  const finish = async (end: RelayEnd | undefined, meter: RealtimeUsageMeter | undefined) => {
-    outcome.totalMs = performance.now() - ctx.startedAt;
-    if (meter?.model) outcome.answeredModel = meter.model;
-    if (meter && meter.usage.responses > 0) {
-      outcome.usage = chatUsageOf(meter.usage);
-      outcome.cost = await realtimeCost(
-        target.provider,
-        outcome.answeredModel ?? outcome.requestedModel,
-        meter.usage,
-      ).catch(() => undefined);
-    }
-    if (!end) {
-      outcome.status = 499;
-      outcome.error = {
-        status: 499,
-        message: "The client left before the session was accepted.",
-        code: "client_closed_request",
-      };
-    } else if (!NORMAL_CLOSES.has(end.code) || end.by === "gateway") {
-      const by = end.by === "gateway" ? "the gateway" : `the ${end.by === "client" ? "client" : "provider"}`;
-      // The session ran (status 101); how it ended abnormally is the log's error.
-      outcome.error = {
-        status: 101,
-        message: `Session closed by ${by} with code ${end.code}${end.reason ? `: ${end.reason}` : ""}`,
-        code: `websocket_close_${end.code}`,
-      };
-    }
-    outcome.finish();
-    await logRequest(request, new Response(null, { status: 200 }), route, ctx);
-  };
-
-  return {
-    accepted: true,
-    headers,
-    async start(client) {
-      const meter = new RealtimeUsageMeter();
-      const settings = services.settings;
-      const end = await relaySession(
-        client,
-        upstream,
-        {
-          idleMs: settings.GATEWAY_REALTIME_IDLE_SECONDS * 1000,
-          maxSessionMs: settings.GATEWAY_REALTIME_MAX_SESSION_SECONDS * 1000,
-          maxBufferedBytes: settings.GATEWAY_REALTIME_MAX_BUFFERED_BYTES,
-        },
-        { upstreamMessage: (data, binary) => meter.observe(data, binary) },
-      );
-      ctx.waitUntil(finish(end, meter));
-      return end;
-    },
-    abandon() {
-      upstream.close(1001, "client went away");
-      ctx.waitUntil(finish(undefined, undefined));
-    },
-  };
+  if (!end) {
+    outcome.status = 499;
+    outcome.error = {
+      status: 499,
+      message: "The client left before the session was accepted.",
+      code: "client_closed_request",
+    };
+  } else if (!NORMAL_CLOSES.has(end.code) || end.by === "gateway") {
+    const by = end.by === "gateway" ? "the gateway" : `the ${end.by === "client" ? "client" : "provider"}`;
+    // The session ran (status 101); how it ended abnormally is the log's error.
+    outcome.error = {
+      status: 101,
+      message: `Session closed by ${by} with code ${end.code}${end.reason ? `: ${end.reason}` : ""}`,
+      code: `websocket_close_${end.code}`,
+    };
+  }
+  outcome.finish();
 }
 
 /** Closes that are no failure: normal, going away, and a close without a code. */

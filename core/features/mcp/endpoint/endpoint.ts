@@ -7,7 +7,7 @@ import { readText } from "../../../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { authenticateMcpCaller, checkOrigin } from "./caller.ts";
 import { admitMcpToolCall } from "./limits.ts";
-import { type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
+import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
@@ -33,7 +33,6 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   const target = await resolveMcpTarget(services, principal, serverRef).catch(rethrowAsHttp);
   // x-gateway-metadata and the span headers, as on every other route (400 when malformed).
   ctx.gateway = parseGatewayHeaders(request.headers, ctx.traceId);
-  const limitContext = { waitUntil: ctx.waitUntil, metadata: ctx.gateway.metadata };
   const record: McpRequestRecord = { method: "-", status: 0 };
   const log = (response: Response) => {
     record.status ||= response.status;
@@ -59,88 +58,149 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
       }),
     );
   }
+  const read = await readMessages(request, ctx);
+  if (read instanceof Response) return log(read);
+  const { body, messages } = read;
+  record.method = messages.map(methodOf).join(",") || "-";
+  const call: McpCall = {
+    ctx,
+    principal,
+    target,
+    record,
+    limits: { waitUntil: ctx.waitUntil, metadata: ctx.gateway.metadata },
+  };
+  const single = messages.length === 1 ? messages[0] : undefined;
+  const admitted = await admitLoneToolCall(call, single);
+  if (admitted instanceof Response) return log(admitted);
+  const upstream = lazyUpstream(ctx, principal, target);
+  const identity = await initializeIdentity(call, messages, single, upstream);
+  if (identity instanceof Response) return log(identity);
+  const server = await buildProxyServer(proxyHooks(call, upstream, admitted), identity);
+  return answerThroughTransport(server, request, body, upstream, record, log);
+}
 
-  const text = await readText(request, services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+/** One MCP request's caller, server, log record and the context its tool-call limits are checked in. */
+interface McpCall {
+  ctx: RequestContext;
+  principal: Principal;
+  target: McpTarget;
+  record: McpRequestRecord;
+  limits: Parameters<typeof admitMcpToolCall>[3];
+}
+
+/** The body's JSON-RPC messages (a batch or one), or the JSON-RPC error a malformed body gets. */
+async function readMessages(
+  request: Request,
+  ctx: RequestContext,
+): Promise<{ body: unknown; messages: Array<Record<string, unknown> | null> } | Response> {
+  const text = await readText(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return log(jsonRpcError(400, null, -32700, "Parse error: the body is not JSON."));
+    return jsonRpcError(400, null, -32700, "Parse error: the body is not JSON.");
   }
   const messages = (Array.isArray(body) ? body : [body]) as Array<Record<string, unknown> | null>;
   if (messages.length === 0 || messages.some((message) => !message || typeof message !== "object")) {
-    return log(jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch."));
+    return jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch.");
   }
-  record.method = messages.map(methodOf).join(",") || "-";
+  return { body, messages };
+}
 
-  // A lone tool call: refuse a hidden tool or a rate-limited call with an HTTP status of its own.
-  const single = messages.length === 1 ? messages[0] : undefined;
-  let preAdmitted = false;
+/**
+ * A lone tool call: a hidden tool or a rate-limited call is refused with an HTTP status of its own (the answer
+ * returned); otherwise whether the call was admitted here already (the handler then does not count it again).
+ */
+async function admitLoneToolCall(
+  call: McpCall,
+  single: Record<string, unknown> | null | undefined,
+): Promise<boolean | Response> {
+  const { ctx, principal, target, record } = call;
   const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-  if (wellFormed && single?.method === "tools/call") {
-    const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
-    const name = typeof params.name === "string" ? params.name : "";
-    record.name = name;
-    record.arguments = params.arguments ?? {};
-    if (!target.allowed.tools.has(name)) {
-      record.error = { message: `Tool '${name}' is not available on this MCP server.`, code: "mcp_tool_hidden" };
-      return log(jsonRpcError(200, single.id, -32602, `MCP error -32602: ${record.error.message}`));
-    }
-    try {
-      await admitMcpToolCall(services, principal, target, limitContext);
-      preAdmitted = true;
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      record.error = { message: error.message, code: error.code };
-      return log(jsonRpcError(error.status, single.id, -32000, error.message, error.headers));
-    }
+  if (!wellFormed || single?.method !== "tools/call") return false;
+  const id = single.id as string | number;
+  const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
+  const name = typeof params.name === "string" ? params.name : "";
+  record.name = name;
+  record.arguments = params.arguments ?? {};
+  if (!target.allowed.tools.has(name)) {
+    record.error = { message: `Tool '${name}' is not available on this MCP server.`, code: "mcp_tool_hidden" };
+    return jsonRpcError(200, id, -32602, `MCP error -32602: ${record.error.message}`);
   }
-
-  const upstream = lazyUpstream(ctx, principal, target);
-  let identity: UpstreamIdentity | undefined;
-  if (messages.some((message) => message?.method === "initialize")) {
-    try {
-      const client = await upstream.get();
-      identity = {
-        capabilities: client.getServerCapabilities() ?? {},
-        serverInfo: client.getServerVersion() ?? { name: target.server.slug, version: "1.0.0" },
-        instructions: client.getInstructions(),
-      };
-    } catch (error) {
-      await upstream.close();
-      const failure = upstreamFailure(error);
-      record.error = { message: failure.message, code: failure.code };
-      const id = single && single.id !== undefined ? (single.id as string | number) : null;
-      return log(jsonRpcError(502, id, -32603, failure.message));
-    }
+  try {
+    await admitMcpToolCall(ctx.services, principal, target, call.limits);
+    return true;
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    record.error = { message: error.message, code: error.code };
+    return jsonRpcError(error.status, id, -32000, error.message, error.headers);
   }
+}
 
-  const server = await buildProxyServer(
-    {
-      upstream: async () => {
-        try {
-          return await upstream.get();
-        } catch (error) {
-          const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-          throw new McpError(-32603, upstreamFailure(error).message);
-        }
-      },
-      allowed: target.allowed,
-      timeoutMs: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
-      admitToolCall: async () => {
-        if (preAdmitted) return;
-        try {
-          await admitMcpToolCall(services, principal, target, limitContext);
-        } catch (error) {
-          if (!(error instanceof HttpError)) throw error;
-          const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-          throw new McpError(-32000, error.message);
-        }
-      },
-      note: (details) => Object.assign(record, details),
+/** For an `initialize`, the upstream's own capabilities and info (the gateway announces them); a 502 when it fails. */
+async function initializeIdentity(
+  call: McpCall,
+  messages: Array<Record<string, unknown> | null>,
+  single: Record<string, unknown> | null | undefined,
+  upstream: LazyUpstream,
+): Promise<UpstreamIdentity | undefined | Response> {
+  if (!messages.some((message) => message?.method === "initialize")) return undefined;
+  try {
+    const client = await upstream.get();
+    return {
+      capabilities: client.getServerCapabilities() ?? {},
+      serverInfo: client.getServerVersion() ?? { name: call.target.server.slug, version: "1.0.0" },
+      instructions: client.getInstructions(),
+    };
+  } catch (error) {
+    await upstream.close();
+    const failure = upstreamFailure(error);
+    call.record.error = { message: failure.message, code: failure.code };
+    const id = single && single.id !== undefined ? (single.id as string | number) : null;
+    return jsonRpcError(502, id, -32603, failure.message);
+  }
+}
+
+/** What the proxy server's handlers do for this request: the upstream, the allow-list, limits and the log. */
+function proxyHooks(call: McpCall, upstream: LazyUpstream, preAdmitted: boolean): ProxyHooks {
+  const { ctx, principal, target, record } = call;
+  return {
+    upstream: async () => {
+      try {
+        return await upstream.get();
+      } catch (error) {
+        const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
+        throw new McpError(-32603, upstreamFailure(error).message);
+      }
     },
-    identity,
-  );
+    allowed: target.allowed,
+    timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
+    admitToolCall: async () => {
+      if (preAdmitted) return;
+      try {
+        await admitMcpToolCall(ctx.services, principal, target, call.limits);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
+        throw new McpError(-32000, error.message);
+      }
+    },
+    note: (details) => Object.assign(record, details),
+  };
+}
+
+/**
+ * The SDK's answer for this request through a stateless transport (the caller's JSON-RPC errors are in it; the
+ * log notes the first); the transport, server and upstream are closed, and the log written, when its body ends.
+ */
+async function answerThroughTransport(
+  server: Awaited<ReturnType<typeof buildProxyServer>>,
+  request: Request,
+  body: unknown,
+  upstream: LazyUpstream,
+  record: McpRequestRecord,
+  log: (response: Response) => Response,
+): Promise<Response> {
   const { WebStandardStreamableHTTPServerTransport } = await import(
     "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
   );
@@ -155,7 +215,6 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
     void server.close().catch(() => {});
     void upstream.close();
   };
-  // The SDK's answer for this request: the caller's JSON-RPC errors are in it; the log notes the first.
   let answered: Response;
   try {
     answered = await transport.handleRequest(request, { parsedBody: body });
@@ -177,6 +236,8 @@ function methodOf(message: Record<string, unknown> | null): string {
 }
 
 /** The upstream client of one request: connected on first use, closed when the request ends. */
+type LazyUpstream = ReturnType<typeof lazyUpstream>;
+
 function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
   let connecting: Promise<Client> | undefined;
   return {

@@ -63,13 +63,18 @@ export function proxiedCapabilities(upstream: ServerCapabilities | undefined): S
   return out;
 }
 
+/** The SDK modules a proxy is built from, loaded on the first MCP request. */
+type Sdk = {
+  types: typeof import("@modelcontextprotocol/sdk/types.js");
+  UriTemplate: typeof import("@modelcontextprotocol/sdk/shared/uriTemplate.js").UriTemplate;
+};
+
 export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIdentity): Promise<Server> {
   const [{ Server }, types, { UriTemplate }] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/index.js"),
     import("@modelcontextprotocol/sdk/types.js"),
     import("@modelcontextprotocol/sdk/shared/uriTemplate.js"),
   ]);
-  const { McpError, ErrorCode } = types;
   const capabilities = proxiedCapabilities(identity?.capabilities);
   const server = new Server(
     {
@@ -79,6 +84,20 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
     },
     { capabilities, ...(identity?.instructions ? { instructions: identity.instructions } : {}) },
   );
+  const kit = proxyKit(hooks, { types, UriTemplate });
+  if (capabilities.tools) proxyTools(server, kit);
+  if (capabilities.prompts) proxyPrompts(server, kit);
+  if (capabilities.resources) proxyResources(server, kit, capabilities.resources.subscribe === true);
+  if (capabilities.completions) proxyCompletions(server, kit);
+  if (capabilities.logging) proxyLogging(server, kit);
+  return server;
+}
+
+type ProxyKit = ReturnType<typeof proxyKit>;
+
+/** What every proxied handler uses: the hooks, the allow-list checks, the upstream and its request options. */
+function proxyKit(hooks: ProxyHooks, { types, UriTemplate }: Sdk) {
+  const { McpError, ErrorCode } = types;
   const { allowed } = hooks;
   /** A handler whose failure is noted for the request's log (the SDK then answers it as a JSON-RPC error). */
   const noted =
@@ -131,126 +150,137 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
     const { progressToken: _token, ...meta } = params._meta;
     return { ...params, _meta: meta };
   };
+  return { types, hooks, allowed, noted, resourceAllowed, hidden, options, upstreamFor, forwardParams };
+}
 
-  if (capabilities.tools) {
-    server.setRequestHandler(
-      types.ListToolsRequestSchema,
-      noted(async (request, extra) => {
-        const page = await (await upstreamFor(extra)).listTools(forwardParams(request.params ?? {}), options(extra));
-        return { ...page, tools: page.tools.filter((tool) => allowed.tools.has(tool.name)) };
-      }),
-    );
-    server.setRequestHandler(
-      types.CallToolRequestSchema,
-      noted(async (request, extra) => {
-        const { name } = request.params;
-        hooks.note({ name, arguments: request.params.arguments ?? {} });
-        if (!allowed.tools.has(name)) throw hidden("Tool", name);
-        await hooks.admitToolCall(name);
-        const client = await upstreamFor(extra);
-        const result = await client.request(
-          { method: "tools/call", params: forwardParams(request.params) },
-          types.CallToolResultSchema,
-          options(extra, true),
-        );
-        hooks.note({ resultBytes: JSON.stringify(result).length, toolError: result.isError === true });
-        return result;
-      }),
-    );
-  }
-  if (capabilities.prompts) {
-    server.setRequestHandler(
-      types.ListPromptsRequestSchema,
-      noted(async (request, extra) => {
-        const page = await (await upstreamFor(extra)).listPrompts(forwardParams(request.params ?? {}), options(extra));
-        return { ...page, prompts: page.prompts.filter((prompt) => allowed.prompts.has(prompt.name)) };
-      }),
-    );
-    server.setRequestHandler(
-      types.GetPromptRequestSchema,
-      noted(async (request, extra) => {
-        const { name } = request.params;
-        hooks.note({ name, arguments: request.params.arguments ?? {} });
-        if (!allowed.prompts.has(name)) throw hidden("Prompt", name);
-        const result = await (await upstreamFor(extra)).getPrompt(forwardParams(request.params), options(extra));
-        hooks.note({ resultBytes: JSON.stringify(result).length });
-        return result;
-      }),
-    );
-  }
-  if (capabilities.resources) {
-    server.setRequestHandler(
-      types.ListResourcesRequestSchema,
-      noted(async (request, extra) => {
-        const page = await (await upstreamFor(extra)).listResources(
-          forwardParams(request.params ?? {}),
-          options(extra),
-        );
-        return { ...page, resources: page.resources.filter((resource) => allowed.resources.has(resource.uri)) };
-      }),
-    );
-    server.setRequestHandler(
-      types.ListResourceTemplatesRequestSchema,
-      noted(async (request, extra) => {
-        const page = await (await upstreamFor(extra)).listResourceTemplates(
-          forwardParams(request.params ?? {}),
-          options(extra),
-        );
-        const open = new Set(allowed.templates);
-        return { ...page, resourceTemplates: page.resourceTemplates.filter((t) => open.has(t.uriTemplate)) };
-      }),
-    );
-    server.setRequestHandler(
-      types.ReadResourceRequestSchema,
-      noted(async (request, extra) => {
-        const { uri } = request.params;
-        hooks.note({ name: uri });
-        if (!resourceAllowed(uri)) throw hidden("Resource", uri);
-        const result = await (await upstreamFor(extra)).readResource(forwardParams(request.params), options(extra));
-        hooks.note({ resultBytes: JSON.stringify(result).length });
-        return result;
-      }),
-    );
-    if (capabilities.resources.subscribe) {
-      server.setRequestHandler(
-        types.SubscribeRequestSchema,
-        noted(async (request, extra) => {
-          hooks.note({ name: request.params.uri });
-          if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
-          return (await upstreamFor(extra)).subscribeResource(forwardParams(request.params), options(extra));
-        }),
+/** tools/list (filtered by the allow-list) and tools/call (refused by name, admitted by the limits). */
+function proxyTools(server: Server, kit: ProxyKit): void {
+  const { types, hooks, allowed, noted, hidden, options, upstreamFor, forwardParams } = kit;
+  server.setRequestHandler(
+    types.ListToolsRequestSchema,
+    noted(async (request, extra) => {
+      const page = await (await upstreamFor(extra)).listTools(forwardParams(request.params ?? {}), options(extra));
+      return { ...page, tools: page.tools.filter((tool) => allowed.tools.has(tool.name)) };
+    }),
+  );
+  server.setRequestHandler(
+    types.CallToolRequestSchema,
+    noted(async (request, extra) => {
+      const { name } = request.params;
+      hooks.note({ name, arguments: request.params.arguments ?? {} });
+      if (!allowed.tools.has(name)) throw hidden("Tool", name);
+      await hooks.admitToolCall(name);
+      const client = await upstreamFor(extra);
+      const result = await client.request(
+        { method: "tools/call", params: forwardParams(request.params) },
+        types.CallToolResultSchema,
+        options(extra, true),
       );
-      server.setRequestHandler(
-        types.UnsubscribeRequestSchema,
-        noted(async (request, extra) => {
-          hooks.note({ name: request.params.uri });
-          if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
-          return (await upstreamFor(extra)).unsubscribeResource(forwardParams(request.params), options(extra));
-        }),
+      hooks.note({ resultBytes: JSON.stringify(result).length, toolError: result.isError === true });
+      return result;
+    }),
+  );
+}
+
+/** prompts/list (filtered) and prompts/get (refused by name). */
+function proxyPrompts(server: Server, kit: ProxyKit): void {
+  const { types, hooks, allowed, noted, hidden, options, upstreamFor, forwardParams } = kit;
+  server.setRequestHandler(
+    types.ListPromptsRequestSchema,
+    noted(async (request, extra) => {
+      const page = await (await upstreamFor(extra)).listPrompts(forwardParams(request.params ?? {}), options(extra));
+      return { ...page, prompts: page.prompts.filter((prompt) => allowed.prompts.has(prompt.name)) };
+    }),
+  );
+  server.setRequestHandler(
+    types.GetPromptRequestSchema,
+    noted(async (request, extra) => {
+      const { name } = request.params;
+      hooks.note({ name, arguments: request.params.arguments ?? {} });
+      if (!allowed.prompts.has(name)) throw hidden("Prompt", name);
+      const result = await (await upstreamFor(extra)).getPrompt(forwardParams(request.params), options(extra));
+      hooks.note({ resultBytes: JSON.stringify(result).length });
+      return result;
+    }),
+  );
+}
+
+/** resources and templates listed (filtered), read and, where the upstream supports it, subscribed to. */
+function proxyResources(server: Server, kit: ProxyKit, subscribe: boolean): void {
+  const { types, hooks, allowed, noted, resourceAllowed, hidden, options, upstreamFor, forwardParams } = kit;
+  server.setRequestHandler(
+    types.ListResourcesRequestSchema,
+    noted(async (request, extra) => {
+      const page = await (await upstreamFor(extra)).listResources(forwardParams(request.params ?? {}), options(extra));
+      return { ...page, resources: page.resources.filter((resource) => allowed.resources.has(resource.uri)) };
+    }),
+  );
+  server.setRequestHandler(
+    types.ListResourceTemplatesRequestSchema,
+    noted(async (request, extra) => {
+      const page = await (await upstreamFor(extra)).listResourceTemplates(
+        forwardParams(request.params ?? {}),
+        options(extra),
       );
-    }
-  }
-  if (capabilities.completions) {
+      const open = new Set(allowed.templates);
+      return { ...page, resourceTemplates: page.resourceTemplates.filter((t) => open.has(t.uriTemplate)) };
+    }),
+  );
+  server.setRequestHandler(
+    types.ReadResourceRequestSchema,
+    noted(async (request, extra) => {
+      const { uri } = request.params;
+      hooks.note({ name: uri });
+      if (!resourceAllowed(uri)) throw hidden("Resource", uri);
+      const result = await (await upstreamFor(extra)).readResource(forwardParams(request.params), options(extra));
+      hooks.note({ resultBytes: JSON.stringify(result).length });
+      return result;
+    }),
+  );
+  if (subscribe) {
     server.setRequestHandler(
-      types.CompleteRequestSchema,
+      types.SubscribeRequestSchema,
       noted(async (request, extra) => {
-        const ref = request.params.ref;
-        const name = ref.type === "ref/prompt" ? ref.name : ref.uri;
-        hooks.note({ name });
-        const open =
-          ref.type === "ref/prompt"
-            ? allowed.prompts.has(ref.name)
-            : resourceAllowed(ref.uri) || allowed.templates.includes(ref.uri);
-        if (!open) throw hidden(ref.type === "ref/prompt" ? "Prompt" : "Resource template", name);
-        return (await upstreamFor(extra)).complete(forwardParams(request.params), options(extra));
+        hooks.note({ name: request.params.uri });
+        if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
+        return (await upstreamFor(extra)).subscribeResource(forwardParams(request.params), options(extra));
+      }),
+    );
+    server.setRequestHandler(
+      types.UnsubscribeRequestSchema,
+      noted(async (request, extra) => {
+        hooks.note({ name: request.params.uri });
+        if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
+        return (await upstreamFor(extra)).unsubscribeResource(forwardParams(request.params), options(extra));
       }),
     );
   }
-  if (capabilities.logging) {
-    server.setRequestHandler(
-      types.SetLevelRequestSchema,
-      noted(async (request, extra) => (await upstreamFor(extra)).setLoggingLevel(request.params.level, options(extra))),
-    );
-  }
-  return server;
+}
+
+/** completion/complete for the prompts and resources the caller may use. */
+function proxyCompletions(server: Server, kit: ProxyKit): void {
+  const { types, hooks, allowed, noted, resourceAllowed, hidden, upstreamFor, options, forwardParams } = kit;
+  server.setRequestHandler(
+    types.CompleteRequestSchema,
+    noted(async (request, extra) => {
+      const ref = request.params.ref;
+      const name = ref.type === "ref/prompt" ? ref.name : ref.uri;
+      hooks.note({ name });
+      const open =
+        ref.type === "ref/prompt"
+          ? allowed.prompts.has(ref.name)
+          : resourceAllowed(ref.uri) || allowed.templates.includes(ref.uri);
+      if (!open) throw hidden(ref.type === "ref/prompt" ? "Prompt" : "Resource template", name);
+      return (await upstreamFor(extra)).complete(forwardParams(request.params), options(extra));
+    }),
+  );
+}
+
+/** logging/setLevel, forwarded. */
+function proxyLogging(server: Server, kit: ProxyKit): void {
+  const { types, noted, options, upstreamFor } = kit;
+  server.setRequestHandler(
+    types.SetLevelRequestSchema,
+    noted(async (request, extra) => (await upstreamFor(extra)).setLoggingLevel(request.params.level, options(extra))),
+  );
 }
