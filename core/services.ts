@@ -1,25 +1,30 @@
-import { ApiKeyAuthenticator } from "./auth/api-key-authenticator.ts";
-import { JwtAuthenticator } from "./auth/jwt.ts";
-import { OrganisationSettingsCache } from "./control/directory.ts";
-import { resolveDefaultConfig, resolveSavedConfig, resolveSavedProvider } from "./control/saved-resources.ts";
+import type { ApiKeyAuthenticator } from "./auth/api-key-authenticator.ts";
+import type { JwtAuthenticator } from "./auth/jwt.ts";
+import type { Principal } from "./auth/principal.ts";
 import type { Settings } from "./config/settings.ts";
-import type { RequestContext } from "./http/context.ts";
-import { throwingHttpErrors } from "./http/domain-errors.ts";
-import { setMaxJsonDepth } from "./util/json-depth.ts";
-import { RequestLogger } from "./observe/logs/request-logger.ts";
-import { PolicyEnforcer } from "./inference/policies/enforcer.ts";
-import { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
-import { ResponseCache } from "./inference/cache/response-cache.ts";
-import { type GatewayMetrics, observeLogs } from "./observe/metrics/observe.ts";
-import type { ProviderTarget } from "./providers/types.ts";
-import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts";
-import type { QueueMessage, Stores } from "./store/ports.ts";
+import type { OrganisationSettingsCache } from "./control/directory.ts";
 import type { McpToolHost } from "./features/mcp/tool-host.ts";
 import type { ConsoleFiles } from "./http/console-files.ts";
-import { lazyMcpToolHost } from "./features/mcp/lazy-tool-host.ts";
+import type { GatewayRequestHeaders } from "./http/gateway-headers.ts";
+import type { ResponseCache } from "./inference/cache/response-cache.ts";
+import type { InferenceOutcome } from "./inference/gateway/outcome.ts";
+import type { ConfigNode } from "./inference/routing/config.ts";
+import type { PolicyEnforcer } from "./inference/policies/enforcer.ts";
+import type { AnalyticsRecorder } from "./observe/analytics/recorder.ts";
+import type { RequestLogger } from "./observe/logs/request-logger.ts";
+import type { GatewayMetrics } from "./observe/metrics/prometheus.ts";
+import type { ProviderTarget, RouteKind } from "./providers/types.ts";
+import type { TrustedHosts } from "./security/custom-host.ts";
+import type { QueueMessage, Stores } from "./store/ports.ts";
 
 /**
- * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform.
+ * What every handler, queue consumer and scheduled task is given: the process's long-lived services, and for a
+ * request its context. Types only: the platform builds the services (core/platform/services.ts createServices).
+ */
+
+/**
+ * The long-lived objects a handler may use, built once per process (per Lambda container) by the platform
+ * (core/platform/services.ts).
  * Later families add their services here.
  */
 export interface Services {
@@ -59,45 +64,53 @@ export interface Services {
    * target it stands for (provider id, credentials, custom host...). Throws 404 when unknown.
    */
   resolveSavedProvider(slug: string, ctx: RequestContext): Promise<ProviderTarget>;
+  /**
+   * The data-plane pipeline's routing of one request (core/inference/gateway/inference.ts routeInference),
+   * loaded on first use: a guardrail check's model call (a judge, a moderation) is a sub-request through it.
+   * Held here so that the guardrails, which that pipeline loads, reach it without importing it.
+   */
+  routeInference: RouteInference;
   /** The MCP gateway's tools, for server-side MCP tool execution (core/features/mcp/tool-host.ts). */
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/http/console-files.ts). */
   consoleFiles?: ConsoleFiles;
 }
 
-export function createServices(settings: Settings, stores: Stores): Services {
-  setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
-  const services: Services = {
-    settings,
-    stores,
-    apiKeys: new ApiKeyAuthenticator(stores.records, settings.GATEWAY_API_KEY_CACHE_SECONDS * 1000),
-    jwt: new JwtAuthenticator(settings, stores.records, parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS)),
-    orgSettings: new OrganisationSettingsCache(stores.records),
-    trustedHosts: parseTrustedHosts(settings.TRUSTED_CUSTOM_HOSTS),
-    logger: new RequestLogger(stores.logSink, stores.blobs, {
-      retentionDays: settings.GATEWAY_LOG_RETENTION_DAYS,
-      threshold: settings.LOG_STORE_CONNECTION_FAILURE_THRESHOLD,
-      backoffMs: settings.LOG_STORE_CONNECTION_BACKOFF_MS,
-      timeoutMs: settings.LOG_STORE_CONNECTION_TIMEOUT_MS,
-    }),
-    // Saved configs, integrations and virtual keys (core/control/saved-resources.ts), answering HTTP errors.
-    resolveSavedConfig: throwingHttpErrors(resolveSavedConfig),
-    resolveDefaultConfig: throwingHttpErrors(resolveDefaultConfig),
-    resolveSavedProvider: throwingHttpErrors(resolveSavedProvider),
-    analytics: new AnalyticsRecorder(stores.counters, stores.records, {
-      // One process serves many requests locally: sum aggregates for a second. Lambda containers may freeze.
-      flushIntervalMs: settings.GATEWAY_PLATFORM === "local" ? 1000 : 0,
-    }),
-    policies: new PolicyEnforcer(stores.records, stores.counters),
-    cache: new ResponseCache(stores.records, stores.blobs, {
-      maxEntryBytes: settings.GATEWAY_CACHE_MAX_ENTRY_BYTES,
-      defaultMaxAgeSeconds: settings.GATEWAY_CACHE_MAX_AGE,
-      semanticIndex: stores.vectors,
-    }),
-  };
-  services.mcpTools = lazyMcpToolHost(services);
-  observeLogs(services);
-  return services;
+/** Routes one inference request through a compiled config: the pipeline's steps 3 to 8 (core/inference/gateway). */
+export type RouteInference = (
+  route: RouteKind,
+  body: Record<string, any>,
+  config: ConfigNode,
+  request: Request,
+  ctx: RequestContext,
+  outcome: InferenceOutcome & { finish(): void },
+  requestId: string,
+) => Promise<Response>;
+
+/** Everything a handler may use besides the Request itself. */
+export interface RequestContext {
+  /** Taken from `x-gateway-trace-id` (or its `x-portkey-` alias) or generated. */
+  traceId: string;
+  /** The request path (set by the app; read it instead of parsing `request.url` again). */
+  path?: string;
+  /** Path parameters of the matched route. */
+  params: Record<string, string>;
+  /** Set on routes that require authentication. */
+  principal?: Principal;
+  /**
+   * The gateway request headers (spec 5.3), parsed once: set by the app on authenticated routes; use
+   * `gatewayHeadersOf(request, ctx)` (core/inference/gateway/plan.ts) where it may be missing (unit tests).
+   */
+  gateway?: GatewayRequestHeaders;
+  services: Services;
+  /** Aborted when the client goes away or the platform ends the request. */
+  signal: AbortSignal;
+  /** Work that must finish before the platform freezes (Lambda) but after the response is sent. */
+  waitUntil(work: Promise<unknown>): void;
+  /** performance.now() when the request arrived. */
+  startedAt: number;
+  /** Set by inference routes: provider, usage, cost and timings, for logs and limits. */
+  outcome?: InferenceOutcome;
 }
 
 /**

@@ -98,26 +98,28 @@ export const secretHint = (secret: string) => `${secret.slice(0, 5)}...${secret.
 
 export const newApiKeySecret = () => newSecret("gk");
 
-export interface NewApiKey {
-  organisationId: string;
-  workspaceId?: string;
-  name: string;
-  description?: string;
-  keyType: KeyType;
-  keySubType: KeySubType;
-  userId?: string;
-  scopes: string[];
-  organisationRole?: Principal["organisationRole"];
-  workspaceRole?: Principal["workspaceRole"];
-  /** Unix seconds. */
-  expiresAt?: number;
-  rotationPeriodDays?: number;
-  nextRotationAt?: number;
-  defaults?: Record<string, unknown>;
-  createdBy?: string;
+/** What a new key is given: its record's own fields (the rest is derived), and an operator-chosen secret. */
+export type NewApiKey = Pick<
+  ApiKeyRecord,
+  | "organisationId"
+  | "workspaceId"
+  | "name"
+  | "description"
+  | "keyType"
+  | "keySubType"
+  | "userId"
+  | "scopes"
+  | "organisationRole"
+  | "workspaceRole"
+  | "expiresAt"
+  | "rotationPeriodDays"
+  | "nextRotationAt"
+  | "defaults"
+  | "createdBy"
+> & {
   /** A secret chosen by the operator (bootstrap on AWS); generated when absent. */
   secret?: string;
-}
+};
 
 /** Creates a key: writes its record and its hash lookup, and returns the secret (shown to the caller once). */
 export async function createApiKey(

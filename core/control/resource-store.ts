@@ -99,6 +99,18 @@ export class ResourceStore<T extends Resource> {
     if (resource.slug) await this.releaseSlug(resource.organisationId, resource.slug, resource.id);
   }
 
+  /** Every resource of the organisation that `filter` keeps, newest first (lists of tens, read whole). */
+  async listAll(organisationId: string, filter?: (resource: T) => boolean): Promise<T[]> {
+    const all: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.list(organisationId, { limit: 1000, cursor, filter });
+      all.push(...page.items);
+      cursor = page.cursor;
+    } while (cursor);
+    return all;
+  }
+
   /**
    * Newest first; `filter` narrows in memory (the page is filled across store pages). The cursor is the sort
    * key of the last resource returned. Throws RangeError for a malformed cursor.

@@ -6,7 +6,7 @@ import type { SecretResolver } from "../store/secret-refs.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { openConfigSecrets } from "./configs/secrets.ts";
 import { resolveCredentialRefs } from "./credentials/refs.ts";
-import { type ControlDeps, audit } from "./deps.ts";
+import { type ControlDeps, changed } from "./deps.ts";
 import { NotFound, Unauthenticated } from "./errors.ts";
 import { type IntegrationResource, findIntegration } from "./integrations/store.ts";
 import { type ProviderResource, providerExpired, providerStore } from "./providers/store.ts";
@@ -167,18 +167,8 @@ export async function savedResourceChanged<T extends Resource, V extends object>
   change: { action: string; resourceType: string; before?: T; after?: T },
   present: (resource: T) => V,
 ): Promise<V | undefined> {
-  const subject = (change.after ?? change.before)!;
-  invalidateSaved(deps.records, subject.organisationId);
-  const after = change.after && present(change.after);
-  await audit(deps, principal, {
-    action: change.action,
-    resourceType: change.resourceType,
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: change.before && present(change.before),
-    after,
-  });
-  return after;
+  invalidateSaved(deps.records, (change.after ?? change.before)!.organisationId);
+  return changed(deps, principal, change, present);
 }
 
 /** `x-gateway-config: <id or slug>`: the saved config's JSON, same object while unchanged. */

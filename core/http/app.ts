@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import type { RouteFamily, RouteSpec } from "./route-types.ts";
-import type { Services } from "../services.ts";
+import type { Services, RequestContext } from "../services.ts";
 import { ConditionFailedError, StoreUnavailableError } from "../store/ports.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { requireScope } from "../auth/scopes.ts";
 import { DomainError } from "../control/errors.ts";
 import { logRequest } from "../observe/logs/log-request.ts";
-import type { Handler, HandlerMap, PlatformContext, RequestContext } from "./context.ts";
+import type { Handler, HandlerMap, PlatformContext } from "./context.ts";
 import { httpErrorOf } from "./domain-errors.ts";
 import { HttpError, RouteNotMatched, errorResponse, serviceUnavailable } from "./errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "./gateway-headers.ts";
@@ -34,18 +34,7 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
   const app = new Hono<Env>();
   const routes: RouteSpec[] = [];
 
-  const mounted: Array<{ route: RouteSpec; handler: Handler }> = [];
-  for (const family of families) {
-    const familyHandlers = handlers[family.name];
-    if (!familyHandlers) throw new Error(`no handler module for route family '${family.name}'`);
-    for (const route of family.routes) {
-      const handler = familyHandlers[route.handler];
-      if (!handler) throw new Error(`family '${family.name}' has no handler '${route.handler}'`);
-      mounted.push({ route, handler });
-    }
-  }
-  // Hono runs matching routes in registration order: catch-all routes go last, so every dedicated route wins.
-  mounted.sort((a, b) => Number(a.route.catchAll === true) - Number(b.route.catchAll === true));
+  const mounted = mountedRoutes(families, handlers);
 
   /** Serves one route: trace id, authentication, the handler, errors in OpenAI's shape, the request's log. */
   const serveRoute =
@@ -97,42 +86,8 @@ export function createApp({ families, handlers, services }: AppOptions): FetchHa
     );
   }
 
-  const patterns = routes.map((route) => ({
-    method: route.method,
-    pattern: pathPattern(route.path),
-    catchAll: route.catchAll === true,
-    cors: route.cors === true,
-  }));
+  const unmatched = unmatchedAnswer(routes);
 
-  /**
-   * 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape); a CORS
-   * preflight of a `cors` route's path is answered.
-   */
-  const unmatched = (request: Request, includeCatchAll: boolean): Response => {
-    const path = new URL(request.url).pathname;
-    // A browser's CORS preflight, for the routes that accept calls from other origins.
-    if (request.method === "OPTIONS") {
-      const methods = patterns.filter((route) => route.cors && route.pattern.test(path)).map((route) => route.method);
-      if (methods.length > 0) return corsPreflight(methods);
-    }
-    const allowed = patterns
-      .filter(
-        (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
-      )
-      .map((route) => route.method);
-    const traceId = traceIdOf(request.headers);
-    if (allowed.length > 0) {
-      const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
-        code: "method_not_allowed",
-      });
-      return withTraceId(errorResponse(error, { allow: [...new Set(allowed)].join(", ") }), traceId);
-    }
-    const error = new HttpError(404, `Invalid URL (${request.method} ${path})`, {
-      type: "invalid_request_error",
-      code: "unknown_url",
-    });
-    return withTraceId(errorResponse(error), traceId);
-  };
   app.notFound((c) => unmatched(c.req.raw, true));
 
   return (request, platform) => {
@@ -191,4 +146,64 @@ function pathPattern(path: string): RegExp {
     })
     .join("/");
   return new RegExp(`^${source}/?$`);
+}
+
+/** Every family's routes with their handlers; catch-all routes last (Hono runs matches in registration order). */
+function mountedRoutes(
+  families: RouteFamily[],
+  handlers: AppOptions["handlers"],
+): Array<{ route: RouteSpec; handler: Handler }> {
+  const mounted: Array<{ route: RouteSpec; handler: Handler }> = [];
+  for (const family of families) {
+    const familyHandlers = handlers[family.name];
+    if (!familyHandlers) throw new Error(`no handler module for route family '${family.name}'`);
+    for (const route of family.routes) {
+      const handler = familyHandlers[route.handler];
+      if (!handler) throw new Error(`family '${family.name}' has no handler '${route.handler}'`);
+      mounted.push({ route, handler });
+    }
+  }
+  // Hono runs matching routes in registration order: catch-all routes go last, so every dedicated route wins.
+  mounted.sort((a, b) => Number(a.route.catchAll === true) - Number(b.route.catchAll === true));
+  return mounted;
+}
+
+/** The answer to a request no route matched, for these routes. */
+function unmatchedAnswer(routes: RouteSpec[]): (request: Request, includeCatchAll: boolean) => Response {
+  const patterns = routes.map((route) => ({
+    method: route.method,
+    pattern: pathPattern(route.path),
+    catchAll: route.catchAll === true,
+    cors: route.cors === true,
+  }));
+
+  /**
+   * 405 with Allow when another method matches the path, else 404 `unknown_url` (OpenAI's shape); a CORS
+   * preflight of a `cors` route's path is answered.
+   */
+  return (request: Request, includeCatchAll: boolean): Response => {
+    const path = new URL(request.url).pathname;
+    // A browser's CORS preflight, for the routes that accept calls from other origins.
+    if (request.method === "OPTIONS") {
+      const methods = patterns.filter((route) => route.cors && route.pattern.test(path)).map((route) => route.method);
+      if (methods.length > 0) return corsPreflight(methods);
+    }
+    const allowed = patterns
+      .filter(
+        (route) => (includeCatchAll || !route.catchAll) && route.method !== request.method && route.pattern.test(path),
+      )
+      .map((route) => route.method);
+    const traceId = traceIdOf(request.headers);
+    if (allowed.length > 0) {
+      const error = new HttpError(405, `Method ${request.method} is not allowed on ${path}.`, {
+        code: "method_not_allowed",
+      });
+      return withTraceId(errorResponse(error, { allow: [...new Set(allowed)].join(", ") }), traceId);
+    }
+    const error = new HttpError(404, `Invalid URL (${request.method} ${path})`, {
+      type: "invalid_request_error",
+      code: "unknown_url",
+    });
+    return withTraceId(errorResponse(error), traceId);
+  };
 }

@@ -1,4 +1,4 @@
-import { UploadedFile } from "../inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "./uploaded-file.ts";
 
 /**
  * A multipart/form-data upstream body built from a validated form object (core/inference/gateway/multipart-body.ts):

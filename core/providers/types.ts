@@ -16,7 +16,7 @@ export type RouteKind = "chat" | "completions" | "embeddings" | "models" | "resp
 /**
  * The other inference families (spec 1, 4.1): images, audio, moderations, rerank and OCR. Their bodies are
  * validated by the family's schema (core/inference/gateway/schemas); multipart ones (MULTIPART_ROUTES) arrive as an object
- * whose file fields are UploadedFile values (core/inference/gateway/uploaded-file.ts).
+ * whose file fields are UploadedFile values (core/providers/uploaded-file.ts).
  */
 export type MediaRouteKind =
   | "image_generations"
@@ -327,4 +327,25 @@ export interface ChatUsage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+/** The eleven categories of the moderation result (spec 2.10), which every provider's answer carries. */
+export const MODERATION_CATEGORIES = [
+  "hate",
+  "hate/threatening",
+  "harassment",
+  "harassment/threatening",
+  "self-harm",
+  "self-harm/intent",
+  "self-harm/instructions",
+  "sexual",
+  "sexual/minors",
+  "violence",
+  "violence/graphic",
+] as const;
+
+/** An event of an event-typed stream (Responses, Messages): written as `event: <type>` + `data: <json>`. */
+export interface TypedEvent {
+  type: string;
+  [key: string]: unknown;
 }

@@ -1,7 +1,7 @@
 import type { ApiKeyDeps } from "../control/api-keys/service.ts";
 import type { ControlDeps } from "../control/deps.ts";
 import type { IntegrationDeps } from "../control/integrations/service.ts";
-import type { RequestContext } from "../http/context.ts";
+import type { RequestContext } from "../services.ts";
 
 /** What every control-plane service call takes from the request: the records store and the trace id. */
 export const controlDeps = (ctx: RequestContext): ControlDeps => ({

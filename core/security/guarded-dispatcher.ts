@@ -58,7 +58,7 @@ function guardedConnector(trusted: TrustedHosts, build: typeof buildConnector): 
 /**
  * A fetch through the guarded dispatcher, for side requests that want fetch's shape (jose's JWKS fetch, OAuth
  * token exchanges). Redirects are refused by the caller's `redirect` option; the inference path uses the
- * dispatcher directly (core/inference/gateway/upstream/client.ts).
+ * dispatcher directly (core/providers/upstream/client.ts).
  */
 export function guardedFetch(trusted: TrustedHosts): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {

@@ -2,8 +2,8 @@
  * Storage ports. Every platform provides one adapter per port; all adapters pass the same contract suite
  * (test/contract). Nothing here knows SQLite, the filesystem, DynamoDB, S3 or SQS.
  */
-import type { VectorIndex } from "../inference/cache/vectors/port.ts";
-import type { LogSink } from "../observe/logs/log-sink.ts";
+import type { VectorIndex } from "./vector-index.ts";
+import type { RequestLog } from "../observe/logs/log-record.ts";
 import type { SecretResolver } from "./secret-refs.ts";
 
 /** One record of the single-table design. Attributes other than the key fields are free-form JSON values. */
@@ -179,6 +179,13 @@ export const MAX_RECEIVES = 5;
 /** Most messages one receive returns (SQS's limit, kept on every platform). */
 export const MAX_RECEIVE_BATCH = 10;
 
+/** Refuses a receive's `max` outside 1..MAX_RECEIVE_BATCH (every Queue adapter checks it the same way). */
+export function checkReceiveMax(max: number): void {
+  if (!Number.isInteger(max) || max < 1 || max > MAX_RECEIVE_BATCH) {
+    throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
+  }
+}
+
 export interface Secrets {
   /** Encrypts a small value (provider credentials); the result is safe to store in Records. */
   encrypt(plaintext: string): Promise<string>;
@@ -188,13 +195,13 @@ export interface Secrets {
 
 export interface Stores {
   records: Records;
-  /** Where request logs are written and read back from (core/observe/logs/log-sink.ts); large bodies go to `blobs`. */
+  /** Where request logs are written and read back from (LogSink below); large bodies go to `blobs`. */
   logSink: LogSink;
   counters: Counters;
   blobs: Blobs;
   queue: Queue;
   secrets: Secrets;
-  /** The semantic cache's vector index (core/inference/cache/vectors/port.ts); loads nothing until first used. */
+  /** The semantic cache's vector index (core/store/vector-index.ts); loads nothing until first used. */
   vectors: VectorIndex;
   /** Resolves secret references in provider credentials (core/store/secret-refs.ts); none: refused. */
   secretRefs?: SecretResolver;
@@ -214,4 +221,37 @@ export class StoreUnavailableError extends Error {
     super(message, options);
     this.name = "StoreUnavailableError";
   }
+}
+
+/** One request log handed to a sink, with how long to keep it. */
+export interface LogEntry {
+  /**
+   * The log. Its bodies may still be deferred (LateJson, late-json.ts: a streamed answer's transcript, an
+   * answer's JSON text): resolving them is the sink's job, never the caller's.
+   */
+  log: RequestLog;
+  retentionDays: number;
+  /**
+   * The bodies' size on the wire (characters), when the caller knows it: small bodies are then stored inline
+   * without serialising them first to measure.
+   */
+  bodiesSize?: number;
+}
+
+/**
+ * Where request logs go, and are read back from. Each platform provides one adapter (AWS: core/observe/logs/records-log-sink.ts;
+ * local: core/platform/local/thread-log-sink.ts); all pass the same contract test
+ * (test/contract/log-sink.contract.ts): a written log reads back through `records` and the Blobs port
+ * (RequestLogger.get / list) as log-layout.ts lays it out. The core hands every log to the sink and tests no
+ * capability.
+ *
+ * `write` takes what it needs from the entry before it returns (the caller then drops the bodies) and
+ * resolves once the log is stored: readable, and kept across a restart as the platform's durability allows
+ * (docs/durability.md). It rejects when the log was not stored; RequestLogger's circuit breaker bounds how
+ * long it may take and stops calling a failing sink for a while.
+ */
+export interface LogSink {
+  write(entry: LogEntry): Promise<void>;
+  /** The Records store the logs are read from (their large bodies from Stores.blobs). */
+  readonly records: Records;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { VectorIndex } from "../../core/inference/cache/vectors/port.ts";
+import type { VectorIndex } from "../../core/store/vector-index.ts";
 import { cosineSimilarity } from "../../core/inference/cache/vectors/vector-rules.ts";
 
 /** Dimensions every adapter under test serves (the AWS adapter is given indexes for these). */

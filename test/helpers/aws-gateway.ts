@@ -8,7 +8,8 @@ import { createSqsBatchHandler, type SqsRecord } from "../../core/platform/aws/s
 import { type RunningServer, startServer } from "../../core/platform/local/server.ts";
 import { ALL_HANDLERS } from "../../core/routes/handlers.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
-import { type Services, createServices } from "../../core/services.ts";
+import type { Services } from "../../core/services.ts";
+import { createServices } from "../../core/platform/services.ts";
 import { deadLetterQueueName, QUEUE_NAMES, type QueueName } from "../../core/store/ports.ts";
 import {
   createQueuePair,

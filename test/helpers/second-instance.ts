@@ -3,7 +3,7 @@ import { createApp } from "../../core/http/app.ts";
 import { startServer } from "../../core/platform/local/server.ts";
 import { ALL_HANDLERS } from "../../core/routes/handlers.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
-import { createServices } from "../../core/services.ts";
+import { createServices } from "../../core/platform/services.ts";
 import type { TestGateway } from "./gateway.ts";
 
 /**

@@ -10,7 +10,8 @@ import type { HandlerMap } from "../../core/http/context.ts";
 import { json } from "../../core/http/json.ts";
 import type { FunctionUrlEvent } from "../../core/platform/aws/function-url-handler.ts";
 import type { RouteFamily } from "../../core/routes/table.ts";
-import { createServices, type Services } from "../../core/services.ts";
+import type { Services } from "../../core/services.ts";
+import { createServices } from "../../core/platform/services.ts";
 import type { Stores } from "../../core/store/ports.ts";
 import { sseEvents } from "../helpers/sse-events.ts";
 

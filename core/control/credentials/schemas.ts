@@ -2,7 +2,7 @@ import * as z from "zod";
 
 /**
  * Request-body pieces shared by the saved-resource routes (integrations, virtual keys, configs). Kept apart
- * from provider-credentials.ts, which the data plane imports: zod schemas are built at import.
+ * from credentials.ts, which the data plane imports: zod schemas are built at import.
  */
 
 const text = z.string().trim().min(1);
@@ -40,3 +40,22 @@ export const slugSchema = z
     /^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$/,
     "a slug is 1 to 64 letters, digits, '-' or '.', starting with a letter or digit",
   );
+
+/** Headers the transport owns: never set from a stored value. */
+export const TRANSPORT_HEADERS = [
+  "host",
+  "content-length",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+];
+
+/** A stored header's name: an HTTP token (RFC 9110), and none of `forbidden` (lower case). */
+export const headerNameSchema = (forbidden: ReadonlySet<string>) =>
+  z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "not a valid header name")
+    .refine((name) => !forbidden.has(name.toLowerCase()), "this header cannot be set");

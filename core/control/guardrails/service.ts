@@ -212,7 +212,8 @@ async function assertNotDefault(records: Records, guardrail: GuardrailResource):
   }
 }
 
-async function changed(
+/** A saved guardrail changed: audited and dropped from the saved-resource caches (and the guardrail cache). */
+async function guardrailChanged(
   deps: ControlDeps,
   principal: Principal,
   change: { action: string; before?: GuardrailResource; after?: GuardrailResource },
@@ -249,7 +250,7 @@ export async function createGuardrail(
     createdBy: principal.userId ?? principal.keyId,
   });
   await writeVersion(deps.records, created, principal);
-  return (await changed(deps, principal, { action: "create", after: created }))!;
+  return (await guardrailChanged(deps, principal, { action: "create", after: created }))!;
 }
 
 export interface GuardrailListQuery extends PageRequest {
@@ -278,17 +279,7 @@ export async function listGuardrails(
   };
   const start = input.offset ?? offsetOf(input.cursor);
   // Read whole (an organisation holds tens of guardrails, not thousands): the total and page numbers need it.
-  const all: GuardrailResource[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await guardrailStore(deps.records).list(principal.organisationId, {
-      limit: 1000,
-      cursor,
-      filter: visible,
-    });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
+  const all = await guardrailStore(deps.records).listAll(principal.organisationId, visible);
   const page = offsetPage(all, start, input.limit);
   return { ...page, items: page.items.map(presentGuardrail) };
 }
@@ -359,7 +350,7 @@ export async function updateGuardrail(
   if (body.actions !== undefined) changes.actions = actionsFrom(current.actions, body.actions);
   const updated = await guardrailStore(deps.records).update(current, changes);
   await writeVersion(deps.records, updated, principal);
-  return (await changed(deps, principal, { action: "update", before: current, after: updated }))!;
+  return (await guardrailChanged(deps, principal, { action: "update", before: current, after: updated }))!;
 }
 
 /** Refused (Conflict) while the organisation's defaults name it. Its versions go with it. */
@@ -373,6 +364,6 @@ export async function deleteGuardrail(
   await assertNotDefault(deps.records, guardrail);
   await guardrailStore(deps.records).delete(guardrail);
   await deleteVersions(deps.records, guardrail.id);
-  await changed(deps, principal, { action: "delete", before: guardrail });
+  await guardrailChanged(deps, principal, { action: "delete", before: guardrail });
   return { id: guardrail.id };
 }

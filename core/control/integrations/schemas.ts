@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { configurationsSchema, slugSchema } from "../credentials/schemas.ts";
+import { TRANSPORT_HEADERS, configurationsSchema, headerNameSchema, slugSchema } from "../credentials/schemas.ts";
 
 /** Request bodies of the integration routes (core/routes/handlers/integrations.ts). */
 
@@ -25,23 +25,10 @@ export const integrationUpdateSchema = z.strictObject({
   configuration: configurationsSchema.optional(),
 });
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const FORBIDDEN_HEADERS = new Set([
-  "host",
-  "content-length",
-  "connection",
-  "transfer-encoding",
-  "keep-alive",
-  "upgrade",
-  "te",
-  "trailer",
-]);
+const FORBIDDEN_HEADERS = new Set(TRANSPORT_HEADERS);
 const customHeaders = z
   .record(
-    z
-      .string()
-      .regex(HEADER_NAME, "not a valid header name")
-      .refine((name) => !FORBIDDEN_HEADERS.has(name.toLowerCase()), "this header cannot be set"),
+    headerNameSchema(FORBIDDEN_HEADERS),
     z
       .string()
       .max(8192)

@@ -4,7 +4,7 @@ import { catalogModel, catalogUnitPrice } from "../../inference/catalog/load.ts"
 import type { PriceOverride } from "../../inference/catalog/price-override.ts";
 import { providerIdOf } from "../../providers/registry.ts";
 import type { Page } from "../../store/ports.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { type ControlDeps, changed } from "../deps.ts";
 import { Forbidden, Invalid, NotFound } from "../errors.ts";
 import { findIntegration } from "../integrations/store.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
@@ -112,25 +112,6 @@ async function loadVisible(deps: ControlDeps, principal: Principal, id: string) 
   return price;
 }
 
-async function changed(
-  deps: ControlDeps,
-  principal: Principal,
-  action: string,
-  before: ModelPriceResource | undefined,
-  after: ModelPriceResource | undefined,
-) {
-  const subject = (after ?? before)!;
-  modelPricingChanged(deps.records, subject.organisationId);
-  await audit(deps, principal, {
-    action,
-    resourceType: "model_pricing",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && present(before),
-    after: after && present(after),
-  });
-}
-
 /** Where a new price belongs, checked against what the caller may change. */
 async function placeOf(deps: ControlDeps, principal: Principal, input: ModelPricingCreateInput) {
   if (input.integration_id) {
@@ -177,7 +158,8 @@ export async function createModelPricing(
     ...(input.note !== undefined ? { note: input.note } : {}),
     createdBy: principal.userId ?? principal.keyId,
   });
-  await changed(deps, principal, "create", undefined, created);
+  modelPricingChanged(deps.records, created.organisationId);
+  await changed(deps, principal, { action: "create", resourceType: "model_pricing", after: created }, present);
   return presentWithCatalog(created);
 }
 
@@ -219,7 +201,13 @@ export async function updateModelPricing(
   if (body.prices) changes.prices = fromInput(body.prices);
   if (body.note !== undefined) changes.note = body.note ?? undefined;
   const updated = await modelPriceStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  modelPricingChanged(deps.records, updated.organisationId);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: "model_pricing", before: current, after: updated },
+    present,
+  );
   return presentWithCatalog(updated);
 }
 
@@ -227,6 +215,7 @@ export async function deleteModelPricing(deps: ControlDeps, principal: Principal
   const current = await loadVisible(deps, principal, input.id);
   assertWritable(principal, current, "prices");
   await modelPriceStore(deps.records).delete(current);
-  await changed(deps, principal, "delete", current, undefined);
+  modelPricingChanged(deps.records, current.organisationId);
+  await changed(deps, principal, { action: "delete", resourceType: "model_pricing", before: current }, present);
   return { id: current.id, object: "model_pricing", deleted: true };
 }

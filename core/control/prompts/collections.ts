@@ -1,9 +1,9 @@
 import type { Principal } from "../../auth/principal.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { type ControlDeps, changed } from "../deps.ts";
 import { Conflict, Invalid, NotFound } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import { type CountedPage, offsetPage } from "../paging.ts";
-import { actorOf, assertOwnWorkspace, collectionOf, listWhole, placeOf, workspaceIdOf } from "./places.ts";
+import { actorOf, assertOwnWorkspace, collectionOf, placeOf, workspaceIdOf } from "./places.ts";
 import { type CollectionResource, collectionStore, partialStore, promptStore } from "./store.ts";
 import type { CollectionCreateInput, CollectionUpdateInput } from "./schemas.ts";
 import { boundWorkspace, isoTime, slugFrom } from "../credentials/credentials.ts";
@@ -68,24 +68,6 @@ async function checkedParent(
   return parent;
 }
 
-async function changed(
-  deps: ControlDeps,
-  principal: Principal,
-  action: string,
-  before?: CollectionResource,
-  after?: CollectionResource,
-) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "collection",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentCollection(before),
-    after: after && presentCollection(after),
-  });
-}
-
 export async function createCollection(deps: ControlDeps, principal: Principal, input: CollectionCreateInput) {
   const parent = input.parent_collection_id
     ? await collectionOf(deps.records, principal, input.parent_collection_id, "parent_collection_id")
@@ -99,7 +81,7 @@ export async function createCollection(deps: ControlDeps, principal: Principal, 
     parentCollectionId: parent?.id,
     createdBy: actorOf(principal),
   });
-  await changed(deps, principal, "create", undefined, created);
+  await changed(deps, principal, { action: "create", resourceType: "collection", after: created }, presentCollection);
   return presentCollection(created);
 }
 
@@ -123,7 +105,7 @@ export async function listCollections(
     ? (await collectionOf(deps.records, principal, query.parent_collection_id, "parent_collection_id")).id
     : undefined;
   const needle = query.search?.toLowerCase();
-  const all = await listWhole(collectionStore(deps.records), principal.organisationId, (collection) => {
+  const all = await collectionStore(deps.records).listAll(principal.organisationId, (collection) => {
     if (workspaceId && collection.workspaceId !== workspaceId) return false;
     if (parentId && collection.parentCollectionId !== parentId) return false;
     return !needle || collection.name.toLowerCase().includes(needle);
@@ -152,7 +134,12 @@ export async function updateCollection(
       await checkedParent(deps, principal, body.parent_collection_id, current.workspaceId!, current)
     ).id;
   const updated = await collectionStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: "collection", before: current, after: updated },
+    presentCollection,
+  );
   return presentCollection(updated);
 }
 
@@ -162,16 +149,21 @@ export async function deleteCollection(deps: ControlDeps, principal: Principal, 
   assertOwnWorkspace(principal, collection, "collections");
   const organisationId = principal.organisationId;
   const holds = async () =>
-    (await listWhole(collectionStore(deps.records), organisationId, (c) => c.parentCollectionId === collection.id))
+    (await collectionStore(deps.records).listAll(organisationId, (c) => c.parentCollectionId === collection.id))
       .length > 0 ||
-    (await listWhole(promptStore(deps.records), organisationId, (p) => p.collectionId === collection.id)).length > 0 ||
-    (await listWhole(partialStore(deps.records), organisationId, (p) => p.collectionId === collection.id)).length > 0;
+    (await promptStore(deps.records).listAll(organisationId, (p) => p.collectionId === collection.id)).length > 0 ||
+    (await partialStore(deps.records).listAll(organisationId, (p) => p.collectionId === collection.id)).length > 0;
   if (await holds())
     throw new Conflict(
       `Collection '${collection.slug ?? collection.id}' is not empty; move or delete its prompts, partials and collections first.`,
       { param: "id", code: "collection_not_empty" },
     );
   await collectionStore(deps.records).delete(collection);
-  await changed(deps, principal, "delete", collection);
+  await changed(
+    deps,
+    principal,
+    { action: "delete", resourceType: "collection", before: collection },
+    presentCollection,
+  );
   return { id: collection.id };
 }

@@ -1,11 +1,11 @@
 import type { Principal } from "../../auth/principal.ts";
 import { isOrganisationWide } from "../../auth/scopes.ts";
 import type { Records } from "../../store/ports.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { type ControlDeps, changed } from "../deps.ts";
 import { Conflict, Forbidden, NotFound } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
 import { type CountedPage, offsetPage } from "../paging.ts";
-import { actorOf, assertOwnWorkspace, listWhole, workspaceIdOf } from "./places.ts";
+import { actorOf, assertOwnWorkspace, workspaceIdOf } from "./places.ts";
 import { type LabelResource, labelStore, promptStore } from "./store.ts";
 import type { LabelCreateInput, LabelUpdateInput } from "./schemas.ts";
 import { boundWorkspace, isoTime } from "../credentials/credentials.ts";
@@ -105,24 +105,6 @@ function assertChangeable(principal: Principal, label: LabelResource): void {
     });
 }
 
-async function changed(
-  deps: ControlDeps,
-  principal: Principal,
-  action: string,
-  before?: LabelResource,
-  after?: LabelResource,
-) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "label",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentLabel(before),
-    after: after && presentLabel(after),
-  });
-}
-
 export async function createLabel(deps: ControlDeps, principal: Principal, input: LabelCreateInput) {
   if (input.organisation_id !== undefined && input.organisation_id !== principal.organisationId)
     throw new Forbidden("This key cannot access another organisation.", { code: "organisation_forbidden" });
@@ -144,7 +126,7 @@ export async function createLabel(deps: ControlDeps, principal: Principal, input
     workspaceId,
     createdBy: actorOf(principal),
   });
-  await changed(deps, principal, "create", undefined, created);
+  await changed(deps, principal, { action: "create", resourceType: "label", after: created }, presentLabel);
   return presentLabel(created);
 }
 
@@ -166,7 +148,7 @@ export async function listLabels(
     ? await workspaceIdOf(deps.records, principal, query.workspace_id)
     : boundWorkspace(principal);
   const needle = query.search?.toLowerCase();
-  const all = await listWhole(labelStore(deps.records), principal.organisationId, (label) => {
+  const all = await labelStore(deps.records).listAll(principal.organisationId, (label) => {
     if (workspaceId && label.workspaceId && label.workspaceId !== workspaceId) return false;
     return !needle || label.name.toLowerCase().includes(needle);
   });
@@ -192,7 +174,12 @@ export async function updateLabel(
   if (body.description !== undefined) changes.description = body.description;
   if (body.color_code !== undefined) changes.color_code = body.color_code;
   const updated = await labelStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: "label", before: current, after: updated },
+    presentLabel,
+  );
   return presentLabel(updated);
 }
 
@@ -200,7 +187,7 @@ export async function updateLabel(
 export async function deleteLabel(deps: ControlDeps, principal: Principal, input: { label: string }) {
   const label = await load(deps, principal, input.label);
   assertChangeable(principal, label);
-  const [user] = await listWhole(promptStore(deps.records), principal.organisationId, (prompt) =>
+  const [user] = await promptStore(deps.records).listAll(principal.organisationId, (prompt) =>
     Object.hasOwn(prompt.labels, label.id),
   );
   if (user)
@@ -209,6 +196,6 @@ export async function deleteLabel(deps: ControlDeps, principal: Principal, input
       { param: "id", code: "label_in_use" },
     );
   await labelStore(deps.records).delete(label);
-  await changed(deps, principal, "delete", label);
+  await changed(deps, principal, { action: "delete", resourceType: "label", before: label }, presentLabel);
   return { id: label.id };
 }

@@ -1,19 +1,12 @@
 import type { Principal } from "../../auth/principal.ts";
-import { newId } from "../../util/ids.ts";
 import type { Records } from "../../store/ports.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { isoTime } from "../credentials/credentials.ts";
+import type { ControlDeps } from "../deps.ts";
 import { Conflict } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
-import { type CountedPage, offsetPage } from "../paging.ts";
-import {
-  type Shareable,
-  actorOf,
-  assertOwnWorkspace,
-  deletePartition,
-  listWhole,
-  loadReachable,
-  placeOf,
-} from "./places.ts";
+import type { CountedPage } from "../paging.ts";
+import { actorOf } from "./places.ts";
+import type { PartialCreateInput, PartialUpdateInput } from "./schemas.ts";
 import {
   type PartialResource,
   type PartialVersionRecord,
@@ -24,10 +17,7 @@ import {
   readPromptVersion,
 } from "./store.ts";
 import { checkTemplate, partialsIncluded } from "./templates.ts";
-import { allVersions, versionOrNotFound, writeVersionOnce } from "./versions.ts";
-import type { PartialCreateInput, PartialUpdateInput } from "./schemas.ts";
-import { isoTime, slugFrom } from "../credentials/credentials.ts";
-import { listScope } from "./service.ts";
+import { VersionedResources, type VersionedListQuery } from "./versioned.ts";
 
 /**
  * Prompt partials (`/v1/prompts/partials`, Portkey's /prompts/partials): reusable template fragments that
@@ -36,7 +26,7 @@ import { listScope } from "./service.ts";
  * version includes cannot be deleted (409 naming the prompt).
  */
 
-type Partial_ = PartialResource & Shareable;
+type Partial_ = PartialResource;
 
 export function presentPartial(partial: Partial_, options: { showShare?: boolean } = {}) {
   return {
@@ -82,100 +72,43 @@ const presentWithVersion = (partial: Partial_, version: PartialVersionRecord) =>
   version_id: String(version.version),
 });
 
-async function writeVersion(
-  records: Records,
-  principal: Principal,
-  partial: { id: string; organisationId: string },
-  version: number,
-  content: { string: string; version_description?: string },
-): Promise<PartialVersionRecord> {
-  return writeVersionOnce<PartialVersionRecord>(records, "partial", {
+/** What a partial's version holds. */
+type PartialContent = { string: string; version_description?: string };
+
+/** Partials as versioned resources (core/control/prompts/versioned.ts): their record and version shapes. */
+const partials = new VersionedResources<Partial_, PartialVersionRecord, PartialContent>({
+  kind: "partial",
+  plural: "partials",
+  resourceType: "prompt_partial",
+  notFoundCode: "partial_not_found",
+  store: partialStore,
+  versionRecord: (partial, version, content, stamp) => ({
     ...partialVersionKey(partial.id, version),
     partialId: partial.id,
     organisationId: partial.organisationId,
     version,
     string: content.string,
     version_description: content.version_description,
-    createdAt: Math.floor(Date.now() / 1000),
-    createdBy: actorOf(principal),
-  });
-}
-
-const versionOf = (records: Records, partial: Partial_, version: number) =>
-  versionOrNotFound(readPartialVersion(records, partial.id, version), "partial", partial, version);
-
-const load = (deps: ControlDeps, principal: Principal, idOrSlug: string) =>
-  loadReachable<Partial_>(partialStore(deps.records), principal, idOrSlug, {
-    what: "partial",
-    code: "partial_not_found",
-  });
-
-async function changed(deps: ControlDeps, principal: Principal, action: string, before?: Partial_, after?: Partial_) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "prompt_partial",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentPartial(before, { showShare: true }),
-    after: after && presentPartial(after, { showShare: true }),
-  });
-}
+    ...stamp,
+  }),
+  versionPartition: (id) => partialVersionKey(id, 1).pk,
+  readVersion: readPartialVersion,
+  present: presentPartial,
+});
 
 export async function createPartial(deps: ControlDeps, principal: Principal, input: PartialCreateInput) {
-  checkTemplate(input.string);
-  const place = await placeOf(deps, principal, input);
-  const id = newId("ppp");
-  const version = await writeVersion(
-    deps.records,
-    principal,
-    { id, organisationId: principal.organisationId },
-    1,
-    input,
-  );
-  const created = (await partialStore(deps.records).create(
-    principal.organisationId,
-    {
-      name: input.name,
-      slug: input.slug ?? slugFrom(input.name),
-      workspaceId: place.workspaceId,
-      collectionId: place.collectionId,
-      status: "active",
-      latestVersion: 1,
-      defaultVersion: 1,
-      createdBy: actorOf(principal),
-    },
-    { id },
-  )) as Partial_;
-  await changed(deps, principal, "create", undefined, created);
+  const { created, version } = await partials.create(deps, principal, input, input);
   return presentWithVersion(created, version);
 }
 
-export interface PartialListQuery {
-  limit: number;
-  offset: number;
-  workspace_id?: string;
-  collection_id?: string;
-  search?: string;
-  type?: "shared";
-  show_prompt_share?: boolean;
-}
+export type PartialListQuery = VersionedListQuery;
 
 export async function listPartials(
   deps: ControlDeps,
   principal: Principal,
   query: PartialListQuery,
 ): Promise<CountedPage<ReturnType<typeof presentPartial>>> {
-  const { workspaceIdFilter, collectionId } = await listScope(deps, principal, query);
-  const needle = query.search?.toLowerCase();
-  const all = await listWhole<Partial_>(partialStore(deps.records), principal.organisationId, (partial) => {
-    if (query.type === "shared") {
-      if (!workspaceIdFilter || !partial.sharedWith?.includes(workspaceIdFilter)) return false;
-    } else if (workspaceIdFilter && partial.workspaceId !== workspaceIdFilter) return false;
-    if (collectionId && partial.collectionId !== collectionId) return false;
-    return !needle || `${partial.name} ${partial.slug ?? ""}`.toLowerCase().includes(needle);
-  });
-  const page = offsetPage(all, query.offset, query.limit);
+  const page = await partials.list(deps, principal, query);
   return { ...page, items: page.items.map((item) => presentPartial(item, { showShare: query.show_prompt_share })) };
 }
 
@@ -188,9 +121,8 @@ export async function getPartial(
   principal: Principal,
   input: PartialTarget & { version?: Lazy<number | undefined> },
 ) {
-  const partial = await load(deps, principal, input.partial);
-  const number = (await resolveLazy(input.version)) ?? partial.defaultVersion;
-  return presentWithVersion(partial, await versionOf(deps.records, partial, number));
+  const { resource, version } = await partials.get(deps, principal, input.partial, input.version);
+  return presentWithVersion(resource, version);
 }
 
 export async function updatePartial(
@@ -198,8 +130,7 @@ export async function updatePartial(
   principal: Principal,
   input: PartialTarget & { changes: Lazy<PartialUpdateInput> },
 ) {
-  const current = await load(deps, principal, input.partial);
-  assertOwnWorkspace(principal, current, "partials");
+  const current = await partials.loadOwn(deps, principal, input.partial);
   const body = await resolveLazy(input.changes);
   if (body.string !== undefined) checkTemplate(body.string);
   const changes: Partial<Partial_> = { updatedBy: actorOf(principal) };
@@ -207,15 +138,14 @@ export async function updatePartial(
   if (body.status !== undefined) changes.status = body.status;
   let version: PartialVersionRecord | undefined;
   if (body.string !== undefined) {
-    version = await writeVersion(deps.records, principal, current, current.latestVersion + 1, {
+    version = await partials.writeVersion(deps.records, principal, current, current.latestVersion + 1, {
       string: body.string,
       version_description: body.version_description ?? body.description,
     });
     changes.latestVersion = version.version;
   }
-  const updated = (await partialStore(deps.records).update(current, changes)) as Partial_;
-  await changed(deps, principal, "update", current, updated);
-  return presentWithVersion(updated, version ?? (await versionOf(deps.records, updated, updated.defaultVersion)));
+  const saved = await partials.update(deps, principal, current, changes, version);
+  return presentWithVersion(saved.updated, saved.version);
 }
 
 export async function publishPartial(
@@ -223,16 +153,7 @@ export async function publishPartial(
   principal: Principal,
   input: PartialTarget & { version: Lazy<number> },
 ) {
-  const current = await load(deps, principal, input.partial);
-  assertOwnWorkspace(principal, current, "partials");
-  const number = await resolveLazy(input.version);
-  await versionOf(deps.records, current, number);
-  const updated = (await partialStore(deps.records).update(current, {
-    defaultVersion: number,
-    updatedBy: actorOf(principal),
-  })) as Partial_;
-  await changed(deps, principal, "publish", current, updated);
-  return presentPartial(updated);
+  return presentPartial(await partials.publish(deps, principal, input.partial, input.version));
 }
 
 export async function listPartialVersions(
@@ -240,10 +161,8 @@ export async function listPartialVersions(
   principal: Principal,
   input: PartialTarget & { limit: number; offset: number },
 ) {
-  const partial = await load(deps, principal, input.partial);
-  const versions = await allVersions<PartialVersionRecord>(deps.records, partialVersionKey(partial.id, 1).pk);
-  const page = offsetPage(versions, input.offset, input.limit);
-  return { ...page, items: page.items.map((version) => presentPartialVersion(partial, version)) };
+  const { resource, page } = await partials.versions(deps, principal, { idOrSlug: input.partial, ...input });
+  return { ...page, items: page.items.map((version) => presentPartialVersion(resource, version)) };
 }
 
 /**
@@ -252,7 +171,7 @@ export async function listPartialVersions(
  */
 async function promptIncluding(records: Records, partial: Partial_) {
   if (!partial.slug) return undefined;
-  const prompts = await listWhole(promptStore(records), partial.organisationId, () => true);
+  const prompts = await promptStore(records).listAll(partial.organisationId, () => true);
   for (const prompt of prompts) {
     const used = new Set([prompt.defaultVersion, ...Object.values(prompt.labels)]);
     for (const number of used) {
@@ -265,16 +184,12 @@ async function promptIncluding(records: Records, partial: Partial_) {
 
 /** Refused (409 naming the prompt) while a prompt's published or labelled version includes it. */
 export async function deletePartial(deps: ControlDeps, principal: Principal, input: PartialTarget) {
-  const partial = await load(deps, principal, input.partial);
-  assertOwnWorkspace(principal, partial, "partials");
+  const partial = await partials.loadOwn(deps, principal, input.partial);
   const user = await promptIncluding(deps.records, partial);
   if (user)
     throw new Conflict(
       `Partial '${partial.slug}' is included by version ${user.version} of prompt '${user.prompt.slug ?? user.prompt.id}'; change that prompt first.`,
       { param: "id", code: "partial_in_use" },
     );
-  await partialStore(deps.records).delete(partial);
-  await deletePartition(deps.records, partialVersionKey(partial.id, 1).pk, "VERSION#");
-  await changed(deps, principal, "delete", partial);
-  return { id: partial.id };
+  return partials.remove(deps, principal, partial);
 }

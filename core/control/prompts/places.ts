@@ -3,7 +3,7 @@ import { workspaceScope } from "../../auth/scopes.ts";
 import type { Records } from "../../store/ports.ts";
 import type { ControlDeps } from "../deps.ts";
 import { Forbidden, Invalid, NotFound } from "../errors.ts";
-import { type CollectionResource, collectionStore } from "./store.ts";
+import { type CollectionResource, type Shareable, collectionStore } from "./store.ts";
 import { boundWorkspace } from "../credentials/credentials.ts";
 import type { Resource, ResourceStore } from "../resource-store.ts";
 import { workspaceStore } from "../workspaces/store.ts";
@@ -14,13 +14,6 @@ import { workspaceStore } from "../workspaces/store.ts";
  * those shared with their workspace; organisation-wide callers reach all. Another workspace's answers 404
  * like an unknown one.
  */
-
-/** A resource that may be shared with other workspaces of its organisation (core/control/prompts/sharing.ts). */
-export interface Shareable extends Resource {
-  /** True while `sharedWith` is not empty (core/control/workspaces/store.ts blocks deleting the workspace then). */
-  shared?: boolean;
-  sharedWith?: string[];
-}
 
 export const actorOf = (principal: Principal) => principal.userId ?? principal.keyId;
 
@@ -105,22 +98,6 @@ export function assertOwnWorkspace(principal: Principal, resource: Resource, wha
   const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId !== bound)
     throw new Forbidden(`This key cannot modify ${what} outside its workspace.`, { code: "workspace_forbidden" });
-}
-
-/** Every resource of a kind in the organisation that passes `filter` (prompts number in the hundreds, not millions). */
-export async function listWhole<T extends Resource>(
-  store: ResourceStore<T>,
-  organisationId: string,
-  filter: (resource: T) => boolean,
-): Promise<T[]> {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(organisationId, { limit: 1000, cursor, filter });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  return all;
 }
 
 /** Deletes every record of a partition under `prefix` (a prompt's or partial's versions). */

@@ -1,22 +1,12 @@
 import type { Principal } from "../../auth/principal.ts";
-import { newId } from "../../util/ids.ts";
-import type { Records } from "../../store/ports.ts";
-import { type ControlDeps, audit } from "../deps.ts";
+import { isoTime } from "../credentials/credentials.ts";
+import type { ControlDeps } from "../deps.ts";
 import { Invalid } from "../errors.ts";
 import { type Lazy, resolveLazy } from "../lazy.ts";
-import { type CountedPage, offsetPage } from "../paging.ts";
+import type { CountedPage } from "../paging.ts";
 import { findLabel } from "./labels.ts";
-import {
-  type Shareable,
-  actorOf,
-  assertOwnWorkspace,
-  collectionOf,
-  deletePartition,
-  listWhole,
-  loadReachable,
-  placeOf,
-  workspaceIdOf,
-} from "./places.ts";
+import { actorOf, collectionOf } from "./places.ts";
+import type { PromptCreateInput, PromptUpdateInput } from "./schemas.ts";
 import {
   type PromptResource,
   type PromptVersionContent,
@@ -26,9 +16,7 @@ import {
   readPromptVersion,
 } from "./store.ts";
 import { checkTemplate } from "./templates.ts";
-import { allVersions, versionOrNotFound, writeVersionOnce } from "./versions.ts";
-import type { PromptCreateInput, PromptUpdateInput } from "./schemas.ts";
-import { boundWorkspace, isoTime, slugFrom } from "../credentials/credentials.ts";
+import { VersionedResources, type VersionedListQuery } from "./versioned.ts";
 
 /**
  * Saved prompts (`/v1/prompts`, Portkey's /prompts) and their versions. A prompt belongs to one workspace
@@ -38,7 +26,7 @@ import { boundWorkspace, isoTime, slugFrom } from "../credentials/credentials.ts
  * change is audited.
  */
 
-type Prompt = PromptResource & Shareable;
+type Prompt = PromptResource;
 
 const CONTENT_FIELDS = [
   "string",
@@ -108,91 +96,34 @@ function contentOf(version: PromptVersionContent): PromptVersionContent {
   return content as unknown as PromptVersionContent;
 }
 
-// --- versions ------------------------------------------------------------------------------------------------
+// --- the service ---------------------------------------------------------------------------------------------
 
-/** Writes a version once: a second writer of the same number (a concurrent update) gets Conflict. */
-function writeVersion(
-  records: Records,
-  principal: Principal,
-  prompt: { id: string; organisationId: string },
-  version: number,
-  content: PromptVersionContent,
-): Promise<PromptVersionRecord> {
-  return writeVersionOnce<PromptVersionRecord>(records, "prompt", {
+/** Saved prompts as versioned resources (core/control/prompts/versioned.ts): their record and version shapes. */
+const prompts = new VersionedResources<Prompt, PromptVersionRecord, PromptVersionContent>({
+  kind: "prompt",
+  plural: "prompts",
+  resourceType: "prompt",
+  notFoundCode: "prompt_not_found",
+  store: promptStore,
+  versionRecord: (prompt, version, content, stamp) => ({
     ...contentOf(content),
     ...promptVersionKey(prompt.id, version),
     promptId: prompt.id,
     organisationId: prompt.organisationId,
     version,
-    createdAt: Math.floor(Date.now() / 1000),
-    createdBy: actorOf(principal),
-  });
-}
-
-export const versionOf = (records: Records, prompt: Prompt, version: number): Promise<PromptVersionRecord> =>
-  versionOrNotFound(readPromptVersion(records, prompt.id, version), "prompt", prompt, version);
-
-// --- the service ---------------------------------------------------------------------------------------------
-
-const load = (deps: ControlDeps, principal: Principal, idOrSlug: string) =>
-  loadReachable<Prompt>(promptStore(deps.records), principal, idOrSlug, {
-    what: "prompt",
-    code: "prompt_not_found",
-  });
-
-async function changed(deps: ControlDeps, principal: Principal, action: string, before?: Prompt, after?: Prompt) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "prompt",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentPrompt(before, { showShare: true }),
-    after: after && presentPrompt(after, { showShare: true }),
-  });
-}
+    ...stamp,
+  }),
+  versionPartition: (id) => promptVersionKey(id, 1).pk,
+  readVersion: readPromptVersion,
+  present: presentPrompt,
+});
 
 export async function createPrompt(deps: ControlDeps, principal: Principal, input: PromptCreateInput) {
-  checkTemplate(input.string);
-  const place = await placeOf(deps, principal, input);
-  const id = newId("pp");
-  // The version first: a prompt is never without its content, even if the create stops half-way.
-  const version = await writeVersion(
-    deps.records,
-    principal,
-    { id, organisationId: principal.organisationId },
-    1,
-    input,
-  );
-  const created = (await promptStore(deps.records).create(
-    principal.organisationId,
-    {
-      name: input.name,
-      slug: input.slug ?? slugFrom(input.name),
-      workspaceId: place.workspaceId,
-      collectionId: place.collectionId,
-      status: "active",
-      latestVersion: 1,
-      defaultVersion: 1,
-      labels: {},
-      createdBy: actorOf(principal),
-    },
-    { id },
-  )) as Prompt;
-  await changed(deps, principal, "create", undefined, created);
+  const { created, version } = await prompts.create(deps, principal, input, input, { labels: {} });
   return presentPromptWithVersion(created, version);
 }
 
-export interface PromptListQuery {
-  limit: number;
-  offset: number;
-  workspace_id?: string;
-  collection_id?: string;
-  search?: string;
-  /** `shared`: the prompts other workspaces share with the caller's workspace (or `workspace_id`). */
-  type?: "shared";
-  show_prompt_share?: boolean;
-}
+export type PromptListQuery = VersionedListQuery;
 
 /** Newest first, with the total: the caller's workspace's (or `workspace_id`'s), or those shared with it. */
 export async function listPrompts(
@@ -200,39 +131,8 @@ export async function listPrompts(
   principal: Principal,
   query: PromptListQuery,
 ): Promise<CountedPage<ReturnType<typeof presentPrompt>>> {
-  const { workspaceIdFilter, collectionId } = await listScope(deps, principal, query);
-  const needle = query.search?.toLowerCase();
-  const matches = (prompt: Prompt) => {
-    if (query.type === "shared") {
-      if (!workspaceIdFilter || !prompt.sharedWith?.includes(workspaceIdFilter)) return false;
-    } else if (workspaceIdFilter && prompt.workspaceId !== workspaceIdFilter) return false;
-    if (collectionId && prompt.collectionId !== collectionId) return false;
-    if (needle && !`${prompt.name} ${prompt.slug ?? ""}`.toLowerCase().includes(needle)) return false;
-    return true;
-  };
-  const all = await listWhole<Prompt>(promptStore(deps.records), principal.organisationId, matches);
-  const page = offsetPage(all, query.offset, query.limit);
+  const page = await prompts.list(deps, principal, query);
   return { ...page, items: page.items.map((prompt) => presentPrompt(prompt, { showShare: query.show_prompt_share })) };
-}
-
-/** The workspace a list is about (the caller's own for workspace-bound callers) and the collection it names. */
-export async function listScope(
-  deps: ControlDeps,
-  principal: Principal,
-  query: { workspace_id?: string; collection_id?: string; type?: "shared" },
-): Promise<{ workspaceIdFilter?: string; collectionId?: string }> {
-  const workspaceIdFilter = query.workspace_id
-    ? await workspaceIdOf(deps.records, principal, query.workspace_id)
-    : boundWorkspace(principal);
-  if (query.type === "shared" && !workspaceIdFilter)
-    throw new Invalid("'type=shared' lists what is shared with a workspace: name it ('workspace_id').", {
-      param: "workspace_id",
-      code: "workspace_required",
-    });
-  const collectionId = query.collection_id
-    ? (await collectionOf(deps.records, principal, query.collection_id)).id
-    : undefined;
-  return { workspaceIdFilter, collectionId };
 }
 
 export interface PromptTarget {
@@ -246,9 +146,8 @@ export async function getPrompt(
   principal: Principal,
   input: PromptTarget & { version?: Lazy<number | undefined> },
 ) {
-  const prompt = await load(deps, principal, input.prompt);
-  const number = (await resolveLazy(input.version)) ?? prompt.defaultVersion;
-  return presentPromptWithVersion(prompt, await versionOf(deps.records, prompt, number));
+  const { resource, version } = await prompts.get(deps, principal, input.prompt, input.version);
+  return presentPromptWithVersion(resource, version);
 }
 
 /** Content fields write version n+1 from the latest version plus the changes; name and collection do not. */
@@ -257,8 +156,7 @@ export async function updatePrompt(
   principal: Principal,
   input: PromptTarget & { changes: Lazy<PromptUpdateInput> },
 ) {
-  const current = await load(deps, principal, input.prompt);
-  assertOwnWorkspace(principal, current, "prompts");
+  const current = await prompts.loadOwn(deps, principal, input.prompt);
   const body = await resolveLazy(input.changes);
   if (body.string !== undefined) checkTemplate(body.string);
   const changes: Partial<Prompt> = { updatedBy: actorOf(principal) };
@@ -275,25 +173,20 @@ export async function updatePrompt(
   const contentChanges = CONTENT_FIELDS.filter((field) => body[field] !== undefined);
   let version: PromptVersionRecord | undefined;
   if (contentChanges.length > 0) {
-    const latest = await versionOf(deps.records, current, current.latestVersion);
+    const latest = await prompts.versionOf(deps.records, current, current.latestVersion);
     const content: PromptVersionContent = { ...contentOf(latest), version_description: undefined };
     for (const field of contentChanges) (content as unknown as Record<string, unknown>)[field] = body[field];
-    version = await writeVersion(deps.records, principal, current, current.latestVersion + 1, content);
+    version = await prompts.writeVersion(deps.records, principal, current, current.latestVersion + 1, content);
     changes.latestVersion = version.version;
   }
-  const updated = (await promptStore(deps.records).update(current, changes)) as Prompt;
-  await changed(deps, principal, "update", current, updated);
-  return presentPromptWithVersion(updated, version ?? (await versionOf(deps.records, updated, updated.defaultVersion)));
+  const saved = await prompts.update(deps, principal, current, changes, version);
+  return presentPromptWithVersion(saved.updated, saved.version);
 }
 
 /** The prompt and all its versions. A prompt still shared with other workspaces goes too (they lose it). */
 export async function deletePrompt(deps: ControlDeps, principal: Principal, input: PromptTarget) {
-  const prompt = await load(deps, principal, input.prompt);
-  assertOwnWorkspace(principal, prompt, "prompts");
-  await promptStore(deps.records).delete(prompt);
-  await deletePartition(deps.records, promptVersionKey(prompt.id, 1).pk, "VERSION#");
-  await changed(deps, principal, "delete", prompt);
-  return { id: prompt.id };
+  const prompt = await prompts.loadOwn(deps, principal, input.prompt);
+  return prompts.remove(deps, principal, prompt);
 }
 
 /** `PUT /v1/prompts/:id/makeDefault`: publishes an existing version. */
@@ -302,16 +195,7 @@ export async function publishPrompt(
   principal: Principal,
   input: PromptTarget & { version: Lazy<number> },
 ) {
-  const current = await load(deps, principal, input.prompt);
-  assertOwnWorkspace(principal, current, "prompts");
-  const number = await resolveLazy(input.version);
-  await versionOf(deps.records, current, number);
-  const updated = (await promptStore(deps.records).update(current, {
-    defaultVersion: number,
-    updatedBy: actorOf(principal),
-  })) as Prompt;
-  await changed(deps, principal, "publish", current, updated);
-  return presentPrompt(updated);
+  return presentPrompt(await prompts.publish(deps, principal, input.prompt, input.version));
 }
 
 export async function listPromptVersions(
@@ -319,10 +203,8 @@ export async function listPromptVersions(
   principal: Principal,
   input: PromptTarget & { limit: number; offset: number },
 ) {
-  const prompt = await load(deps, principal, input.prompt);
-  const versions = await allVersions<PromptVersionRecord>(deps.records, promptVersionKey(prompt.id, 1).pk);
-  const page = offsetPage(versions, input.offset, input.limit);
-  return { ...page, items: page.items.map((version) => presentPromptVersion(prompt, version)) };
+  const { resource, page } = await prompts.versions(deps, principal, { idOrSlug: input.prompt, ...input });
+  return { ...page, items: page.items.map((version) => presentPromptVersion(resource, version)) };
 }
 
 export async function getPromptVersion(
@@ -330,8 +212,8 @@ export async function getPromptVersion(
   principal: Principal,
   input: PromptTarget & { version: number },
 ) {
-  const prompt = await load(deps, principal, input.prompt);
-  return presentPromptVersion(prompt, await versionOf(deps.records, prompt, input.version));
+  const prompt = await prompts.load(deps, principal, input.prompt);
+  return presentPromptVersion(prompt, await prompts.versionOf(deps.records, prompt, input.version));
 }
 
 /**
@@ -343,9 +225,8 @@ export async function labelPromptVersion(
   principal: Principal,
   input: PromptTarget & { version: number; labelId: Lazy<string> },
 ) {
-  const current = await load(deps, principal, input.prompt);
-  assertOwnWorkspace(principal, current, "prompts");
-  await versionOf(deps.records, current, input.version);
+  const current = await prompts.loadOwn(deps, principal, input.prompt);
+  await prompts.versionOf(deps.records, current, input.version);
   const reference = await resolveLazy(input.labelId);
   const label = await findLabel(deps.records, principal.organisationId, reference);
   if (!label || (label.workspaceId && label.workspaceId !== current.workspaceId))
@@ -357,6 +238,6 @@ export async function labelPromptVersion(
     labels: { ...current.labels, [label.id]: input.version },
     updatedBy: actorOf(principal),
   })) as Prompt;
-  await changed(deps, principal, "label", current, updated);
-  return presentPromptVersion(updated, await versionOf(deps.records, updated, input.version));
+  await prompts.audit(deps, principal, "label", current, updated);
+  return presentPromptVersion(updated, await prompts.versionOf(deps.records, updated, input.version));
 }

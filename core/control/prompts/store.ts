@@ -18,7 +18,14 @@ import { type Resource, ResourceStore } from "../resource-store.ts";
  *   `parentCollectionId`.
  */
 
-export interface PromptResource extends Resource {
+/** A resource that may be shared with other workspaces of its organisation (core/control/prompts/sharing.ts). */
+export interface Shareable extends Resource {
+  /** True while `sharedWith` is not empty (core/control/workspaces/store.ts blocks deleting the workspace then). */
+  shared?: boolean;
+  sharedWith?: string[];
+}
+
+export interface PromptResource extends Shareable {
   name: string;
   collectionId?: string;
   status: "active" | "archived";
@@ -62,7 +69,7 @@ export interface PromptVersionRecord extends PromptVersionContent {
   createdBy?: string;
 }
 
-export interface PartialResource extends Resource {
+export interface PartialResource extends Shareable {
   name: string;
   collectionId?: string;
   status: "active" | "archived";

@@ -1,6 +1,7 @@
 import type { Principal } from "../../auth/principal.ts";
 import { isOrganisationWide, workspaceScope } from "../../auth/scopes.ts";
 import type { Page } from "../../store/ports.ts";
+import { requiredWorkspace } from "../access.ts";
 import type { ControlDeps } from "../deps.ts";
 import { Conflict, Invalid, NotFound } from "../errors.ts";
 import { findIntegration } from "../integrations/store.ts";
@@ -33,23 +34,11 @@ export interface ProviderUpdateInput {
   expires_at?: string | null;
 }
 
-/** The workspace the call acts in: a workspace-bound caller's own, else the one it names (required). */
-function workspaceOf(principal: Principal, requested: string | undefined): string {
-  const workspaceId = workspaceScope(principal, requested);
-  if (!workspaceId) {
-    throw new Invalid("workspace_id is required with an organisation-wide key.", {
-      param: "workspace_id",
-      code: "missing_required_parameter",
-    });
-  }
-  return workspaceId;
-}
-
 const toSeconds = (iso: string | null | undefined) =>
   iso === undefined ? undefined : iso === null ? null : Math.floor(Date.parse(iso) / 1000);
 
 export async function createProvider(deps: ControlDeps, principal: Principal, input: ProviderCreateInput) {
-  const workspaceId = workspaceOf(principal, input.workspace_id);
+  const workspaceId = requiredWorkspace(principal, input.workspace_id);
   const integration = await findIntegration(deps.records, principal.organisationId, input.integration_id);
   // Only an integration this workspace may use: whatever else exists stays unknown to it.
   if (!integration || !canUseProvider({ ...principal, keyType: "workspace", workspaceId }, integration)) {

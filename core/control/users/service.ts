@@ -142,15 +142,25 @@ export async function deleteUser(
   // Keys first: a deleted user's keys must stop working even if a later step fails.
   const revokedApiKeys = await deps.revokeUserKeys(user.organisationId, user.id);
   await removeUserMemberships(deps.records, user.id);
+  await deleteUserRecord(deps, principal, user, { revoked_api_keys: revokedApiKeys });
+  return { id: user.id, revokedApiKeys };
+}
+
+/** The user's record deleted, audited with what went with it (`after`: the keys revoked, the source). */
+export async function deleteUserRecord(
+  deps: ControlDeps,
+  principal: Principal,
+  user: User,
+  after: Record<string, unknown>,
+): Promise<void> {
   await userStore(deps.records).delete(user);
   await audit(deps, principal, {
     action: "delete",
     resourceType: "user",
     resourceId: user.id,
     before: presentUser(user),
-    after: { revoked_api_keys: revokedApiKeys },
+    after,
   });
-  return { id: user.id, revokedApiKeys };
 }
 
 // --- invites -----------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import type { AgentCard } from "@a2a-js/sdk";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { json, readText } from "../../http/json.ts";
 import { withHeaders } from "../../http/response-headers.ts";
 import type { AgentCardJson } from "./card-rules.ts";

@@ -1,29 +1,14 @@
 import * as z from "zod";
-import { slugSchema } from "../../control/credentials/schemas.ts";
+import { TRANSPORT_HEADERS, headerNameSchema, slugSchema } from "../../control/credentials/schemas.ts";
 
 /** Request bodies of the agent integration routes (core/routes/handlers/agents.ts). */
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the transport owns, or that would let a stored value pose as something else. */
-const FORBIDDEN_HEADERS = new Set([
-  "host",
-  "content-length",
-  "content-type",
-  "connection",
-  "transfer-encoding",
-  "keep-alive",
-  "upgrade",
-  "te",
-  "trailer",
-  "a2a-version",
-]);
+const FORBIDDEN_HEADERS = new Set([...TRANSPORT_HEADERS, "content-type", "a2a-version"]);
 
 export const upstreamHeadersSchema = z
   .record(
-    z
-      .string()
-      .regex(HEADER_NAME, "not a valid header name")
-      .refine((name) => !FORBIDDEN_HEADERS.has(name.toLowerCase()), "this header cannot be set"),
+    headerNameSchema(FORBIDDEN_HEADERS),
     z
       .string()
       .min(1)

@@ -1,6 +1,6 @@
 import type { Principal } from "../../auth/principal.ts";
 import { isOrganisationWide, workspaceScope } from "../../auth/scopes.ts";
-import { type ControlDeps, audit } from "../../control/deps.ts";
+import { type ControlDeps, changed } from "../../control/deps.ts";
 import { Forbidden, Invalid, NotFound } from "../../control/errors.ts";
 import { type Lazy, resolveLazy } from "../../control/lazy.ts";
 import { type PageRequest, readPage } from "../../control/paging.ts";
@@ -57,24 +57,6 @@ export type AgentIntegrationView = ReturnType<typeof presentAgentIntegration>;
 function auditView(agent: AgentIntegration) {
   const { agent_card, ...view } = presentAgentIntegration(agent);
   return { ...view, agent_card_name: agent.agent_card.name };
-}
-
-async function changed(
-  deps: ControlDeps,
-  principal: Principal,
-  action: string,
-  before: AgentIntegration | undefined,
-  after: AgentIntegration | undefined,
-) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: "agent_integration",
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && auditView(before),
-    after: after && auditView(after),
-  });
 }
 
 const notFound = (ref: string) =>
@@ -181,7 +163,7 @@ export async function createAgentIntegration(
     global_workspace_access: input.global_workspace_access ?? false,
     createdBy: principal.userId ?? principal.keyId,
   });
-  await changed(deps, principal, "create", undefined, created);
+  await changed(deps, principal, { action: "create", resourceType: "agent_integration", after: created }, auditView);
   return presentAgentIntegration(created);
 }
 
@@ -240,7 +222,12 @@ export async function updateAgentIntegration(
     });
   }
   const updated = await agentIntegrationStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: "agent_integration", before: current, after: updated },
+    auditView,
+  );
   return presentAgentIntegration(updated);
 }
 
@@ -250,7 +237,7 @@ const hintsOf = (headers: Record<string, SealedValue> | undefined) =>
 export async function deleteAgentIntegration(deps: ControlDeps, principal: Principal, input: { id: string }) {
   const current = await loadWritable(deps, principal, input.id);
   await agentIntegrationStore(deps.records).delete(current);
-  await changed(deps, principal, "delete", current, undefined);
+  await changed(deps, principal, { action: "delete", resourceType: "agent_integration", before: current }, auditView);
   return { id: current.id, slug: current.slug, object: "agent_integration", deleted: true };
 }
 

@@ -1,25 +1,26 @@
 import { resourceOwnerOf } from "../../auth/resource-owner.ts";
 import { PassthroughUpstreamError, forwardableHeaders, rawFailureAnswer } from "../../inference/gateway/passthrough.ts";
-import { newOutcome } from "../../inference/gateway/outcome.ts";
+import { type InferenceOutcome, newOutcome } from "../../inference/gateway/outcome.ts";
 import {
   LeafResolver,
+  type ResolvedLeaf,
   gatewayHeadersOf,
   recordedAttempt,
   recordFailure,
   routingHeaders,
 } from "../../inference/gateway/plan.ts";
 import { MAX_MODEL_LENGTH } from "../../inference/gateway/schemas/limits.ts";
-import { requestUpstream } from "../../inference/gateway/upstream/client.ts";
-import { redirectError } from "../../inference/gateway/upstream/failures.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayRawAnswer, relayedHeaders } from "../../inference/gateway/upstream/raw-answer.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { parseJsonWithinDepth, readText, validate } from "../../http/json.ts";
 import { withHeaders } from "../../http/response-headers.ts";
 import type { UpstreamRequest } from "../../providers/types.ts";
 import { runStrategy } from "../../inference/routing/engine.ts";
 import { isPlainObject } from "../../inference/routing/query.ts";
-import { resolveRouting } from "../../inference/routing/source.ts";
+import { noProviderSelected, resolveRouting } from "../../inference/routing/source.ts";
 import { settleJsonAnswer } from "./answers.ts";
 import { assistantsEndpoint } from "./endpoint.ts";
 import { assistantObjectOwnersOf } from "./object-owners.ts";
@@ -63,11 +64,7 @@ export async function handleAssistantsCall(
 
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
-    const error = badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
+    const error = noProviderSelected();
     recordFailure(outcome, error);
     throw error;
   }
@@ -77,6 +74,7 @@ export async function handleAssistantsCall(
   let provider: string | undefined;
   let observer: RunEventsObserver | undefined;
   const scope = (answeredBy: string): CallScope => ({ owners, owner, outcome, provider: answeredBy });
+  const call: AssistantsCall = { ctx, method, text, providerPath, search: url.search, forwarded, scope };
 
   try {
     const result = await runStrategy(config, {
@@ -86,52 +84,11 @@ export async function handleAssistantsCall(
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         await ctx.services.policies?.admitRequest(ctx, provider);
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, async () => {
-          const endpoint = await assistantsEndpoint(resolved.target, providerPath, url.search, {
-            trustedHosts: ctx.services.trustedHosts,
-            signal: ctx.signal,
-          });
-          const upstreamRequest: UpstreamRequest = {
-            url: endpoint.url,
-            method,
-            headers: { "openai-beta": "assistants=v2", ...forwarded, ...lowerCased(endpoint.headers) },
-            body: text || undefined,
-          };
-          const upstream = await requestUpstream(upstreamRequest, {
-            timeoutMs: resolved.timeoutMs,
-            signal: ctx.signal,
-            trusted: ctx.services.trustedHosts,
-          });
-          const { status } = upstream;
-          if (status >= 300 && status < 400 && status !== 304) {
-            await upstream.discard();
-            throw redirectError(upstream);
-          }
-          if (status >= 400) throw new PassthroughUpstreamError(status, upstream.headers, await upstream.bytes());
-          outcome.provider = provider;
-          outcome.status = status;
-          const headers = relayedHeaders(upstream.headers);
-          if (isEventStream(headers)) {
-            const watcher = new RunEventsObserver(scope(provider!));
-            const response = await relayRawAnswer(upstream, {
-              timeoutMs: resolved.timeoutMs,
-              headers,
-              onChunk: (chunk) => watcher.push(chunk),
-              onEnd: () => {
-                void watcher.settled().then(() => {
-                  outcome.totalMs = performance.now() - ctx.startedAt;
-                  outcome.finish();
-                });
-              },
-            });
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
+          forwardToTarget(call, resolved, provider!, (watcher) => {
             observer = watcher;
-            outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-            return response;
-          }
-          const bytes = await upstream.bytes();
-          outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-          return new Response(bytes.byteLength > 0 ? (bytes as Uint8Array<ArrayBuffer>) : null, { status, headers });
-        });
+          }),
+        );
       },
     });
     outcome.retries = result.retries;
@@ -149,6 +106,76 @@ export async function handleAssistantsCall(
     recordFailure(outcome, error);
     return rawFailureAnswer(error, provider);
   }
+}
+
+/** One Assistants call as every attempt forwards it. */
+interface AssistantsCall {
+  ctx: RequestContext;
+  method: UpstreamRequest["method"];
+  /** The body as it came (sent unchanged). */
+  text: string;
+  providerPath: string;
+  search: string;
+  forwarded: Record<string, string>;
+  scope(answeredBy: string): CallScope;
+}
+
+/**
+ * One attempt at a target: the call forwarded with `OpenAI-Beta: assistants=v2`; an error answer kept raw for
+ * the client, a stream relayed as it arrives and watched (`watch`) for the run's usage, a JSON answer read whole.
+ */
+async function forwardToTarget(
+  call: AssistantsCall,
+  resolved: ResolvedLeaf,
+  provider: string,
+  watch: (observer: RunEventsObserver) => void,
+): Promise<Response> {
+  const { ctx, method, text, providerPath, forwarded, scope } = call;
+  const outcome = ctx.outcome! as InferenceOutcome & { finish(): void };
+  const endpoint = await assistantsEndpoint(resolved.target, providerPath, call.search, {
+    trustedHosts: ctx.services.trustedHosts,
+    signal: ctx.signal,
+  });
+  const upstreamRequest: UpstreamRequest = {
+    url: endpoint.url,
+    method,
+    headers: { "openai-beta": "assistants=v2", ...forwarded, ...lowerCased(endpoint.headers) },
+    body: text || undefined,
+  };
+  const upstream = await requestUpstream(upstreamRequest, {
+    timeoutMs: resolved.timeoutMs,
+    signal: ctx.signal,
+    trusted: ctx.services.trustedHosts,
+  });
+  const { status } = upstream;
+  if (status >= 300 && status < 400 && status !== 304) {
+    await upstream.discard();
+    throw redirectError(upstream);
+  }
+  if (status >= 400) throw new PassthroughUpstreamError(status, upstream.headers, await upstream.bytes());
+  outcome.provider = provider;
+  outcome.status = status;
+  const headers = relayedHeaders(upstream.headers);
+  if (isEventStream(headers)) {
+    const watcher = new RunEventsObserver(scope(provider));
+    const response = await relayRawAnswer(upstream, {
+      timeoutMs: resolved.timeoutMs,
+      headers,
+      onChunk: (chunk) => watcher.push(chunk),
+      onEnd: () => {
+        void watcher.settled().then(() => {
+          outcome.totalMs = performance.now() - ctx.startedAt;
+          outcome.finish();
+        });
+      },
+    });
+    watch(watcher);
+    outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+    return response;
+  }
+  const bytes = await upstream.bytes();
+  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+  return new Response(bytes.byteLength > 0 ? (bytes as Uint8Array<ArrayBuffer>) : null, { status, headers });
 }
 
 /**

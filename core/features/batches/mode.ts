@@ -1,9 +1,9 @@
 import { singleTargetOf } from "../../inference/gateway/deferred-request.ts";
 import { gatewayHeadersOf } from "../../inference/gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest } from "../../http/errors.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
-import { resolveRouting } from "../../inference/routing/source.ts";
+import { requireRouting } from "../../inference/routing/source.ts";
 import { nativeBatchApiFor } from "./native/registry.ts";
 import type { BatchEndpoint, BatchMode } from "./types.ts";
 
@@ -25,14 +25,7 @@ export async function chooseBatchMode(
   if (header !== undefined && header !== "native" && header !== "gateway") {
     throw badRequest(`${BATCH_MODE_PARAM} must be 'native' or 'gateway'.`, BATCH_MODE_PARAM, "invalid_header");
   }
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const config = await requireRouting(gateway, ctx);
   const asked = (header as BatchMode | undefined) ?? config.batchMode;
   if (asked === "gateway") return { mode: "gateway" };
 

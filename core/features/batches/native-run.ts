@@ -3,7 +3,7 @@ import { batchPriceFactor } from "../../inference/catalog/batch-discount.ts";
 import { costOf } from "../../inference/catalog/cost.ts";
 import { replayRequest, singleTargetOf } from "../../inference/gateway/deferred-request.ts";
 import type { RequestLog } from "../../observe/logs/log-record.ts";
-import { usageForLog } from "../../observe/logs/log-request.ts";
+import { logRetentionOf, usageForLog } from "../../observe/logs/log-request.ts";
 import type { ChatUsage } from "../../providers/types.ts";
 import type { Services } from "../../services.ts";
 import { type BatchRecord, TERMINAL_STATUSES, batchStoreOf } from "./batch-store.ts";
@@ -228,10 +228,5 @@ async function logNativeLine(
     responseBody: services.settings.GATEWAY_LOG_BODIES ? answer : undefined,
     source: "gateway",
   };
-  const retentionDays = principal.workspaceId
-    ? await services.orgSettings
-        .logRetentionDays(principal.organisationId, principal.workspaceId)
-        .catch(() => undefined)
-    : undefined;
-  await services.logger.write(log, retentionDays);
+  await services.logger.write(log, await logRetentionOf(services, principal));
 }

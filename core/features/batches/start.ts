@@ -7,7 +7,7 @@ import { maxLineBytes, openInput } from "./input-file.ts";
 import { BATCHES_QUEUE, type LineMessage, type StartMessage } from "./messages.ts";
 import { nativeContextOf } from "./native-run.ts";
 import { batchBlobPrefix } from "./progress.ts";
-import type { BatchError } from "./types.ts";
+import type { BatchError, BatchObject, StoredBatch } from "./types.ts";
 import { checkInput } from "./validate-input.ts";
 
 /** A line body larger than this is put in Blobs and the message names it (SQS messages are at most 256 KB). */
@@ -51,6 +51,24 @@ async function validate(record: BatchRecord, attempts: number, services: Service
   const store = batchStoreOf(services.stores.records);
   const seconds = Math.floor(Date.now() / 1000);
   const counts = { total: check.total, completed: 0, failed: 0 };
+  /** validating -> in_progress (unless the batch moved on meanwhile: cancelled), with its native run if any. */
+  const inProgress = async (requestCounts: BatchObject["request_counts"], native?: StoredBatch["native"]) => {
+    const moved = await store.mutate(record.owner, record.batch.id, (current) =>
+      current.batch.status === "validating"
+        ? {
+            batch: {
+              ...current.batch,
+              status: "in_progress",
+              in_progress_at: seconds,
+              request_counts: requestCounts,
+              model: check.model,
+            },
+            ...(native ? { native } : {}),
+          }
+        : undefined,
+    );
+    return moved?.applied ? moved.record : undefined;
+  };
 
   if (record.mode === "native") {
     let submitted: Awaited<ReturnType<typeof submitNative>>;
@@ -70,38 +88,10 @@ async function validate(record: BatchRecord, attempts: number, services: Service
         },
       ]);
     }
-    const moved = await store.mutate(record.owner, record.batch.id, (current) =>
-      current.batch.status === "validating"
-        ? {
-            batch: {
-              ...current.batch,
-              status: "in_progress",
-              in_progress_at: seconds,
-              // The total is the validated line count, whatever the provider says while it validates.
-              request_counts: { ...(submitted.state.request_counts ?? counts), total: counts.total },
-              model: check.model,
-            },
-            native: submitted,
-          }
-        : undefined,
-    );
-    return moved?.applied ? moved.record : undefined;
+    // The total is the validated line count, whatever the provider says while it validates.
+    return inProgress({ ...(submitted.state.request_counts ?? counts), total: counts.total }, submitted);
   }
-
-  const moved = await store.mutate(record.owner, record.batch.id, (current) =>
-    current.batch.status === "validating"
-      ? {
-          batch: {
-            ...current.batch,
-            status: "in_progress",
-            in_progress_at: seconds,
-            request_counts: counts,
-            model: check.model,
-          },
-        }
-      : undefined,
-  );
-  return moved?.applied ? moved.record : undefined;
+  return inProgress(counts);
 }
 
 async function submitNative(

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { upstreamToHttp } from "../../inference/gateway/plan.ts";
-import { requestUpstream } from "../../inference/gateway/upstream/client.ts";
-import { redirectError } from "../../inference/gateway/upstream/failures.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { HttpError } from "../../http/errors.ts";
 import { azureAuthHeaders, azureOpenAIOrigin } from "../../providers/azure/endpoints.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";

@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { resourceOwnerOf } from "../../auth/resource-owner.ts";
 import { gatewayHeadersOf } from "../../inference/gateway/plan.ts";
 import { singleTargetOf } from "../../inference/gateway/deferred-request.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest, unauthorized } from "../../http/errors.ts";
 import { json, validate } from "../../http/json.ts";
 import type { ProviderTarget } from "../../providers/types.ts";

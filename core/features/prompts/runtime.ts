@@ -3,7 +3,7 @@ import { completionRequest } from "../../inference/gateway/schemas/completions.t
 import { routeInference } from "../../inference/gateway/inference.ts";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
 import { gatewayHeadersOf } from "../../inference/gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest } from "../../http/errors.ts";
 import type { GatewayRequestHeaders } from "../../http/gateway-headers.ts";
 import { json, readJson, validate } from "../../http/json.ts";

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest, notFound } from "../../http/errors.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import type { ResponseOwner } from "./owner.ts";

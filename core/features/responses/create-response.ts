@@ -1,7 +1,7 @@
 import { loadFormat } from "../../inference/formats/registry.ts";
 import { runInference } from "../../inference/gateway/inference.ts";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import type { TransformContext } from "../../providers/types.ts";
 import { badRequest } from "../../http/errors.ts";
 import { readJson, validate } from "../../http/json.ts";
@@ -59,63 +59,13 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     native: provider === "openai" || provider === "azure-openai",
   });
 
-  if (body.background === true) {
-    // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
-    const started = responses.startedResponse({ ...body, background: true }, {
-      requestId,
-      now: Math.floor(Date.now() / 1000),
-      model: String(body.model),
-    } as TransformContext);
-    const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
-    const outcome = newOutcome("responses", String(body.model), false);
-    ctx.outcome = outcome;
-    await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
-      // The client's request is over: only a cancel (or delete) stops the run.
-      const runCtx: RequestContext = { ...ctx, signal };
-      try {
-        const answer = await runInference(
-          "responses",
-          { ...sent, background: false },
-          request,
-          runCtx,
-          requestId,
-          outcome,
-        );
-        await outcome.done;
-        const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
-        if (final?.object !== "response") throw new Error("the provider gave no response");
-        return { ...final, previous_response_id: body.previous_response_id ?? null };
-      } catch (error) {
-        outcome.error ??= {
-          status: (error as { status?: number }).status ?? 500,
-          message: (error as Error).message,
-          code: (error as { code?: string | null }).code ?? null,
-        };
-        outcome.finish();
-        throw error;
-      }
-    });
-    return Response.json(responses.presentResponse(queued, schema), { status: 200 });
-  }
+  const run: ResponseRun = { request, ctx, body, sent, requestId, responses, schema, owner, entry };
+  if (body.background === true) return answerInBackground(run);
 
   const response = serverSideMcp
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
-  const outcome = ctx.outcome!;
-  if (response.status === 200) {
-    ctx.waitUntil(
-      outcome.done
-        .then(async () => {
-          if (outcome.error || outcome.status !== 200) return;
-          const answer = answerOf(outcome.responseBody);
-          if (answer?.object !== "response") return;
-          if (!stored) return;
-          const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-          await store.save(owner, entry(chained, outcome.provider));
-        })
-        .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
-    );
-  }
+  if (response.status === 200) storeWhenDone(run, store, stored);
   if (body.stream === true || response.status !== 200) return response;
   // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
   const answer = (await response.json()) as Record<string, any>;
@@ -126,6 +76,84 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     status: 200,
     headers: withoutLength(response.headers),
   });
+}
+
+/** What one `POST /v1/responses` call has worked out before the pipeline runs. */
+interface ResponseRun {
+  request: Request;
+  ctx: RequestContext;
+  /** The validated body, as the client sent it. */
+  body: Record<string, any>;
+  /** What the pipeline is sent: the body with the stored conversation in front of its input. */
+  sent: Record<string, any>;
+  requestId: string;
+  responses: typeof import("../../inference/formats/responses/index.ts");
+  schema: ReturnType<typeof import("../../inference/formats/responses/index.ts").schemaOf>;
+  owner: ReturnType<typeof responseOwnerOf>;
+  /** The stored entry of a response: it, its input items and the context it answered. */
+  entry(
+    response: Record<string, any>,
+    provider: string | undefined,
+  ): Parameters<ReturnType<typeof responseStoreOf>["save"]>[1];
+}
+
+/** A `background` response: answered at once as `queued`, run after the answer (core/features/responses/background.ts). */
+async function answerInBackground(run: ResponseRun): Promise<Response> {
+  const { request, ctx, body, sent, requestId, responses, schema, owner, entry } = run;
+  // Answered at once; the run goes on after the answer (its log waits for it through the outcome).
+  const started = responses.startedResponse({ ...body, background: true }, {
+    requestId,
+    now: Math.floor(Date.now() / 1000),
+    model: String(body.model),
+  } as TransformContext);
+  const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
+  const outcome = newOutcome("responses", String(body.model), false);
+  ctx.outcome = outcome;
+  await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
+    // The client's request is over: only a cancel (or delete) stops the run.
+    const runCtx: RequestContext = { ...ctx, signal };
+    try {
+      const answer = await runInference(
+        "responses",
+        { ...sent, background: false },
+        request,
+        runCtx,
+        requestId,
+        outcome,
+      );
+      await outcome.done;
+      const final = answerOf(outcome.responseBody) ?? (await answer.json().catch(() => undefined));
+      if (final?.object !== "response") throw new Error("the provider gave no response");
+      return { ...final, previous_response_id: body.previous_response_id ?? null };
+    } catch (error) {
+      outcome.error ??= {
+        status: (error as { status?: number }).status ?? 500,
+        message: (error as Error).message,
+        code: (error as { code?: string | null }).code ?? null,
+      };
+      outcome.finish();
+      throw error;
+    }
+  });
+  return Response.json(responses.presentResponse(queued, schema), { status: 200 });
+}
+
+/** Stores the response and its input items for the workspace (when `stored`) once the answer has ended well. */
+function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>, stored: boolean): void {
+  const { ctx, body, owner, entry } = run;
+  const outcome = ctx.outcome!;
+  ctx.waitUntil(
+    outcome.done
+      .then(async () => {
+        if (outcome.error || outcome.status !== 200) return;
+        const answer = answerOf(outcome.responseBody);
+        if (answer?.object !== "response") return;
+        if (!stored) return;
+        const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
+        await store.save(owner, entry(chained, outcome.provider));
+      })
+      .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
+  );
 }
 
 function betaHeader(request: Request): string | null {

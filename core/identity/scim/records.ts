@@ -50,21 +50,16 @@ export const tokenLookupKey = (hash: string) => ({ pk: `SCIMTOKENHASH#${hash}`, 
 
 export const groupSlug = (displayName: string) => displayName.trim().toLowerCase();
 
-/** Every resource of a kind in the organisation (SCIM lists are filtered and paged in memory). */
+/**
+ * Every resource of a kind in the organisation, oldest first (SCIM lists are filtered and paged in memory, and
+ * startIndex paging needs a stable order as resources are added).
+ */
 export async function listAll<T extends Resource>(
   store: ResourceStore<T>,
   organisationId: string,
   filter?: (resource: T) => boolean,
 ): Promise<T[]> {
-  const out: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list(organisationId, { limit: 500, cursor, filter });
-    out.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
-  // Oldest first: SCIM startIndex paging needs a stable order as resources are added.
-  return out.reverse();
+  return (await store.listAll(organisationId, filter)).reverse();
 }
 
 /** Whether a mapping names this group (by id, or by displayName when made before the group existed). */

@@ -2,6 +2,7 @@ import type { Principal } from "../../auth/principal.ts";
 import { type ControlDeps, audit } from "../../control/deps.ts";
 import { Conflict } from "../../control/errors.ts";
 import { removeUserMemberships } from "../../control/workspaces/members.ts";
+import { deleteUserRecord } from "../../control/users/service.ts";
 import { type User, normaliseEmail, presentUser, userStore } from "../../control/users/store.ts";
 import { ScimError, USER_SCHEMA } from "./errors.ts";
 import { type ScimListQuery, listResponse } from "./listing.ts";
@@ -222,12 +223,5 @@ export async function deleteScimUser(deps: ScimDeps, principal: Principal, id: s
   )) {
     await groups.update(group, { members: group.members.filter((member) => member.value !== user.id) });
   }
-  await userStore(deps.records).delete(user);
-  await audit(deps, principal, {
-    action: "delete",
-    resourceType: "user",
-    resourceId: user.id,
-    before: presentUser(user),
-    after: { revoked_api_keys: revokedApiKeys, source: "scim" },
-  });
+  await deleteUserRecord(deps, principal, user, { revoked_api_keys: revokedApiKeys, source: "scim" });
 }

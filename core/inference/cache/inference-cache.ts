@@ -2,7 +2,7 @@ import type { Cost } from "../catalog/cost.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import { SSE_HEADERS } from "../gateway/stream/sse-source.ts";
 import { StreamTranscript } from "../gateway/stream/transcript.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import { isLateJson, type LateJson, type LatePayload } from "../../observe/logs/late-json.ts";
 import type { ProviderTarget, RouteKind } from "../../providers/types.ts";
@@ -10,6 +10,7 @@ import type { CacheSettings, ConfigNode } from "../routing/config.ts";
 import { type CacheScope, cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
 import type { CacheEntry } from "./cache-store.ts";
 import { isCompleteAnswer, replayAsSse } from "./replay.ts";
+import type { ResponseCache } from "./response-cache.ts";
 import { semanticSplit } from "./semantic-split.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { typedEventSse } from "../gateway/stream/pipelines.ts";
@@ -47,19 +48,34 @@ export interface CachedCall {
 
 const NO_COST: Cost = Object.freeze({ total: 0, input: 0, output: 0, priced: true });
 
-export async function cachedInference(call: CachedCall, upstream: () => Promise<Response>): Promise<Response> {
+/**
+ * The cache of a call and the request's scope in it (its organisation, workspace and namespace), or undefined,
+ * its status set to DISABLED, where the call is not cached (no cache settings, no cache, no caller).
+ */
+export function openCache(call: {
+  ctx: RequestContext;
+  settings: CacheSettings | undefined;
+  outcome: InferenceOutcome;
+}): { cache: ResponseCache; settings: CacheSettings; scope: CacheScope; refresh: boolean } | undefined {
   const { ctx, settings, outcome } = call;
   const cache = ctx.services.cache;
   const principal = ctx.principal;
   if (!settings || !cache || !principal) {
     outcome.cacheStatus = CACHE_STATUS.disabled;
-    return upstream();
+    return undefined;
   }
   const gateway = ctx.gateway;
   const scope = cacheScopeOf(principal, gateway?.cacheNamespace);
+  return { cache, settings, scope, refresh: gateway?.cacheForceRefresh === true };
+}
+
+export async function cachedInference(call: CachedCall, upstream: () => Promise<Response>): Promise<Response> {
+  const { ctx, outcome } = call;
+  const open = openCache(call);
+  if (!open) return upstream();
+  const { cache, settings, scope, refresh } = open;
   const identity = targetIdentity(call.target);
   const key = cacheKey(scope, call.family, identity, canonicalBody(call.body));
-  const refresh = gateway?.cacheForceRefresh === true;
   if (!refresh) {
     const entry = await cache.store.get(scope, key).catch(storeFailed);
     if (entry) return serveHit(call, entry, CACHE_STATUS.hit);

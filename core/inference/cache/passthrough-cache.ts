@@ -1,10 +1,11 @@
 import type { InferenceOutcome } from "../gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { sha256Hex } from "../../util/ids.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
-import { cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
-import { CACHE_STATUS } from "./inference-cache.ts";
+import { cacheKey, canonicalBody, targetIdentity } from "./cache-key.ts";
+import { CACHE_STATUS, openCache } from "./inference-cache.ts";
+import { HOP_BY_HOP_HEADERS } from "../gateway/upstream/raw-answer.ts";
 
 /**
  * The cache step of pass-through routes: the key is the method, the provider path with its query and the body
@@ -24,38 +25,23 @@ export interface PassthroughCachedCall {
   outcome: InferenceOutcome & { finish(): void };
 }
 
-/** Response headers that describe one delivery, not the answer: never replayed. */
-const NOT_REPLAYED = new Set([
-  "date",
-  "set-cookie",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-]);
+/** Response headers that describe one delivery, not the answer: never replayed (the hop-by-hop ones neither). */
+const NOT_REPLAYED = new Set(["date", "set-cookie", ...HOP_BY_HOP_HEADERS]);
 
 export async function cachedPassthrough(
   call: PassthroughCachedCall,
   upstream: () => Promise<Response>,
 ): Promise<Response> {
-  const { ctx, settings, outcome } = call;
-  const cache = ctx.services.cache;
-  const principal = ctx.principal;
-  if (!settings || !cache || !principal) {
-    outcome.cacheStatus = CACHE_STATUS.disabled;
-    return upstream();
-  }
-  const gateway = ctx.gateway;
-  const scope = cacheScopeOf(principal, gateway?.cacheNamespace);
+  const { ctx, outcome } = call;
+  const open = openCache(call);
+  if (!open) return upstream();
+  const { cache, settings, scope, refresh } = open;
   const request = call.json
     ? canonicalBody(call.json)
     : call.bytes
       ? `sha256:${sha256Hex(Buffer.from(call.bytes).toString("base64"))}`
       : "";
   const key = cacheKey(scope, "passthrough", targetIdentity(call.target), `${call.method} ${call.path}\n${request}`);
-  const refresh = gateway?.cacheForceRefresh === true;
   if (!refresh) {
     const entry = await cache.store.get(scope, key).catch(() => undefined);
     if (entry?.kind === "raw") {

@@ -1,4 +1,4 @@
-import type { TypedEvent } from "./types.ts";
+import type { TypedEvent } from "../../providers/types.ts";
 
 /**
  * The events that end an answer of an event-typed format: what an output guardrail holds back until it has

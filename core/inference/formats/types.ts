@@ -1,4 +1,4 @@
-import type { ChatUsage, TransformContext } from "../../providers/types.ts";
+import type { ChatUsage, TransformContext, TypedEvent } from "../../providers/types.ts";
 
 /**
  * Inbound wire formats other than chat completions (DESIGN: adapters at the edge of the pipeline). A client may
@@ -9,12 +9,6 @@ import type { ChatUsage, TransformContext } from "../../providers/types.ts";
  *
  * Each format is one folder (core/inference/formats/responses, core/inference/formats/messages) exporting an `InboundFormat`.
  */
-
-/** An event of an event-typed stream (Responses, Messages): written as `event: <type>` + `data: <json>`. */
-export interface TypedEvent {
-  type: string;
-  [key: string]: unknown;
-}
 
 /** Stateful per request: chat completion chunks (OpenAI `chat.completion.chunk` objects) -> the format's events. */
 export interface ChatStreamConverter {

@@ -1,4 +1,4 @@
-import type { UploadedFile } from "./uploaded-file.ts";
+import type { UploadedFile } from "../../providers/uploaded-file.ts";
 
 /**
  * The playing time of an uploaded audio file in seconds (per-second pricing when the provider does not report

@@ -3,18 +3,25 @@ import type { PriceOverrides } from "../catalog/price-override.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
-import type { ChatUsage, ProviderTarget, RouteAdapter, RouteKind, TransformContext } from "../../providers/types.ts";
-import { MEDIA_ROUTES, TextAnswer, UpstreamError } from "../../providers/types.ts";
+import {
+  type ChatUsage,
+  type ProviderTarget,
+  type RouteAdapter,
+  type RouteKind,
+  type TransformContext,
+  MEDIA_ROUTES,
+  TextAnswer,
+  UpstreamError,
+} from "../../providers/types.ts";
 import { familyUsageOf } from "./family-usage.ts";
 import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
-import type { UpstreamReply } from "./upstream/client.ts";
+import { type UpstreamReply, requestUpstream } from "../../providers/upstream/client.ts";
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
-import { redirectError } from "./upstream/failures.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
 import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../../observe/logs/late-json.ts";
-import { requestUpstream } from "./upstream/client.ts";
 import { loadedFormat } from "../formats/registry.ts";
 import { streamFailureEvent } from "../formats/stream-failure.ts";
 import { routeAdapterOf } from "../formats/via-chat.ts";
@@ -90,43 +97,64 @@ export async function callTarget(call: TargetCall): Promise<Response> {
 
   if (routeAdapter.rawAnswer?.(call.body, ctx)) return relayMediaAnswer(call, adapter.id, routeAdapter, ctx, upstream);
 
-  if (!stream || !routeAdapter.stream) {
-    const text = await upstream.text();
-    outcome.responseChars = text.length;
-    let upstreamJson: unknown;
-    try {
-      upstreamJson = JSON.parse(text);
-    } catch {
-      throw new UpstreamError(502, "The provider answered with malformed JSON.", { code: "invalid_upstream_response" });
-    }
-    const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
-    const format = loadedFormat(call.route);
-    if (MEDIA_ROUTES.has(call.route)) await recordMetered(outcome, call, routeAdapter, ctx, upstreamJson, body);
-    else if (call.route !== "models")
-      await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
-    outcome.status = 200;
-    if (body instanceof TextAnswer) {
-      outcome.responseBody = body.text;
-      outcome.responseChars = body.text.length;
-      outcome.totalMs = performance.now() - call.startedAt;
-      outcome.finish();
-      return new Response(body.text, {
-        status: 200,
-        headers: { "content-type": body.contentType, "x-gateway-provider": adapter.id },
-      });
-    }
-    outcome.answeredModel = typeof body.model === "string" ? body.model : undefined;
-    // Passed through unchanged, the answer is logged as its text (late-json.ts): not serialised again here.
-    outcome.responseBody = body === upstreamJson ? new JsonText(text, body) : body;
+  if (!stream || !routeAdapter.stream) return jsonAnswer(call, adapter.id, routeAdapter, ctx, upstream);
+  return streamAnswer(call, adapter.id, routeAdapter, ctx, upstream);
+}
+
+/** A JSON answer: transformed to OpenAI's shape (or passed through unchanged), usage or meters recorded. */
+async function jsonAnswer(
+  call: TargetCall,
+  provider: string,
+  routeAdapter: RouteAdapter,
+  ctx: TransformContext,
+  upstream: UpstreamReply,
+): Promise<Response> {
+  const { outcome } = call;
+  const text = await upstream.text();
+  outcome.responseChars = text.length;
+  let upstreamJson: unknown;
+  try {
+    upstreamJson = JSON.parse(text);
+  } catch {
+    throw new UpstreamError(502, "The provider answered with malformed JSON.", { code: "invalid_upstream_response" });
+  }
+  const body = routeAdapter.transformResponse(upstreamJson, ctx) as Record<string, any>;
+  const format = loadedFormat(call.route);
+  if (MEDIA_ROUTES.has(call.route)) await recordMetered(outcome, call, routeAdapter, ctx, upstreamJson, body);
+  else if (call.route !== "models") await recordUsage(outcome, call, format ? format.usageOf(body) : body.usage, body);
+  outcome.status = 200;
+  if (body instanceof TextAnswer) {
+    outcome.responseBody = body.text;
+    outcome.responseChars = body.text.length;
     outcome.totalMs = performance.now() - call.startedAt;
     outcome.finish();
-    // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
-    return new Response(body === upstreamJson ? text : JSON.stringify(body), {
+    return new Response(body.text, {
       status: 200,
-      headers: { "content-type": "application/json", "x-gateway-provider": adapter.id },
+      headers: { "content-type": body.contentType, "x-gateway-provider": provider },
     });
   }
+  outcome.answeredModel = typeof body.model === "string" ? body.model : undefined;
+  // Passed through unchanged, the answer is logged as its text (late-json.ts): not serialised again here.
+  outcome.responseBody = body === upstreamJson ? new JsonText(text, body) : body;
+  outcome.totalMs = performance.now() - call.startedAt;
+  outcome.finish();
+  // An OpenAI-shaped provider's answer passes through unchanged: send its bytes instead of serialising again.
+  return new Response(body === upstreamJson ? text : JSON.stringify(body), {
+    status: 200,
+    headers: { "content-type": "application/json", "x-gateway-provider": provider },
+  });
+}
 
+/** A streamed answer: the provider's events decoded, transformed (or relayed) and answered as SSE. */
+async function streamAnswer(
+  call: TargetCall,
+  provider: string,
+  routeAdapter: RouteAdapter,
+  ctx: TransformContext,
+  upstream: UpstreamReply,
+): Promise<Response> {
+  const { outcome } = call;
+  const response = upstream;
   // Streams: decode framing, transform (or relay); the SSE answer waits for the first chunk (see above).
   // From here the timeout bounds the silence between events, not the whole (possibly long) answer.
   upstream.clearTimer();
@@ -137,11 +165,11 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome,
     idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
   };
-  const pipeline: StreamPipeline<unknown> = routeAdapter.stream.relay
+  const pipeline: StreamPipeline<unknown> = routeAdapter.stream!.relay
     ? (relayPipeline(response.body, pipelineOptions) as StreamPipeline<unknown>)
     : ((await transformPipeline(
-        routeAdapter.stream.framing,
-        routeAdapter.stream.createTransformer(ctx),
+        routeAdapter.stream!.framing,
+        routeAdapter.stream!.createTransformer(ctx),
         response.body,
         pipelineOptions,
       )) as StreamPipeline<unknown>);
@@ -151,7 +179,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     outcome,
     requestId: call.requestId,
     startedAt: call.startedAt,
-    headers: { "x-gateway-provider": adapter.id },
+    headers: { "x-gateway-provider": provider },
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
   });

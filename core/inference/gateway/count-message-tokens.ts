@@ -1,13 +1,12 @@
 import { loadFormat } from "../formats/registry.ts";
 import { failureHeaders, gatewayHeadersOf, LeafResolver, upstreamToHttp } from "./plan.ts";
-import { requestUpstream } from "./upstream/client.ts";
-import type { RequestContext } from "../../http/context.ts";
-import { badRequest } from "../../http/errors.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import type { RequestContext } from "../../services.ts";
 import { readJson, validate } from "../../http/json.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { requireRouting } from "../routing/source.ts";
 import { NO_TRUSTED_HOSTS } from "../../security/custom-host.ts";
 
 /**
@@ -21,14 +20,7 @@ export async function countMessageTokens(request: Request, ctx: RequestContext):
   const json = await readJson(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   const body = validate(messages.countTokensRequest, json) as Record<string, any>;
   const gateway = gatewayHeadersOf(request, ctx);
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const config = await requireRouting(gateway, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
   let provider: string | undefined;
   try {

@@ -1,9 +1,8 @@
 import type { Principal } from "../../auth/principal.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext, Services } from "../../services.ts";
 import { parseGatewayHeaders } from "../../http/gateway-headers.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { resolveRouting } from "../routing/source.ts";
-import type { Services } from "../../services.ts";
 import { LeafResolver, gatewayHeadersOf } from "./plan.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { countTokensOfParts } from "../catalog/tokens.ts";
 import type { ChatUsage, MeteredUsage, RouteKind } from "../../providers/types.ts";
 import { audioSeconds } from "./audio-duration.ts";
-import { isUploadedFile } from "./uploaded-file.ts";
+import { isUploadedFile } from "../../providers/uploaded-file.ts";
 
 /**
  * The default meter of each non-chat family: what a request used, read from OpenAI-shaped answers (and the

@@ -1,14 +1,12 @@
 import type * as z from "zod";
 import { priceOverridesFor } from "../../control/model-pricing/store.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext, RouteInference } from "../../services.ts";
 import { withHeaders } from "../../http/response-headers.ts";
-import { badRequest } from "../../http/errors.ts";
 import { readJson, type Schema, validate } from "../../http/json.ts";
 import type { RouteKind } from "../../providers/types.ts";
-import type { ConfigNode } from "../routing/config.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
 import { applyParams } from "../routing/params.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { requireRouting } from "../routing/source.ts";
 import { reservationFor } from "../policies/reservation.ts";
 import { cachedInference, type Embedder } from "../cache/inference-cache.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
@@ -16,7 +14,7 @@ import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
 import { readMultipartBody } from "./multipart-body.ts";
-import { type InferenceOutcome, newOutcome } from "./outcome.ts";
+import { newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
   failureHeaders,
@@ -77,14 +75,7 @@ export async function runInference(
   /** An outcome made beforehand (a background response's, which the request log already waits for). */
   outcome = newOutcome(route, String(body.model), body.stream === true),
 ): Promise<Response> {
-  const config = await resolveRouting(gatewayHeadersOf(request, ctx), ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const config = await requireRouting(gatewayHeadersOf(request, ctx), ctx);
   outcome.requestBody = body;
   // Without a content-length (a chunked upload) the size stays unknown and the logger measures the body.
   const declaredLength = request.headers.get("content-length");
@@ -97,15 +88,7 @@ export async function runInference(
 }
 
 /** Runs the strategy engine for an inference route; each leaf call is one callTarget. */
-export async function routeInference(
-  route: RouteKind,
-  body: Record<string, any>,
-  config: ConfigNode,
-  request: Request,
-  ctx: RequestContext,
-  outcome: InferenceOutcome & { finish(): void },
-  requestId: string,
-): Promise<Response> {
+export const routeInference: RouteInference = async (route, body, config, request, ctx, outcome, requestId) => {
   const gateway = gatewayHeadersOf(request, ctx);
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardrails = new InferenceGuardrails(route, request, ctx, outcome, requestId);
@@ -176,7 +159,7 @@ export async function routeInference(
     if (error instanceof RoutingFailure) throw upstreamToHttp(error.error, failureHeaders(error, provider));
     throw error;
   }
-}
+};
 
 /**
  * The semantic cache's embedder: the text is embedded by the configured embedding target through this same

@@ -1,7 +1,7 @@
 import busboy from "busboy";
 import { failOnMalformedForm, feedMultipart, uploadTooLarge } from "../../features/files/multipart.ts";
 import { badRequest } from "../../http/errors.ts";
-import { UploadedFile } from "./uploaded-file.ts";
+import { UploadedFile } from "../../providers/uploaded-file.ts";
 
 /**
  * Reads a multipart/form-data inference request (image edits and variations, audio transcriptions and

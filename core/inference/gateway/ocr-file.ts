@@ -1,7 +1,7 @@
 import { readBounded } from "../../util/read-bounded.ts";
 import { resourceOwnerOf } from "../../auth/resource-owner.ts";
 import { fileStoreOf, isFileId } from "../../features/files/file-store.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest, unauthorized } from "../../http/errors.ts";
 
 /**

@@ -1,25 +1,26 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { withinJsonDepth } from "../../util/json-depth.ts";
 import { readBounded } from "../../util/read-bounded.ts";
 import { withHeaders } from "../../http/response-headers.ts";
-import { HttpError, RouteNotMatched, badRequest } from "../../http/errors.ts";
+import { HttpError, RouteNotMatched } from "../../http/errors.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { loadProvider } from "../../providers/registry.ts";
-import type { UpstreamRequest } from "../../providers/types.ts";
-import { UpstreamError } from "../../providers/types.ts";
+import { type UpstreamRequest, UpstreamError } from "../../providers/types.ts";
 import { joinUrl } from "../../providers/url.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
+import type { LeafNode } from "../routing/config.ts";
 import { applyParams, hasParamRules } from "../routing/params.ts";
 import { isPlainObject } from "../routing/query.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { noProviderSelected, resolveRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { passthroughRouteOf } from "../guardrails/passthrough-route.ts";
-import { newOutcome } from "./outcome.ts";
+import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
   LeafResolver,
+  type ResolvedLeaf,
   failureHeaders,
   gatewayHeadersOf,
   recordedAttempt,
@@ -27,8 +28,8 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
-import { requestUpstream } from "./upstream/client.ts";
-import { redirectError } from "./upstream/failures.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
+import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayRawAnswer, relayedHeaders } from "./upstream/raw-answer.ts";
 
 /**
@@ -52,11 +53,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const config = await resolveRouting(gateway, ctx);
   if (!config) {
     if (!forced) throw new RouteNotMatched();
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
+    throw noProviderSelected();
   }
   const providerPath = url.pathname.slice(forced ? "/v1/proxy".length : "/v1".length) || "/";
   const method = request.method as UpstreamRequest["method"];
@@ -77,6 +74,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const model = typeof requested === "string" ? requested.slice(0, MAX_MODEL_LENGTH) : "";
   const outcome = newOutcome("passthrough", model, jsonBody()?.stream === true);
   ctx.outcome = outcome;
+  const pass: Passthrough = { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome };
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardedRoute = passthroughRouteOf(jsonBody());
   const guardrails = guardedRoute
@@ -111,49 +109,6 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           if (guarded.answer) return guarded.answer;
           if (guarded.body !== sent) redacted = guarded.body;
         }
-        const call = async () => {
-          const adapter = (await loadProvider(resolved.target.provider))!;
-          // Logged on failures too: the provider that answered last, or failed last.
-          outcome.provider = adapter.id;
-          if (!adapter.passthrough) {
-            throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
-              code: "unsupported_route",
-              param: "x-gateway-provider",
-            });
-          }
-          const endpoint = await adapter.passthrough(resolved.target, {
-            trustedHosts: ctx.services.trustedHosts,
-            signal: ctx.signal,
-            path: providerPath,
-            search: url.search,
-            headers: forwarded,
-          });
-          const object = hasParamRules(leaf.settings) ? jsonBody() : null;
-          const unsigned: UpstreamRequest = {
-            url: joinUrl(endpoint.baseUrl, endpoint.path ?? providerPath + url.search),
-            method,
-            headers: { ...forwarded, ...lowerCased(endpoint.headers) },
-            body: redacted
-              ? JSON.stringify(redacted)
-              : object
-                ? JSON.stringify(applyParams(object, leaf.settings))
-                : bytes,
-          };
-          const upstreamRequest = endpoint.sign ? await endpoint.sign(unsigned) : unsigned;
-          const response = await relay(
-            upstreamRequest,
-            resolved.timeoutMs,
-            ctx.signal,
-            ctx.services.trustedHosts,
-            () => {
-              outcome.totalMs = performance.now() - ctx.startedAt;
-              outcome.finish();
-            },
-          );
-          outcome.status = response.status;
-          outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-          return response;
-        };
         // Pipeline step 5: the same cache as inference, keyed by method, path, query and body.
         return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
           cachedPassthrough(
@@ -167,7 +122,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               bytes,
               outcome,
             },
-            call,
+            () => forwardToProvider(pass, leaf, resolved, redacted),
           ),
         );
       },
@@ -182,6 +137,64 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
     recordFailure(outcome, error);
     return rawFailureAnswer(error, provider);
   }
+}
+
+/** One pass-through request, as each leaf of its config forwards it. */
+interface Passthrough {
+  ctx: RequestContext;
+  url: URL;
+  /** The provider's path (after `/v1` or `/v1/proxy`). */
+  providerPath: string;
+  method: UpstreamRequest["method"];
+  bytes: Uint8Array | undefined;
+  /** The body as a JSON object, when it is one (parsed once). */
+  jsonBody(): Record<string, unknown> | null;
+  forwarded: Record<string, string>;
+  outcome: InferenceOutcome & { finish(): void };
+}
+
+/**
+ * A leaf's call: the provider's pass-through endpoint (its base URL, auth and signing) with the body as it came,
+ * with the leaf's params applied, or redacted by the input guardrails; the answer relayed raw.
+ */
+async function forwardToProvider(
+  pass: Passthrough,
+  leaf: LeafNode,
+  resolved: ResolvedLeaf,
+  redacted: Record<string, unknown> | undefined,
+): Promise<Response> {
+  const { ctx, url, providerPath, method, bytes, jsonBody, forwarded, outcome } = pass;
+  const adapter = (await loadProvider(resolved.target.provider))!;
+  // Logged on failures too: the provider that answered last, or failed last.
+  outcome.provider = adapter.id;
+  if (!adapter.passthrough) {
+    throw new UpstreamError(400, `Provider '${adapter.id}' does not support pass-through yet.`, {
+      code: "unsupported_route",
+      param: "x-gateway-provider",
+    });
+  }
+  const endpoint = await adapter.passthrough(resolved.target, {
+    trustedHosts: ctx.services.trustedHosts,
+    signal: ctx.signal,
+    path: providerPath,
+    search: url.search,
+    headers: forwarded,
+  });
+  const object = hasParamRules(leaf.settings) ? jsonBody() : null;
+  const unsigned: UpstreamRequest = {
+    url: joinUrl(endpoint.baseUrl, endpoint.path ?? providerPath + url.search),
+    method,
+    headers: { ...forwarded, ...lowerCased(endpoint.headers) },
+    body: redacted ? JSON.stringify(redacted) : object ? JSON.stringify(applyParams(object, leaf.settings)) : bytes,
+  };
+  const upstreamRequest = endpoint.sign ? await endpoint.sign(unsigned) : unsigned;
+  const response = await relay(upstreamRequest, resolved.timeoutMs, ctx.signal, ctx.services.trustedHosts, () => {
+    outcome.totalMs = performance.now() - ctx.startedAt;
+    outcome.finish();
+  });
+  outcome.status = response.status;
+  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+  return response;
 }
 
 /**

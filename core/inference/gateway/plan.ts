@@ -1,10 +1,9 @@
 import { SESSION_TAG_NAME, parseSessionTags } from "./aws-session-tags.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { type GatewayRequestHeaders, RESPONSE_HEADERS, parseGatewayHeaders } from "../../http/gateway-headers.ts";
 import { providerIdOf } from "../../providers/registry.ts";
-import type { ProviderTarget } from "../../providers/types.ts";
-import { UpstreamError } from "../../providers/types.ts";
+import { type ProviderTarget, UpstreamError } from "../../providers/types.ts";
 import type { LeafNode } from "../routing/config.ts";
 import { gatewayTargetError, RoutingFailure } from "../routing/engine.ts";
 import { checkedCustomHostBase } from "../../security/custom-host.ts";

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { checkInference } from "./check-inference.ts";
 import { outboundJson } from "./outbound-json.ts";
 import type { CheckEnvironment } from "./types.ts";

@@ -1,7 +1,6 @@
-import { routeInference } from "../gateway/inference.ts";
 import { newOutcome } from "../gateway/outcome.ts";
 import { gatewayHeadersOf } from "../gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, errorResponse } from "../../http/errors.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import { resolveRouting } from "../routing/source.ts";
@@ -47,7 +46,16 @@ export function checkInference(request: Request, ctx: RequestContext): CheckEnvi
       const outcome = newOutcome(route, typeof sent.model === "string" ? sent.model : "", false);
       outcome.requestBody = sent;
       sub.outcome = outcome;
-      response = await routeInference(route, sent, node, subRequest, sub, outcome, `guardrail-${ctx.traceId}`);
+      // The pipeline comes through the services: it loads the guardrails, which may not import it.
+      response = await ctx.services.routeInference(
+        route,
+        sent,
+        node,
+        subRequest,
+        sub,
+        outcome,
+        `guardrail-${ctx.traceId}`,
+      );
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       response = errorResponse(error);

@@ -1,5 +1,4 @@
 import { badRequest } from "../../http/errors.ts";
-import type { ConfigNode } from "../routing/config.ts";
 import { isPlainObject } from "../routing/query.ts";
 import {
   type CheckSpec,
@@ -109,11 +108,21 @@ export function compileNodeGuardrails(
   return { input: [...parent.input, ...own.input], output: [...parent.output, ...own.output] };
 }
 
+/**
+ * What the walks below read of a compiled config node (core/inference/routing/config.ts ConfigNode, which
+ * compiles its guardrails with this module): its guardrails and, for a strategy, its targets.
+ */
+interface GuardedNode {
+  readonly kind: string;
+  readonly settings: { readonly guardrails?: ConfigGuardrails };
+  readonly targets?: readonly GuardedNode[];
+}
+
 /** Whether any node of a compiled config carries guardrails. */
-export function configHasGuardrails(node: ConfigNode): boolean {
+export function configHasGuardrails(node: GuardedNode): boolean {
   const guardrails = node.settings.guardrails;
   if (guardrails && (guardrails.input.length > 0 || guardrails.output.length > 0)) return true;
-  return node.kind === "strategy" && node.targets.some(configHasGuardrails);
+  return node.kind === "strategy" && node.targets!.some(configHasGuardrails);
 }
 
 /**
@@ -122,13 +131,13 @@ export function configHasGuardrails(node: ConfigNode): boolean {
  * naming the place (`param` stands for the config root, e.g. `config` or `x-gateway-config`). Valid
  * parameters are replaced by their parsed form (defaults filled in).
  */
-export async function validateConfigGuardrails(root: ConfigNode, param: string): Promise<void> {
+export async function validateConfigGuardrails(root: GuardedNode, param: string): Promise<void> {
   const specs = new Set<CheckSpec>();
-  const collect = (node: ConfigNode) => {
+  const collect = (node: GuardedNode) => {
     const guardrails = node.settings.guardrails;
     for (const entry of [...(guardrails?.input ?? []), ...(guardrails?.output ?? [])])
       if ("inline" in entry) for (const spec of entry.inline.checks) specs.add(spec);
-    if (node.kind === "strategy") node.targets.forEach(collect);
+    if (node.kind === "strategy") node.targets!.forEach(collect);
   };
   collect(root);
   if (specs.size === 0) return;

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { checkEnvironment } from "./check-environment.ts";
 import type { GuardrailInvokeRequest } from "./invoke-request.ts";
 import { runGuardrail } from "./runner.ts";

@@ -1,4 +1,4 @@
-import { requestUpstream } from "../gateway/upstream/client.ts";
+import { requestUpstream } from "../../providers/upstream/client.ts";
 import type { UpstreamRequest } from "../../providers/types.ts";
 import { type TrustedHosts, checkCustomHostSyntax, checkedCustomHostBase } from "../../security/custom-host.ts";
 import { withinJsonDepth } from "../../util/json-depth.ts";

@@ -1,7 +1,7 @@
 import { isCompleteAnswer, replayAsSse } from "../cache/replay.ts";
 import type { InferenceOutcome } from "../gateway/outcome.ts";
 import { sseResponse, sseSourceOf } from "../gateway/stream/sse-source.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { isLateJson } from "../../observe/logs/late-json.ts";
 import { resolveLateJson } from "../../observe/logs/log-layout.ts";
 import { MEDIA_ROUTES, type RouteKind } from "../../providers/types.ts";

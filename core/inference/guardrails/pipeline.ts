@@ -1,5 +1,5 @@
 import type { InferenceOutcome } from "../gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import type { RouteKind } from "../../providers/types.ts";
 import type { InheritedSettings } from "../routing/config.ts";
 import type { GuardrailPhases, InputResult } from "./phases.ts";

@@ -13,7 +13,7 @@ import {
   findOrganisation,
 } from "../../control/organisation/store.ts";
 import { boundWorkspace } from "../../control/credentials/credentials.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError } from "../../http/errors.ts";
 import type { InheritedSettings } from "../routing/config.ts";
 import type { Records, Secrets } from "../../store/ports.ts";

@@ -3,7 +3,8 @@ import { StreamAssembler } from "../gateway/stream/assembly.ts";
 import type { SseSource } from "../gateway/stream/sse-source.ts";
 import { SseDecoder } from "../../providers/stream/sse.ts";
 import { endsFormatAnswer } from "../formats/terminal-events.ts";
-import type { EventAssembler, InboundFormat, TypedEvent } from "../formats/types.ts";
+import type { EventAssembler, InboundFormat } from "../formats/types.ts";
+import type { TypedEvent } from "../../providers/types.ts";
 
 /** What a guarded stream is made of: OpenAI chunks (`chat` / `text`) or an event-typed format's events. */
 export type StreamKind = "chat" | "text" | InboundFormat;

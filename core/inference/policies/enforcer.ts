@@ -1,4 +1,5 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { Principal } from "../../auth/principal.ts";
+import type { InferenceOutcome } from "../gateway/outcome.ts";
 import { HttpError } from "../../http/errors.ts";
 import type { CounterResult, Counters, Records } from "../../store/ports.ts";
 import { TtlCache } from "../../util/ttl-cache.ts";
@@ -81,8 +82,19 @@ export type EstimateUsage = () => Promise<UsageEstimate> | UsageEstimate;
 
 const NO_ESTIMATE: UsageEstimate = Object.freeze({ tokens: 0, costUsd: 0 });
 
+/**
+ * What an enforcer reads of a request's context (core/services.ts RequestContext): the caller, its gateway
+ * metadata, the outcome that settles reservations, and where to hand work that finishes after the answer.
+ */
+export interface AdmissionContext {
+  principal?: Principal;
+  gateway?: { metadata?: Record<string, string> };
+  outcome?: InferenceOutcome;
+  waitUntil(work: Promise<unknown>): void;
+}
+
 /** A request context with what enforcers keep on it (see PolicyEnforcer's #kept). */
-type WithAdmission = RequestContext & {
+type WithAdmission = AdmissionContext & {
   [enforcer: symbol]: { pending: Promise<Admission>; admitted?: Admission } | undefined;
 };
 
@@ -116,7 +128,7 @@ export class PolicyEnforcer {
    * provider; `estimate` gives what the tokens and cost policies reserve (none: they only check the limit).
    * The reservations are settled when `ctx.outcome` is done, with its usage and cost.
    */
-  admitRequest(ctx: RequestContext, provider: string | undefined, estimate?: EstimateUsage): Promise<Admission> {
+  admitRequest(ctx: AdmissionContext, provider: string | undefined, estimate?: EstimateUsage): Promise<Admission> {
     const kept = (ctx as WithAdmission)[this.#kept];
     if (kept) return kept.pending;
     const pending = this.#admitRequest(ctx, provider, estimate);
@@ -126,12 +138,12 @@ export class PolicyEnforcer {
   }
 
   /** The rate-limit headers of an admitted request (after admitRequest resolved). */
-  headersFor(ctx: RequestContext): Record<string, string> {
+  headersFor(ctx: AdmissionContext): Record<string, string> {
     return (ctx as WithAdmission)[this.#kept]?.admitted?.headers ?? NO_HEADERS;
   }
 
   async #admitRequest(
-    ctx: RequestContext,
+    ctx: AdmissionContext,
     provider: string | undefined,
     estimate: EstimateUsage | undefined,
   ): Promise<Admission> {

@@ -1,4 +1,3 @@
-import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { authenticate } from "../../auth/authenticate.ts";
 import { DomainError } from "../../control/errors.ts";
 import { newOutcome } from "../gateway/outcome.ts";
@@ -10,25 +9,20 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "../gateway/plan.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext, Services } from "../../services.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
-import { HttpError, badRequest, errorResponse } from "../../http/errors.ts";
+import { HttpError, errorResponse } from "../../http/errors.ts";
 import { TRACE_ID_HEADER, parseGatewayHeaders, traceIdOf } from "../../http/gateway-headers.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import type { ProviderTarget } from "../../providers/types.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
-import { resolveRouting } from "../routing/source.ts";
+import { requireRouting } from "../routing/source.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
-import type { Services } from "../../services.ts";
 import { realtimeCost } from "./cost.ts";
 import { type RelayEnd, relaySession } from "./relay.ts";
 import type { RelaySocket } from "./socket.ts";
 import { type UpstreamSocketRequest, realtimeUpstream, requestedRealtimeModel } from "./upstream.ts";
 import { RealtimeUsageMeter, chatUsageOf } from "./usage.ts";
-
-/** The realtime route's path, read from the route table (the one list of routes): what its log records. */
-export const REALTIME_PATH = ROUTE_FAMILIES.find((family) => family.name === "realtime")!.routes[0]!.path;
-const ROUTE = { path: REALTIME_PATH };
 
 /** What the platform's connector gets: where to connect, and the bounds of the attempt. */
 export interface UpstreamConnectRequest extends UpstreamSocketRequest {
@@ -45,6 +39,8 @@ export interface UpstreamConnectRequest extends UpstreamSocketRequest {
 export type RealtimeConnector = (request: UpstreamConnectRequest) => Promise<RelaySocket>;
 
 export interface RealtimePlatform {
+  /** The realtime route's path (the route table's `realtime` family): what the session's log records. */
+  path: string;
   connect: RealtimeConnector;
   waitUntil(work: Promise<unknown>): void;
   /** Aborted when the client's connection closes before the session is accepted. */
@@ -82,9 +78,10 @@ export async function openRealtimeSession(
   platform: RealtimePlatform,
 ): Promise<RealtimeOpening> {
   const url = new URL(request.url);
+  const route = { path: platform.path };
   const ctx: RequestContext = {
     traceId: traceIdOf(request.headers),
-    path: REALTIME_PATH,
+    path: platform.path,
     params: {},
     services,
     signal: platform.signal,
@@ -102,21 +99,85 @@ export async function openRealtimeSession(
     // No principal, no log (as on HTTP routes).
     return refuse(asHttpError(error, ctx.traceId));
   }
-  const gateway = ctx.gateway;
   const outcome = newOutcome("passthrough", requestedRealtimeModel(undefined, url), true);
   ctx.outcome = outcome;
+  const { result, opened, provider } = await connectUpstream(request, url, ctx, platform);
+
+  if (!(result && "leaf" in result) || !opened) {
+    recordFailure(outcome, result);
+    const error =
+      result instanceof RoutingFailure
+        ? upstreamToHttp(result.error, failureHeaders(result, provider))
+        : asHttpError(result, ctx.traceId, ctx.signal);
+    const response = errorResponse(error, { [TRACE_ID_HEADER]: ctx.traceId });
+    ctx.waitUntil(logRequest(request, response, route, ctx));
+    return { accepted: false, response };
+  }
+
+  const { socket: upstream, target } = opened;
+  outcome.provider = target.provider;
+  outcome.status = 101;
+  outcome.retries = result.retries;
+  outcome.lastUsedOptionIndex = result.leaf.path;
+  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+  const headers = {
+    [TRACE_ID_HEADER]: ctx.traceId,
+    ...routingHeaders(result.leaf.path, result.retries, target.provider),
+    ...services.policies?.headersFor(ctx),
+  };
+
+  const finish = async (end: RelayEnd | undefined, meter: RealtimeUsageMeter | undefined) => {
+    await settleOutcome(outcome, ctx, target, end, meter);
+    await logRequest(request, new Response(null, { status: 200 }), route, ctx);
+  };
+
+  return {
+    accepted: true,
+    headers,
+    async start(client) {
+      const meter = new RealtimeUsageMeter();
+      const settings = services.settings;
+      const end = await relaySession(
+        client,
+        upstream,
+        {
+          idleMs: settings.GATEWAY_REALTIME_IDLE_SECONDS * 1000,
+          maxSessionMs: settings.GATEWAY_REALTIME_MAX_SESSION_SECONDS * 1000,
+          maxBufferedBytes: settings.GATEWAY_REALTIME_MAX_BUFFERED_BYTES,
+        },
+        { upstreamMessage: (data, binary) => meter.observe(data, binary) },
+      );
+      ctx.waitUntil(finish(end, meter));
+      return end;
+    },
+    abandon() {
+      upstream.close(1001, "client went away");
+      ctx.waitUntil(finish(undefined, undefined));
+    },
+  };
+}
+
+/**
+ * Steps 2 to 4: the routing strategy over the request's targets, each leaf admitted by the policies and its
+ * provider's WebSocket opened through the platform; the first that accepts is the session's upstream.
+ */
+async function connectUpstream(
+  request: Request,
+  url: URL,
+  ctx: RequestContext,
+  platform: RealtimePlatform,
+): Promise<{
+  result: Awaited<ReturnType<typeof runStrategy>> | Error;
+  opened?: { socket: RelaySocket; target: ProviderTarget };
+  provider?: string;
+}> {
+  const { services } = ctx;
+  const gateway = ctx.gateway!;
+  const outcome = ctx.outcome!;
   let provider: string | undefined;
   let opened: { socket: RelaySocket; target: ProviderTarget } | undefined;
-
   const result = await (async () => {
-    const config = await resolveRouting(gateway, ctx);
-    if (!config) {
-      throw badRequest(
-        "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-        "x-gateway-provider",
-        "missing_provider",
-      );
-    }
+    const config = await requireRouting(gateway, ctx);
     const resolver = new LeafResolver(request, gateway, ctx);
     return runStrategy(config, {
       signal: ctx.signal,
@@ -146,85 +207,47 @@ export async function openRealtimeSession(
       },
     });
   })().catch((error: unknown) => error as Error);
+  return { result, opened, provider };
+}
 
-  if (!(result && "leaf" in result) || !opened) {
-    recordFailure(outcome, result);
-    const error =
-      result instanceof RoutingFailure
-        ? upstreamToHttp(result.error, failureHeaders(result, provider))
-        : asHttpError(result, ctx.traceId, ctx.signal);
-    const response = errorResponse(error, { [TRACE_ID_HEADER]: ctx.traceId });
-    ctx.waitUntil(logRequest(request, response, ROUTE, ctx));
-    return { accepted: false, response };
+/**
+ * A session's outcome when it ends: its duration, the usage and cost of its `response.done` events, and how it
+ * ended when abnormally (a client gone before the upgrade, a close that is not normal, a close by the gateway).
+ */
+async function settleOutcome(
+  outcome: NonNullable<RequestContext["outcome"]> & { finish(): void },
+  ctx: RequestContext,
+  target: ProviderTarget,
+  end: RelayEnd | undefined,
+  meter: RealtimeUsageMeter | undefined,
+): Promise<void> {
+  outcome.totalMs = performance.now() - ctx.startedAt;
+  if (meter?.model) outcome.answeredModel = meter.model;
+  if (meter && meter.usage.responses > 0) {
+    outcome.usage = chatUsageOf(meter.usage);
+    outcome.cost = await realtimeCost(
+      target.provider,
+      outcome.answeredModel ?? outcome.requestedModel,
+      meter.usage,
+    ).catch(() => undefined);
   }
-
-  const { socket: upstream, target } = opened;
-  outcome.provider = target.provider;
-  outcome.status = 101;
-  outcome.retries = result.retries;
-  outcome.lastUsedOptionIndex = result.leaf.path;
-  outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-  const headers = {
-    [TRACE_ID_HEADER]: ctx.traceId,
-    ...routingHeaders(result.leaf.path, result.retries, target.provider),
-    ...services.policies?.headersFor(ctx),
-  };
-
-  const finish = async (end: RelayEnd | undefined, meter: RealtimeUsageMeter | undefined) => {
-    outcome.totalMs = performance.now() - ctx.startedAt;
-    if (meter?.model) outcome.answeredModel = meter.model;
-    if (meter && meter.usage.responses > 0) {
-      outcome.usage = chatUsageOf(meter.usage);
-      outcome.cost = await realtimeCost(
-        target.provider,
-        outcome.answeredModel ?? outcome.requestedModel,
-        meter.usage,
-      ).catch(() => undefined);
-    }
-    if (!end) {
-      outcome.status = 499;
-      outcome.error = {
-        status: 499,
-        message: "The client left before the session was accepted.",
-        code: "client_closed_request",
-      };
-    } else if (!NORMAL_CLOSES.has(end.code) || end.by === "gateway") {
-      const by = end.by === "gateway" ? "the gateway" : `the ${end.by === "client" ? "client" : "provider"}`;
-      // The session ran (status 101); how it ended abnormally is the log's error.
-      outcome.error = {
-        status: 101,
-        message: `Session closed by ${by} with code ${end.code}${end.reason ? `: ${end.reason}` : ""}`,
-        code: `websocket_close_${end.code}`,
-      };
-    }
-    outcome.finish();
-    await logRequest(request, new Response(null, { status: 200 }), ROUTE, ctx);
-  };
-
-  return {
-    accepted: true,
-    headers,
-    async start(client) {
-      const meter = new RealtimeUsageMeter();
-      const settings = services.settings;
-      const end = await relaySession(
-        client,
-        upstream,
-        {
-          idleMs: settings.GATEWAY_REALTIME_IDLE_SECONDS * 1000,
-          maxSessionMs: settings.GATEWAY_REALTIME_MAX_SESSION_SECONDS * 1000,
-          maxBufferedBytes: settings.GATEWAY_REALTIME_MAX_BUFFERED_BYTES,
-        },
-        { upstreamMessage: (data, binary) => meter.observe(data, binary) },
-      );
-      ctx.waitUntil(finish(end, meter));
-      return end;
-    },
-    abandon() {
-      upstream.close(1001, "client went away");
-      ctx.waitUntil(finish(undefined, undefined));
-    },
-  };
+  if (!end) {
+    outcome.status = 499;
+    outcome.error = {
+      status: 499,
+      message: "The client left before the session was accepted.",
+      code: "client_closed_request",
+    };
+  } else if (!NORMAL_CLOSES.has(end.code) || end.by === "gateway") {
+    const by = end.by === "gateway" ? "the gateway" : `the ${end.by === "client" ? "client" : "provider"}`;
+    // The session ran (status 101); how it ended abnormally is the log's error.
+    outcome.error = {
+      status: 101,
+      message: `Session closed by ${by} with code ${end.code}${end.reason ? `: ${end.reason}` : ""}`,
+      code: `websocket_close_${end.code}`,
+    };
+  }
+  outcome.finish();
 }
 
 /** Closes that are no failure: normal, going away, and a close without a code. */

@@ -8,6 +8,7 @@ import { badRequest } from "../../http/errors.ts";
 import { validate } from "../../http/json.ts";
 import { int } from "../../http/zod-mini.ts";
 import { providerIdOf } from "../../providers/registry.ts";
+import type { ProviderTarget } from "../../providers/types.ts";
 import { checkCustomHostSyntax, type TrustedHosts } from "../../security/custom-host.ts";
 import { hostValueProblem } from "../../security/host-values.ts";
 import type { ParamRules } from "./params.ts";
@@ -242,18 +243,10 @@ export interface LeafNode extends NodeBase {
   provider?: string;
   virtualKey?: string;
   apiKey?: string;
-  azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
-  vertex?: { projectId?: string; region?: string; serviceAccountJson?: string; storageBucket?: string };
-  aws?: {
-    accessKeyId?: string;
-    secretAccessKey?: string;
-    sessionToken?: string;
-    region?: string;
-    s3Bucket?: string;
-    roleArn?: string;
-    authType?: "assumedRole";
-    externalId?: string;
-  };
+  /** The target's cloud settings (core/providers/types.ts ProviderTarget); session tags come per request. */
+  azure?: ProviderTarget["azure"];
+  vertex?: ProviderTarget["vertex"];
+  aws?: Omit<NonNullable<ProviderTarget["aws"]>, "sessionTags">;
   /** Set for the single target built from request headers (no config). */
   fromHeaders?: boolean;
 }

@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";
 import { checkJsonDepth } from "../../http/json.ts";
 import { type GatewayRequestHeaders, inlineConfigJson } from "../../http/gateway-headers.ts";
@@ -59,6 +59,21 @@ function cachesFor(trusted: TrustedHosts): Caches {
     cachesByTrust.set(trusted, caches);
   }
   return caches;
+}
+
+/** The answer to a request that names no provider or config, where its workspace has no default config either. */
+export const noProviderSelected = () =>
+  badRequest(
+    "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
+    "x-gateway-provider",
+    "missing_provider",
+  );
+
+/** The request's routing (resolveRouting below), or noProviderSelected when there is none. */
+export async function requireRouting(gateway: GatewayRequestHeaders, ctx: RequestContext): Promise<ConfigNode> {
+  const config = await resolveRouting(gateway, ctx);
+  if (!config) throw noProviderSelected();
+  return config;
 }
 
 export async function resolveRouting(

@@ -80,6 +80,9 @@ const tokensOf = (totals: Totals) => ({
   prompt: totals.promptTokens,
   completion: totals.completionTokens,
 });
+/** A series' buckets summed: the range's totals. */
+const totalOf = (series: { buckets: Array<{ totals: Totals }> }) =>
+  series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
 const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
 
 function point(metric: Metric, totals: Totals): Record<string, unknown> {
@@ -159,35 +162,37 @@ export async function guardrailsGraph(read: ReadAnalytics, filter: AnalyticsFilt
 /** The graph of one aggregate under its API name (`metricName`): a point per bucket and a summary. */
 export async function metricGraph(read: ReadAnalytics, filter: AnalyticsFilter, metricName: string, metric: Metric) {
   const series = await (await read()).series(filter, [metric]);
-  const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-  const summary = point(metric, all);
+  const summary = point(metric, totalOf(series));
   if (metric === "users") summary.total = await (await read()).distinctUsers(filter);
-  return {
-    object: "analytics-graph",
-    metric: metricName,
-    resolution: series.resolution,
-    from: new Date(filter.from).toISOString(),
-    to: new Date(filter.to).toISOString(),
-    data_points: series.buckets.map((bucket) => ({
-      timestamp: new Date(bucket.start).toISOString(),
-      ...point(metric, bucket.totals),
-    })),
-    summary,
-  };
+  return graphAnswer(metricName, filter, series, (totals) => point(metric, totals), summary);
 }
 
 /** A graph with no data source (EMPTY_GRAPHS): the range's buckets, each with the empty point. */
 export async function emptyGraph(read: ReadAnalytics, filter: AnalyticsFilter, metricName: string) {
   const empty = EMPTY_GRAPHS[metricName]!;
   const series = await (await read()).series(filter, ["requests"]);
+  return graphAnswer(metricName, filter, series, () => empty, empty);
+}
+
+/** A graph as the API answers it: the range and its resolution, one point per bucket, the summary. */
+function graphAnswer(
+  metric: string,
+  filter: AnalyticsFilter,
+  series: { resolution: string; buckets: Array<{ start: number; totals: Totals }> },
+  pointOf: (totals: Totals) => Record<string, unknown>,
+  summary: Record<string, unknown>,
+) {
   return {
     object: "analytics-graph",
-    metric: metricName,
+    metric,
     resolution: series.resolution,
     from: new Date(filter.from).toISOString(),
     to: new Date(filter.to).toISOString(),
-    data_points: series.buckets.map((bucket) => ({ timestamp: new Date(bucket.start).toISOString(), ...empty })),
-    summary: empty,
+    data_points: series.buckets.map((bucket) => ({
+      timestamp: new Date(bucket.start).toISOString(),
+      ...pointOf(bucket.totals),
+    })),
+    summary,
   };
 }
 
@@ -202,8 +207,7 @@ export async function summary(read: ReadAnalytics, filter: AnalyticsFilter) {
     "cache",
     "feedback",
   ]);
-  const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
-  const [p50, p90, p99] = percentiles(all.latency, [0.5, 0.9, 0.99]);
+  const all = totalOf(series);
   return {
     object: "analytics-summary",
     resolution: series.resolution,
@@ -217,19 +221,16 @@ export async function summary(read: ReadAnalytics, filter: AnalyticsFilter) {
     cache_hits: all.cacheHits,
     cache_hit_rate: ratio(all.cacheHits, all.requests),
     cache_saved_cost: usd(all.cacheSavedMicros),
-    latency: { p50, p90, p99 },
+    latency: point("latency", all),
     users: await (await read()).distinctUsers(filter),
-    feedback: {
-      total: all.feedbackCount,
-      avg_value: all.feedbackWeight ? Math.round((all.feedbackWeighted / all.feedbackWeight) * 1000) / 1000 : null,
-    },
+    feedback: point("feedback", all),
   };
 }
 
 /** `analytics.summary.cache`: the cache's share of the range. */
 export async function cacheSummary(read: ReadAnalytics, filter: AnalyticsFilter) {
   const series = await (await read()).series(filter, ["cache"]);
-  const all = series.buckets.reduce((sum, bucket) => mergeTotals(sum, bucket.totals), emptyTotals());
+  const all = totalOf(series);
   return {
     object: "analytics-summary",
     from: new Date(filter.from).toISOString(),

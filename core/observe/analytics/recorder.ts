@@ -1,6 +1,7 @@
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Counters, Records } from "../../store/ports.ts";
-import { countedFields, countLogs, CountingError } from "./counting.ts";
+import { countedFields } from "./cell-groups.ts";
+import { countLogs, CountingError } from "./counting.ts";
 import { PendingCounters } from "./pending-counters.ts";
 import {
   DAILY_RETENTION_DAYS,

@@ -1,7 +1,7 @@
 /**
  * A deferred log body: one whose JSON is costly to produce and not needed before the log is stored, such as a
  * streamed answer still to be assembled from its chunks. `toJSON()` produces the plain value. Every LogSink
- * takes them (log-sink.ts): the AWS sink resolves them on the event loop; the local one sends `late` to its
+ * takes them (LogSink, core/store/ports.ts): the AWS sink resolves them on the event loop; the local one sends `late` to its
  * storage thread, which produces the JSON there.
  */
 export interface LateJson {

@@ -1,7 +1,6 @@
-import type { Blobs, RecordItem, Records } from "../../store/ports.ts";
+import type { Blobs, RecordItem, Records, LogEntry } from "../../store/ports.ts";
 import { isLateJson } from "./late-json.ts";
 import { bodiesBlobKey, dayPartition, logKey } from "./log-keys.ts";
-import type { LogEntry } from "./log-sink.ts";
 
 /** Bodies up to this size stay inline in the record; larger ones go to Blobs (DynamoDB items max 400 KB). */
 const INLINE_BODY_BYTES = 16 * 1024;

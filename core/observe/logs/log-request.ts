@@ -1,5 +1,6 @@
 import type { AttemptRecord, InferenceOutcome } from "../../inference/gateway/outcome.ts";
-import type { RequestContext } from "../../http/context.ts";
+import type { Principal } from "../../auth/principal.ts";
+import type { RequestContext, Services } from "../../services.ts";
 import { headersForLog } from "../../http/gateway-headers.ts";
 import type { RouteSpec } from "../../http/route-types.ts";
 import type { ChatUsage } from "../../providers/types.ts";
@@ -72,12 +73,7 @@ export async function logRequest(
     responseBody: services.settings.GATEWAY_LOG_BODIES ? outcome?.responseBody : undefined,
     source: "gateway",
   };
-  // A workspace may keep its logs longer or shorter than the deployment default (cached lookup).
-  const retentionDays = principal.workspaceId
-    ? await services.orgSettings
-        .logRetentionDays(principal.organisationId, principal.workspaceId)
-        .catch(() => undefined)
-    : undefined;
+  const retentionDays = await logRetentionOf(services, principal);
   // Sizes known from the wire spare the logger a serialisation just to measure the bodies.
   const bodiesSize =
     outcome?.requestChars !== undefined && outcome.responseChars !== undefined
@@ -125,4 +121,13 @@ export function usageForLog(usage: ChatUsage, estimated: boolean): NonNullable<R
     reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
     estimated,
   };
+}
+
+/**
+ * How long the caller's logs are kept: its workspace may keep them longer or shorter than the deployment default
+ * (a cached lookup); undefined for the default.
+ */
+export async function logRetentionOf(services: Services, principal: Principal): Promise<number | undefined> {
+  if (!principal.workspaceId) return undefined;
+  return services.orgSettings.logRetentionDays(principal.organisationId, principal.workspaceId).catch(() => undefined);
 }

@@ -1,6 +1,5 @@
-import type { Blobs, Records } from "../../store/ports.ts";
+import type { Blobs, Records, LogEntry, LogSink } from "../../store/ports.ts";
 import { storeLog } from "./log-layout.ts";
-import type { LogEntry, LogSink } from "./log-sink.ts";
 
 /**
  * The log sink of the AWS platform (and of any Records + Blobs pair): deferred bodies are resolved on the

@@ -1,9 +1,8 @@
 import { newId } from "../../util/ids.ts";
-import type { Blobs, Page, Records } from "../../store/ports.ts";
+import type { Blobs, Page, Records, LogSink } from "../../store/ports.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
 import { dayPartition, logKey } from "./log-keys.ts";
 import type { RequestLog } from "./log-record.ts";
-import type { LogSink } from "./log-sink.ts";
 
 const DAY_MS = 86_400_000;
 

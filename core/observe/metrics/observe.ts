@@ -1,12 +1,16 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RequestLog } from "../logs/log-record.ts";
-import type { Services } from "../../services.ts";
+import type { Settings } from "../../config/settings.ts";
+import type { AnalyticsRecorder } from "../analytics/recorder.ts";
+import type { RequestLogger } from "../logs/request-logger.ts";
+import type { GatewayMetrics } from "./prometheus.ts";
 
-/** What core/observe/metrics/prometheus.ts provides (loaded only when ENABLE_PROMETHEUS is set). */
-export interface GatewayMetrics {
-  observe(log: RequestLog): void;
-  /** The Prometheus text exposition and its content type. */
-  render(): Promise<{ body: string; contentType: string }>;
+/** What the log observers read and set of a process's services (core/services.ts Services). */
+interface ObservedServices {
+  logger: RequestLogger;
+  analytics: AnalyticsRecorder;
+  settings: Pick<Settings, "ENABLE_PROMETHEUS">;
+  metrics?: GatewayMetrics;
 }
 
 /**
@@ -14,7 +18,7 @@ export interface GatewayMetrics {
  * that were stored, so analytics and logs agree), Prometheus metrics (every request) and an OpenTelemetry
  * generation span per inference request (a no-op unless an OpenTelemetry SDK is registered).
  */
-export function observeLogs(services: Services): void {
+export function observeLogs(services: ObservedServices): void {
   services.logger.observe((log, stored) => (stored ? services.analytics.record(log) : undefined));
   if (services.settings.ENABLE_PROMETHEUS) {
     const ready = import("./prometheus.ts").then(({ PrometheusMetrics }) => {
@@ -27,10 +31,10 @@ export function observeLogs(services: Services): void {
   services.logger.observe((log) => generationSpan(log));
 }
 
-const metricsReady = new WeakMap<Services, Promise<GatewayMetrics>>();
+const metricsReady = new WeakMap<ObservedServices, Promise<GatewayMetrics>>();
 
 /** The metrics of a process, once loaded; undefined when ENABLE_PROMETHEUS is off. */
-export async function metricsOf(services: Services): Promise<GatewayMetrics | undefined> {
+export async function metricsOf(services: ObservedServices): Promise<GatewayMetrics | undefined> {
   return services.metrics ?? (await metricsReady.get(services));
 }
 

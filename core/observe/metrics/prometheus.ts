@@ -1,7 +1,13 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { CircuitBreaker } from "../logs/circuit-breaker.ts";
 import type { RequestLog } from "../logs/log-record.ts";
-import type { GatewayMetrics } from "./observe.ts";
+
+/** What this module provides (loaded only when ENABLE_PROMETHEUS is set: core/observe/metrics/observe.ts). */
+export interface GatewayMetrics {
+  observe(log: RequestLog): void;
+  /** The Prometheus text exposition and its content type. */
+  render(): Promise<{ body: string; contentType: string }>;
+}
 
 /**
  * Prometheus metrics of this process (GET /metrics when ENABLE_PROMETHEUS is set), updated as request logs

@@ -1,4 +1,4 @@
-import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
+import type { VectorIndex } from "../../store/vector-index.ts";
 import { RecordsLogSink } from "../../observe/logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";

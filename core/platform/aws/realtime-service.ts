@@ -1,8 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ensureOrganisation } from "../../control/organisation/bootstrap.ts";
-import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
-import { REALTIME_PATH } from "../../inference/realtime/session.ts";
+import { REALTIME_PATH, createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 
 export interface RealtimeService {

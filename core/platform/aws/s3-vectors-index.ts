@@ -5,7 +5,7 @@ import {
   QueryVectorsCommand,
   type S3VectorsClient,
 } from "@aws-sdk/client-s3vectors";
-import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
+import type { VectorIndex } from "../../store/vector-index.ts";
 import {
   checkExpiresAt,
   checkId,

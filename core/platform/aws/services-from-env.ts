@@ -1,5 +1,6 @@
 import { loadSettings } from "../../config/settings.ts";
-import { type Services, createServices } from "../../services.ts";
+import type { Services } from "../../services.ts";
+import { createServices } from "../services.ts";
 import { createAwsStores } from "./aws-stores.ts";
 
 /**

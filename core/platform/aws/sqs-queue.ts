@@ -6,7 +6,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { MAX_RECEIVE_BATCH, type Queue, type QueueMessage } from "../../store/ports.ts";
+import { checkReceiveMax, type Queue, type QueueMessage } from "../../store/ports.ts";
 import { aws } from "./errors.ts";
 
 /** SQS limits: 10 messages per batch send, 20 s of long polling. */
@@ -69,9 +69,7 @@ export class SqsQueue implements Queue {
     queue: string,
     options: { max: number; visibilityTimeoutSeconds: number; waitSeconds?: number },
   ): Promise<QueueMessage[]> {
-    if (!Number.isInteger(options.max) || options.max < 1 || options.max > MAX_RECEIVE_BATCH) {
-      throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
-    }
+    checkReceiveMax(options.max);
     const out = await aws("queue.receive", () =>
       this.#client.send(
         new ReceiveMessageCommand({

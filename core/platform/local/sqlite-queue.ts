@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   deadLetterQueueName,
-  MAX_RECEIVE_BATCH,
+  checkReceiveMax,
   MAX_RECEIVES,
   type Queue,
   type QueueMessage,
@@ -109,9 +109,7 @@ export class SqliteQueue implements Queue {
     queue: string,
     options: { max: number; visibilityTimeoutSeconds: number; waitSeconds?: number },
   ): Promise<QueueMessage[]> {
-    if (!Number.isInteger(options.max) || options.max < 1 || options.max > MAX_RECEIVE_BATCH) {
-      throw new RangeError(`max must be 1..${MAX_RECEIVE_BATCH}`);
-    }
+    checkReceiveMax(options.max);
     const deadline = Date.now() + (options.waitSeconds ?? 0) * 1000;
     for (;;) {
       const messages = await this.#writes.run("queue.receive", () =>

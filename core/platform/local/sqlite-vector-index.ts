@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type { Index as HnswIndex } from "usearch";
-import type { VectorIndex } from "../../inference/cache/vectors/port.ts";
+import type { VectorIndex } from "../../store/vector-index.ts";
 import {
   checkExpiresAt,
   checkId,

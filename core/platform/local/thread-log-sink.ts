@@ -1,5 +1,5 @@
 import { storeLog } from "../../observe/logs/log-layout.ts";
-import type { LogEntry, LogSink } from "../../observe/logs/log-sink.ts";
+import type { LogEntry, LogSink } from "../../store/ports.ts";
 import type { FolderBlobs } from "./folder-blobs.ts";
 import type { WorkerRecords } from "./worker-records.ts";
 

@@ -2,10 +2,14 @@ import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { HttpError, errorResponse } from "../../http/errors.ts";
-import { REALTIME_PATH, type RealtimeConnector, openRealtimeSession } from "../../inference/realtime/session.ts";
+import { type RealtimeConnector, openRealtimeSession } from "../../inference/realtime/session.ts";
+import { family as realtime } from "../../routes/table/realtime.ts";
 import type { Services } from "../../services.ts";
 import { connectWebSocket } from "./ws-connect.ts";
 import { relaySocketOf } from "./ws-socket.ts";
+
+/** The realtime route's path, read from the route table (the one list of routes). */
+export const REALTIME_PATH = realtime.routes[0]!.path;
 
 /** What a node:http server's `upgrade` event is handed to; `close` ends every session (1001) on shutdown. */
 export interface UpgradeHandler {
@@ -67,6 +71,7 @@ export function createRealtimeUpgrade(services: Services, options: RealtimeUpgra
     const onGone = () => clientGone.abort();
     socket.once("close", onGone);
     const opening = await openRealtimeSession(requestOf(request), services, {
+      path: REALTIME_PATH,
       connect,
       waitUntil: options.waitUntil,
       signal: clientGone.signal,

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { WebSocket } from "ws";
-import { timeoutError, transportFailure, redirectError } from "../../inference/gateway/upstream/failures.ts";
+import { timeoutError, transportFailure, redirectError } from "../../providers/upstream/failures.ts";
 import { mapUpstreamError } from "../../providers/errors.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import type { RealtimeConnector } from "../../inference/realtime/session.ts";

@@ -231,10 +231,11 @@ function dataUrlSource(url: string): Block {
 }
 
 function toolUse(id: unknown, name: string, args: unknown): Block {
-  return { type: "tool_use", id: String(id ?? ""), name, input: parseArguments(args) };
+  return { type: "tool_use", id: String(id ?? ""), name, input: parseToolInput(args) };
 }
 
-function parseArguments(args: unknown): Record<string, unknown> {
+/** Tool call arguments (a JSON string, or already an object) as a tool_use `input`: `{}` unless a JSON object. */
+export function parseToolInput(args: unknown): Record<string, unknown> {
   if (args && typeof args === "object" && !Array.isArray(args)) return args as Record<string, unknown>;
   if (typeof args !== "string" || !args.trim()) return {};
   try {

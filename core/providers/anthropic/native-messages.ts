@@ -1,5 +1,10 @@
-import type { TypedEvent } from "../../inference/formats/types.ts";
-import { type RouteAdapter, type StreamTransformer, type UpstreamEvent, UpstreamError } from "../types.ts";
+import {
+  type TypedEvent,
+  type RouteAdapter,
+  type StreamTransformer,
+  type UpstreamEvent,
+  UpstreamError,
+} from "../types.ts";
 import { anthropicUpstreamError, isAnthropicError } from "./errors.ts";
 import { anthropicHeaders, anthropicUrl } from "./http.ts";
 

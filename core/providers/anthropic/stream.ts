@@ -1,6 +1,6 @@
 import { chatChunk, usageChunk } from "../stream/openai-chunks.ts";
+import { eventJson } from "../stream/sse.ts";
 import type { ChatUsage, FinishReason, StreamTransformer, TransformContext, UpstreamEvent } from "../types.ts";
-import { UpstreamError } from "../types.ts";
 import { anthropicUpstreamError } from "./errors.ts";
 import { mapStopReason, toChatUsage } from "./messages.ts";
 
@@ -39,15 +39,8 @@ export function createAnthropicStreamTransformer(
 
   return {
     push(event: UpstreamEvent) {
-      if (!event.data || event.data === "[DONE]") return [];
-      let data: any;
-      try {
-        data = JSON.parse(event.data);
-      } catch {
-        throw new UpstreamError(502, `anthropic sent an unreadable stream event: ${event.data.slice(0, 200)}`, {
-          type: "server_error",
-        });
-      }
+      const data = eventJson("anthropic", event);
+      if (data === undefined) return [];
       const type = data?.type ?? event.event;
       if (event.event === "error" || type === "error") throw anthropicUpstreamError(data);
 

@@ -31,12 +31,8 @@ export function azureAuthHeaders(apiKey: string | undefined): Record<string, str
   return looksLikeEntraToken(apiKey) ? { authorization: `Bearer ${apiKey}` } : { "api-key": apiKey };
 }
 
-function resourceOrigin(
-  ctx: Pick<TransformContext, "target">,
-  host: (resource: string) => string,
-  providerId: string,
-): string {
-  if (ctx.target.customHost) return ctx.target.customHost;
+/** The target's Azure resource name, checked (provider `providerId` without one, or an invalid one, is a 400). */
+export function azureResource(ctx: Pick<TransformContext, "target">, providerId: string): string {
   const resource = ctx.target.azure?.resourceName;
   if (!resource) {
     throw new UpstreamError(400, `provider ${providerId} needs an Azure resource name or a custom host`, {
@@ -50,7 +46,16 @@ function resourceOrigin(
       param: "resource_name",
     });
   }
-  return host(resource);
+  return resource;
+}
+
+function resourceOrigin(
+  ctx: Pick<TransformContext, "target">,
+  host: (resource: string) => string,
+  providerId: string,
+): string {
+  if (ctx.target.customHost) return ctx.target.customHost;
+  return host(azureResource(ctx, providerId));
 }
 
 /** The origin of an Azure OpenAI resource (custom host, else `https://{resourceName}.openai.azure.com`). */

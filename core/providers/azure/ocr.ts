@@ -1,7 +1,6 @@
 import type { RouteAdapter, TransformContext } from "../types.ts";
-import { UpstreamError } from "../types.ts";
-import { hostValueProblem } from "../../security/host-values.ts";
 import { joinUrl } from "../url.ts";
+import { azureResource } from "./endpoints.ts";
 
 /**
  * Mistral OCR deployed on Azure AI Foundry (`azure-ai`): Mistral's OCR body and answer at
@@ -15,19 +14,7 @@ export const AZURE_MISTRAL_OCR_PATH = "/providers/mistral/azure/ocr";
 export function azureOcrUrl(ctx: Pick<TransformContext, "target">): string {
   const custom = ctx.target.customHost;
   if (custom) return joinUrl(custom.replace(/\/models\/?$/, ""), AZURE_MISTRAL_OCR_PATH);
-  const resource = ctx.target.azure?.resourceName;
-  if (!resource) {
-    throw new UpstreamError(400, "provider azure-ai needs an Azure resource name or a custom host", {
-      code: "azure_resource_required",
-    });
-  }
-  const problem = hostValueProblem("resource_name", resource);
-  if (problem) {
-    throw new UpstreamError(400, `Invalid Azure resource name: ${problem}`, {
-      code: "azure_resource_invalid",
-      param: "resource_name",
-    });
-  }
+  const resource = azureResource(ctx, "azure-ai");
   return joinUrl(`https://${resource}.services.ai.azure.com`, AZURE_MISTRAL_OCR_PATH);
 }
 

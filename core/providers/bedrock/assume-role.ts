@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { requestUpstream } from "../../inference/gateway/upstream/client.ts";
+import { requestUpstream } from "../upstream/client.ts";
 import { NO_TRUSTED_HOSTS, type TrustedHosts } from "../../security/custom-host.ts";
 import { UpstreamError } from "../types.ts";
 import { signRequest } from "./sigv4.ts";

@@ -1,8 +1,13 @@
 import { contentPolicyError, imagesAnswer, requireSingleImage } from "../images/answer.ts";
 import { type Dimensions, nearestAspectRatio, nearestDimensions, parseSize } from "../images/size.ts";
-import type { MeteredUsage, RouteAdapter, RouteKind, TransformContext } from "../types.ts";
-import { UpstreamError } from "../types.ts";
-import type { UploadedFile } from "../../inference/gateway/uploaded-file.ts";
+import {
+  type MeteredUsage,
+  type RouteAdapter,
+  type RouteKind,
+  type TransformContext,
+  UpstreamError,
+} from "../types.ts";
+import type { UploadedFile } from "../uploaded-file.ts";
 import { bedrockPost, bedrockUrl } from "./http.ts";
 
 /**

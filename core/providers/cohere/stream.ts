@@ -1,4 +1,5 @@
 import { chatChunk, usageChunk } from "../stream/openai-chunks.ts";
+import { eventJson } from "../stream/sse.ts";
 import type { ChatUsage, FinishReason, StreamTransformer, TransformContext, UpstreamEvent } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { cohereFinishError, mapCohereFinishReason, toChatUsage } from "./chat.ts";
@@ -37,15 +38,8 @@ export function createCohereStreamTransformer(
 
   return {
     push(event: UpstreamEvent) {
-      if (!event.data || event.data === "[DONE]") return [];
-      let data: any;
-      try {
-        data = JSON.parse(event.data);
-      } catch {
-        throw new UpstreamError(502, `cohere sent an unreadable stream event: ${event.data.slice(0, 200)}`, {
-          type: "server_error",
-        });
-      }
+      const data = eventJson("cohere", event);
+      if (data === undefined) return [];
       const type: string | undefined = data?.type ?? event.event;
       const message = data?.delta?.message ?? {};
       switch (type) {

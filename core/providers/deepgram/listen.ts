@@ -1,5 +1,5 @@
 import { type Transcript, type TranscriptSegment, segmentsFromTokens } from "../audio/transcript.ts";
-import { isUploadedFile } from "../../inference/gateway/uploaded-file.ts";
+import { isUploadedFile } from "../uploaded-file.ts";
 import { UpstreamError } from "../types.ts";
 
 /**

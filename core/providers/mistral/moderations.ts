@@ -1,7 +1,5 @@
-import { MODERATION_CATEGORIES } from "../../inference/gateway/schemas/moderations.ts";
+import { MODERATION_CATEGORIES, type RouteAdapter, UpstreamError } from "../types.ts";
 import { authHeaders, baseUrlOf, type CompatibleProvider } from "../openai/compatible.ts";
-import type { RouteAdapter } from "../types.ts";
-import { UpstreamError } from "../types.ts";
 import { joinUrl } from "../url.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { UpstreamEvent } from "../types.ts";
+import { type UpstreamEvent, UpstreamError } from "../types.ts";
 
 /** A framing decoder fed network chunks: each push returns the events those bytes completed. */
 export interface EventDecoder {
@@ -143,3 +143,18 @@ export const decodeSse = (source: AsyncIterable<Uint8Array>): AsyncIterable<Upst
 
 export const decodeNdjson = (source: AsyncIterable<Uint8Array>): AsyncIterable<UpstreamEvent> =>
   flattenBatches(eventBatches(source, new NdjsonDecoder()));
+
+/**
+ * An SSE event's JSON data, or undefined for an empty event or `[DONE]`; data that is not JSON is a 502 naming
+ * `provider` (a chat stream transformer's first step).
+ */
+export function eventJson(provider: string, event: UpstreamEvent): any {
+  if (!event.data || event.data === "[DONE]") return undefined;
+  try {
+    return JSON.parse(event.data);
+  } catch {
+    throw new UpstreamError(502, `${provider} sent an unreadable stream event: ${event.data.slice(0, 200)}`, {
+      type: "server_error",
+    });
+  }
+}

@@ -1,8 +1,7 @@
 import { contentPolicyError, imagesAnswer } from "../images/answer.ts";
 import { nearestAspectRatio } from "../images/size.ts";
-import type { RouteAdapter, RouteKind, TransformContext } from "../types.ts";
-import { UpstreamError } from "../types.ts";
-import type { UploadedFile } from "../../inference/gateway/uploaded-file.ts";
+import { type RouteAdapter, type RouteKind, type TransformContext, UpstreamError } from "../types.ts";
+import type { UploadedFile } from "../uploaded-file.ts";
 import { vertexAccessToken } from "./auth.ts";
 
 /**

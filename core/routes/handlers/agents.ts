@@ -5,7 +5,8 @@ import {
   agentIntegrationUpdateSchema,
   fetchAgentCardSchema,
 } from "../../features/agents/schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";

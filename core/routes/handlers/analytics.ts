@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { workspaceScope } from "../../auth/scopes.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
 import { json, validate } from "../../http/json.ts";
 import {

@@ -1,6 +1,7 @@
 import * as apiKeys from "../../control/api-keys/service.ts";
 import { createKeySchema, keyFieldsSchema } from "../../control/api-keys/schemas.ts";
-import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
+import type { Handler, HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { apiKeyDeps, controlDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";

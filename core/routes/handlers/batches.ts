@@ -2,11 +2,11 @@ import { type ResourceOwner, resourceOwnerOf } from "../../auth/resource-owner.t
 import { recordAudit } from "../../control/audit.ts";
 import { fileStoreOf } from "../../features/files/file-store.ts";
 import { deferRequest } from "../../inference/gateway/deferred-request.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext, Services } from "../../services.ts";
 import { HttpError, badRequest, conflict, unauthorized } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { newId } from "../../util/ids.ts";
-import type { Services } from "../../services.ts";
 import { type BatchRecord, TERMINAL_STATUSES, batchStoreOf } from "../../features/batches/batch-store.ts";
 import { BATCHES_QUEUE, type StartMessage } from "../../features/batches/messages.ts";
 import { chooseBatchMode } from "../../features/batches/mode.ts";

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import * as configs from "../../control/configs/service.ts";
 import { configCreateSchema, configUpdateSchema } from "../../control/configs/schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";

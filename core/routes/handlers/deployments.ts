@@ -2,7 +2,8 @@ import * as deployments from "../../control/deployments/service.ts";
 import type { DeploymentDeps } from "../../control/deployments/service.ts";
 import { deploymentCreateSchema, heartbeatSchema } from "../../control/deployments/schemas.ts";
 import { controlDeps } from "../control-deps.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";
 

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { type ResourceOwner, resourceOwnerOf } from "../../auth/resource-owner.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { notFound, unauthorized, badRequest } from "../../http/errors.ts";
 import { json, validate, readBody } from "../../http/json.ts";
 import { int } from "../../http/zod-mini.ts";

@@ -1,6 +1,7 @@
 import { type ResourceOwner, resourceOwnerOf } from "../../auth/resource-owner.ts";
 import { deferRequest } from "../../inference/gateway/deferred-request.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { notFound, unauthorized } from "../../http/errors.ts";
 import { json, readJson, validate } from "../../http/json.ts";
 import { fineTuningJobStoreOf } from "../../features/fine-tuning/job-store.ts";

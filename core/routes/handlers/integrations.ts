@@ -7,7 +7,8 @@ import {
   integrationUpdateSchema,
 } from "../../control/integrations/schemas.ts";
 import { workspaceAccessSchema } from "../../control/workspaces/access-schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse } from "../../http/lists.ts";

@@ -1,5 +1,6 @@
 import { workspaceScope } from "../../auth/scopes.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound, serviceUnavailable, HttpError, conflict } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import type { RequestLog } from "../../observe/logs/log-record.ts";

@@ -1,5 +1,6 @@
 import type * as z from "zod";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps } from "../control-deps.ts";
 import { HttpError } from "../../http/errors.ts";
 import { json, parseJsonWithinDepth, readText, validate } from "../../http/json.ts";

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import * as pricing from "../../control/model-pricing/service.ts";
 import { modelPricingCreateSchema, modelPricingUpdateSchema } from "../../control/model-pricing/schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse } from "../../http/lists.ts";

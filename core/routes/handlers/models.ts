@@ -1,5 +1,6 @@
 import { catalogModels } from "../../inference/catalog/load.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { json } from "../../http/json.ts";
 import { resolveRouting } from "../../inference/routing/source.ts";
 import { routeInference } from "../../inference/gateway/inference.ts";

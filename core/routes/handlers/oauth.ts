@@ -28,7 +28,8 @@ import { findMcpServer, publicBase, resourceUrl } from "../../features/mcp/oauth
 import { revokeToken } from "../../features/mcp/oauth/revocation.ts";
 import { exchangeToken } from "../../features/mcp/oauth/token-endpoint.ts";
 import { finishConnect, startConnect } from "../../features/mcp/upstream/oauth-connect.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
 import { HttpError, notFound, unauthorized } from "../../http/errors.ts";
 import { gatewayHeader } from "../../http/gateway-headers.ts";

@@ -8,7 +8,8 @@ import {
 } from "../../control/organisation/schemas.ts";
 import * as organisation from "../../control/organisation/service.ts";
 import type { OrganisationDeps } from "../../control/organisation/service.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 

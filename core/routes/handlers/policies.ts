@@ -1,7 +1,8 @@
 import { listResponse, readListQuery } from "../../http/lists.ts";
 import * as policies from "../../control/policies/service.ts";
 import type { PolicyDeps } from "../../control/policies/service.ts";
-import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
+import type { Handler, HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json, readBody } from "../../http/json.ts";
 import type { PolicyFamily } from "../../inference/policies/model.ts";

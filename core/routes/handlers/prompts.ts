@@ -20,7 +20,8 @@ import {
   unshareSchema,
 } from "../../control/prompts/schemas.ts";
 import { offsetOf } from "../../control/paging.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse } from "../../http/lists.ts";

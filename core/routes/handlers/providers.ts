@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { providerCreateSchema, providerUpdateSchema } from "../../control/providers/schemas.ts";
 import * as providers from "../../control/providers/service.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps } from "../control-deps.ts";
 import { json, readBody, validate } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";

@@ -1,5 +1,6 @@
 import { presentResponse, schemaOf } from "../../inference/formats/responses/present.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound, unauthorized } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
 import { abortBackground, cancelBackground } from "../../features/responses/background.ts";

@@ -1,6 +1,7 @@
 import { revokeUserKeys } from "../../control/api-keys/service.ts";
 import { DomainError } from "../../control/errors.ts";
-import type { Handler, HandlerMap, RequestContext } from "../../http/context.ts";
+import type { Handler, HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { apiKeyDeps, controlDeps } from "../control-deps.ts";
 import { httpErrorOf } from "../../http/domain-errors.ts";
 import { HttpError, badRequest } from "../../http/errors.ts";

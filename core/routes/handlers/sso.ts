@@ -1,4 +1,5 @@
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { json, parseJsonWithinDepth, readBody, readText, validate } from "../../http/json.ts";
 import { checkCustomHost } from "../../security/custom-host.ts";
 import { type LoginDeps, finishLogin, startLogin } from "../../identity/sso/login-flow.ts";

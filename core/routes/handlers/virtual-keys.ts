@@ -1,7 +1,8 @@
 import * as virtualKeys from "../../control/virtual-keys/service.ts";
 import { virtualKeyCreateSchema, virtualKeyUpdateSchema } from "../../control/virtual-keys/schemas.ts";
 import { workspaceAccessSchema } from "../../control/workspaces/access-schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { json, readBody } from "../../http/json.ts";
 import { listResponse, readListQuery } from "../../http/lists.ts";

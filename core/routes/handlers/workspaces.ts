@@ -7,7 +7,8 @@ import {
   workspaceCreateSchema,
   workspaceUpdateSchema,
 } from "../../control/workspaces/schemas.ts";
-import type { HandlerMap, RequestContext } from "../../http/context.ts";
+import type { HandlerMap } from "../../http/context.ts";
+import type { RequestContext } from "../../services.ts";
 import { json, readBody } from "../../http/json.ts";
 
 /**

@@ -6,7 +6,8 @@ import { loadSettings } from "../../../core/config/settings.ts";
 import { createScheduledHandler } from "../../../core/platform/aws/scheduled-handler.ts";
 import { createLocalStores } from "../../../core/platform/local/local-stores.ts";
 import { WorkerLoop } from "../../../core/platform/local/worker-loop.ts";
-import { type Services, createServices } from "../../../core/services.ts";
+import type { Services } from "../../../core/services.ts";
+import { createServices } from "../../../core/platform/services.ts";
 import type { QueueConsumer } from "../../../core/routes/queue-consumers.ts";
 import type { ScheduledTask } from "../../../core/routes/scheduled-tasks.ts";
 

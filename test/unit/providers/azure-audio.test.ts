@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 import { azureOpenAIAdapter } from "../../../core/providers/azure/index.ts";
 import { AZURE_OPENAI_API_VERSION } from "../../../core/providers/azure/endpoints.ts";
 import type { RouteKind, TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";

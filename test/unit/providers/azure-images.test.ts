@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { azureOpenAIAdapter } from "../../../core/providers/azure/index.ts";
 import type { TransformContext } from "../../../core/providers/types.ts";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 
 function ctx(
   route: TransformContext["route"],

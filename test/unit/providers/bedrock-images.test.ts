@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { bedrockAdapter } from "../../../core/providers/bedrock/index.ts";
 import { type TransformContext, UpstreamError } from "../../../core/providers/types.ts";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 import { checkSigV4 } from "../../mocks/bedrock.ts";
 
 const fixture = (name: string) =>

@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { createMessageAssembler } from "../../../core/inference/formats/messages/assembler.ts";
-import type { TypedEvent } from "../../../core/inference/formats/types.ts";
+import type { TypedEvent } from "../../../core/providers/types.ts";
 import { bedrockAdapter } from "../../../core/providers/bedrock/index.ts";
 import { isBedrockAnthropicModel } from "../../../core/providers/bedrock/invoke-messages.ts";
 import { AwsEventStreamDecoder } from "../../../core/providers/stream/aws-eventstream.ts";

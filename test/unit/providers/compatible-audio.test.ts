@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 import { createCompatibleAdapter } from "../../../core/providers/openai/compatible.ts";
 import { COMPATIBLE_PROVIDERS } from "../../../core/providers/openai/table.ts";
 import type { TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";

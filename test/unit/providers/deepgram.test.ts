@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 import { deepgramAdapter, mapDeepgramError } from "../../../core/providers/deepgram/index.ts";
 import { transcriptOfListen } from "../../../core/providers/deepgram/listen.ts";
 import type { RouteKind, TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";

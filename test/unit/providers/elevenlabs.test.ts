@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 import { elevenLabsAdapter, mapElevenLabsError } from "../../../core/providers/elevenlabs/index.ts";
 import type { RouteKind, TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";
 import type { TextAnswer } from "../../../core/providers/types.ts";

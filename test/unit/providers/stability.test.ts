@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { stabilityAdapter } from "../../../core/providers/stability/index.ts";
 import type { TransformContext } from "../../../core/providers/types.ts";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/stability/${name}`, import.meta.url), "utf8");
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { vertexAdapter } from "../../../core/providers/vertex/index.ts";
 import { type TransformContext, UpstreamError } from "../../../core/providers/types.ts";
-import { UploadedFile } from "../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../core/providers/uploaded-file.ts";
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../fixtures/vertex/${name}`, import.meta.url), "utf8"));

@@ -13,7 +13,15 @@ import type {
   NativeBatchState,
 } from "../types.ts";
 import { callProviderJson, providerJsonLines } from "./provider-http.ts";
-import { count, errorLine, resultLineId, noteRefused, refusedResults, type RefusedLine } from "./result-lines.ts";
+import {
+  RenamedIds,
+  count,
+  errorLine,
+  resultLineId,
+  noteRefused,
+  refusedResults,
+  type RefusedLine,
+} from "./result-lines.ts";
 
 /**
  * Anthropic Message Batches (https://docs.anthropic.com/en/api/creating-message-batches):
@@ -30,8 +38,6 @@ import { count, errorLine, resultLineId, noteRefused, refusedResults, type Refus
 const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Ids the adapter gives lines whose custom_id Anthropic would refuse (an original with this shape is renamed too). */
 const RENAMED_PREFIX = "gw-line-";
-/** Renamed custom_ids are remembered in the batch state (a small record): at most this many characters of them. */
-const MAX_RENAMED_CHARS = 64 * 1024;
 
 interface AnthropicDetails {
   endpoint: BatchEndpoint;
@@ -96,7 +102,10 @@ function requestsBody(
   details: AnthropicDetails,
 ): { body: Readable } {
   let sent = 0;
-  let renamedChars = 0;
+  const renamed = new RenamedIds(
+    details,
+    "Too many custom_id values Anthropic does not accept (it takes 1-64 of [a-zA-Z0-9_-]); rename them or run the batch in the gateway (x-gateway-batch-mode: gateway).",
+  );
   async function* chunks(): AsyncGenerator<string> {
     yield '{"requests":[';
     for await (const line of lines) {
@@ -116,16 +125,7 @@ function requestsBody(
       let customId = line.custom_id;
       if (!ANTHROPIC_CUSTOM_ID.test(customId) || customId.startsWith(RENAMED_PREFIX)) {
         customId = `${RENAMED_PREFIX}${line.line}`;
-        renamedChars += customId.length + line.custom_id.length;
-        if (renamedChars > MAX_RENAMED_CHARS) {
-          throw new UpstreamError(
-            400,
-            "Too many custom_id values Anthropic does not accept (it takes 1-64 of [a-zA-Z0-9_-]); rename them or run the batch in the gateway (x-gateway-batch-mode: gateway).",
-            { code: "invalid_custom_id", param: "custom_id" },
-          );
-        }
-        details.renamed ??= {};
-        details.renamed[customId] = line.custom_id;
+        renamed.add(customId, line.custom_id);
       }
       yield `${sent === 0 ? "" : ","}${JSON.stringify({ custom_id: customId, params })}`;
       sent++;

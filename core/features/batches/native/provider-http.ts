@@ -1,9 +1,8 @@
 import type { Readable } from "node:stream";
-import { requestUpstream, type UpstreamReply } from "../../../inference/gateway/upstream/client.ts";
-import { redirectError } from "../../../inference/gateway/upstream/failures.ts";
+import { requestUpstream, type UpstreamReply } from "../../../providers/upstream/client.ts";
+import { redirectError } from "../../../providers/upstream/failures.ts";
 import { mapUpstreamError } from "../../../providers/errors.ts";
-import type { UpstreamRequest } from "../../../providers/types.ts";
-import { UpstreamError } from "../../../providers/types.ts";
+import { type UpstreamRequest, UpstreamError } from "../../../providers/types.ts";
 import type { TrustedHosts } from "../../../security/custom-host.ts";
 
 /**

@@ -67,3 +67,30 @@ export function* refusedResults(
     };
   }
 }
+
+/** Renamed custom_ids are remembered in the batch state (a small record): at most this many characters of them. */
+const MAX_RENAMED_CHARS = 64 * 1024;
+
+/**
+ * The custom_ids a provider cannot carry, sent under another name: the names go into the batch's details, so
+ * its results are answered under the caller's own ids; `refusal` answers a batch whose renames outgrow the record.
+ */
+export class RenamedIds {
+  readonly #details: { renamed?: Record<string, string> };
+  readonly #refusal: string;
+  #chars = 0;
+
+  constructor(details: { renamed?: Record<string, string> }, refusal: string) {
+    this.#details = details;
+    this.#refusal = refusal;
+  }
+
+  add(sent: string, original: string): void {
+    this.#chars += sent.length + original.length;
+    if (this.#chars > MAX_RENAMED_CHARS) {
+      throw new UpstreamError(400, this.#refusal, { code: "invalid_custom_id", param: "custom_id" });
+    }
+    this.#details.renamed ??= {};
+    this.#details.renamed[sent] = original;
+  }
+}

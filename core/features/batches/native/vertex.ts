@@ -14,7 +14,15 @@ import type {
   NativeBatchState,
 } from "../types.ts";
 import { callProviderJson, jsonBody, providerJsonLines } from "./provider-http.ts";
-import { count, errorLine, resultLineId, noteRefused, refusedResults, type RefusedLine } from "./result-lines.ts";
+import {
+  RenamedIds,
+  count,
+  errorLine,
+  resultLineId,
+  noteRefused,
+  refusedResults,
+  type RefusedLine,
+} from "./result-lines.ts";
 
 /**
  * Vertex AI batch prediction for Gemini models
@@ -37,8 +45,6 @@ const CUSTOM_ID_LABEL = "gateway_custom_id";
 /** Vertex label values: at most 63 lowercase letters, digits, `_` and `-`. */
 const LABEL_VALUE = /^[a-z0-9_-]{1,63}$/;
 const RENAMED_PREFIX = "gw-line-";
-/** Renamed custom_ids are kept in the batch state (a small record): at most this many characters of them. */
-const MAX_RENAMED_CHARS = 64 * 1024;
 /** GCS bucket names (https://cloud.google.com/storage/docs/buckets#naming), the dotted form included. */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
 /** A Vertex job id (the last segment of its resource name). */
@@ -167,7 +173,10 @@ const modelOf = (line: BatchInputLine): string =>
  */
 async function planLines(lines: AsyncIterable<BatchInputLine>, details: VertexDetails): Promise<Set<number>> {
   const refusedLines = new Set<number>();
-  let renamedChars = 0;
+  const renamed = new RenamedIds(
+    details,
+    "Too many custom_id values Vertex AI cannot carry (label values are 1-63 of [a-z0-9_-]); rename them or run the batch in the gateway (x-gateway-batch-mode: gateway).",
+  );
   for await (const line of lines) {
     const model = modelOf(line);
     if (!details.model) details.model = model;
@@ -179,18 +188,7 @@ async function planLines(lines: AsyncIterable<BatchInputLine>, details: VertexDe
       );
     }
     const labelValue = labelValueOf(line);
-    if (labelValue !== line.custom_id) {
-      renamedChars += labelValue.length + line.custom_id.length;
-      if (renamedChars > MAX_RENAMED_CHARS) {
-        throw new UpstreamError(
-          400,
-          "Too many custom_id values Vertex AI cannot carry (label values are 1-63 of [a-z0-9_-]); rename them or run the batch in the gateway (x-gateway-batch-mode: gateway).",
-          { code: "invalid_custom_id", param: "custom_id" },
-        );
-      }
-      details.renamed ??= {};
-      details.renamed[labelValue] = line.custom_id;
-    }
+    if (labelValue !== line.custom_id) renamed.add(labelValue, line.custom_id);
     try {
       requestOf(line, model, labelValue);
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { Client, ClientCapabilities } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 import { HttpError } from "../../../http/errors.ts";
 import { parseGatewayHeaders } from "../../../http/gateway-headers.ts";
 import { readText } from "../../../http/json.ts";

@@ -1,7 +1,6 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { ServerContext } from "@modelcontextprotocol/server";
-import { resourceMatcher } from "./access.ts";
-import type { ProxyHooks } from "./proxy-server.ts";
+import { type AllowList, resourceMatcher } from "./access.ts";
 
 /**
  * How one proxied request reaches the upstream: the caller's params with its own protocol envelope taken out
@@ -26,7 +25,23 @@ const ENVELOPE_KEYS = new Set([
 
 export type Forwarding = Awaited<ReturnType<typeof forwarding>>;
 
-export async function forwarding(hooks: Pick<ProxyHooks, "upstream" | "timeoutMs" | "note" | "allowed">) {
+/** What forwarding needs of the request (proxy-server.ts's hooks extend it). */
+export interface ForwardingHooks {
+  /** The connected upstream client (connected on first use). */
+  upstream(): Promise<Client>;
+  allowed: AllowList;
+  timeoutMs: number;
+  /** What the request did, for its log. */
+  note(details: {
+    name?: string;
+    arguments?: unknown;
+    resultBytes?: number;
+    toolError?: boolean;
+    error?: { message: string; code: string | null };
+  }): void;
+}
+
+export async function forwarding(hooks: ForwardingHooks) {
   const [{ ProtocolError }, { ResultSchema }, resourceOpen] = await Promise.all([
     import("@modelcontextprotocol/server"),
     import("@modelcontextprotocol/core"),

@@ -1,7 +1,5 @@
-import type { Client } from "@modelcontextprotocol/client";
 import type { Implementation, Server, ServerCapabilities, ServerContext } from "@modelcontextprotocol/server";
-import type { AllowList } from "./access.ts";
-import { type Forwarding, forwarding } from "./forwarding.ts";
+import { type Forwarding, type ForwardingHooks, forwarding } from "./forwarding.ts";
 import { TASKS_EXTENSION, type TaskHooks, registerTaskHandlers } from "../tasks/handlers.ts";
 
 /**
@@ -16,21 +14,9 @@ import { TASKS_EXTENSION, type TaskHooks, registerTaskHandlers } from "../tasks/
  * complete (`input_required`) are relayed as they are, and the caller's answers relayed back on its retry.
  */
 
-export interface ProxyHooks extends TaskHooks {
-  /** The connected upstream client (connected on first use). */
-  upstream(): Promise<Client>;
-  allowed: AllowList;
-  timeoutMs: number;
+export interface ProxyHooks extends TaskHooks, ForwardingHooks {
   /** Before a tool call is forwarded (rate limits); throws to refuse it. */
   admitToolCall(name: string): Promise<void>;
-  /** What the request did, for its log. */
-  note(details: {
-    name?: string;
-    arguments?: unknown;
-    resultBytes?: number;
-    toolError?: boolean;
-    error?: { message: string; code: string | null };
-  }): void;
 }
 
 export interface UpstreamIdentity {

@@ -1,6 +1,6 @@
 import type { Principal } from "../../../auth/principal.ts";
 import { isOrganisationWide, workspaceScope } from "../../../auth/scopes.ts";
-import { audit } from "../../../control/deps.ts";
+import { audit, changed } from "../../../control/deps.ts";
 import { Conflict, Forbidden, Invalid } from "../../../control/errors.ts";
 import { type CountedPage, offsetPage } from "../../../control/paging.ts";
 import { slugFrom } from "../../../control/credentials/credentials.ts";
@@ -42,24 +42,6 @@ import {
 
 const RESOURCE_TYPE = "mcp_integration";
 
-async function changed(
-  deps: McpAdminDeps,
-  principal: Principal,
-  action: string,
-  before: McpIntegration | undefined,
-  after: McpIntegration | undefined,
-) {
-  const subject = (after ?? before)!;
-  await audit(deps, principal, {
-    action,
-    resourceType: RESOURCE_TYPE,
-    resourceId: subject.id,
-    workspaceId: subject.workspaceId,
-    before: before && presentIntegration(before),
-    after: after && presentIntegration(after),
-  });
-}
-
 const secretsOf = (deps: McpAdminDeps) => ({
   secrets: deps.services.stores.secrets,
   trustedHosts: deps.services.trustedHosts,
@@ -94,7 +76,7 @@ export async function createIntegration(deps: McpAdminDeps, principal: Principal
     ...(workspaceId ? { workspaceId } : {}),
     ...((principal.userId ?? principal.keyId) ? { ownerId: principal.userId ?? principal.keyId } : {}),
   });
-  await changed(deps, principal, "create", undefined, created);
+  await changed(deps, principal, { action: "create", resourceType: RESOURCE_TYPE, after: created }, presentIntegration);
   return { id: created.id, slug: created.slug, object: "mcp_integration" };
 }
 
@@ -124,17 +106,7 @@ export async function listIntegrations(
     if (search && !`${integration.name}\n${integration.slug}`.toLowerCase().includes(search)) return false;
     return true;
   };
-  const all: McpIntegration[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await mcpIntegrationStore(deps.records).list(principal.organisationId, {
-      limit: 1000,
-      cursor,
-      filter: keep,
-    });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
+  const all = await mcpIntegrationStore(deps.records).listAll(principal.organisationId, keep);
   const page = offsetPage(all, input.offset, input.limit);
   return { ...page, items: page.items.map(presentIntegration) };
 }
@@ -160,7 +132,12 @@ export async function updateIntegration(
     changes.configurations = await mergeConfigurations(secretsOf(deps), input.configurations, current.configurations);
   checkConfigurations(changes.auth_type ?? current.auth_type, changes.configurations ?? current.configurations);
   const updated = await mcpIntegrationStore(deps.records).update(current, changes);
-  await changed(deps, principal, "update", current, updated);
+  await changed(
+    deps,
+    principal,
+    { action: "update", resourceType: RESOURCE_TYPE, before: current, after: updated },
+    presentIntegration,
+  );
   return { id: updated.id, slug: updated.slug, object: "mcp_integration" };
 }
 
@@ -176,7 +153,12 @@ export async function deleteIntegration(deps: McpAdminDeps, principal: Principal
     });
   }
   await mcpIntegrationStore(deps.records).delete(integration);
-  await changed(deps, principal, "delete", integration, undefined);
+  await changed(
+    deps,
+    principal,
+    { action: "delete", resourceType: RESOURCE_TYPE, before: integration },
+    presentIntegration,
+  );
   return { id: integration.id, slug: integration.slug, object: "mcp_integration", deleted: true };
 }
 
@@ -207,32 +189,31 @@ export async function storeSnapshot(
   pushed?: McpIntegrationSyncBody,
   pullAs: { server?: McpServer; userId?: string } = {},
 ): Promise<SyncOutcome> {
+  /** Saves what the sync found, audited as a `sync`. */
+  const save = async (changes: Partial<McpIntegration>) => {
+    const updated = await mcpIntegrationStore(deps.records).update(current, changes);
+    await changed(
+      deps,
+      principal,
+      { action: "sync", resourceType: RESOURCE_TYPE, before: current, after: updated },
+      presentIntegration,
+    );
+    return syncAnswer(updated);
+  };
   if (pushed) {
     const snapshot = snapshotFromBody(current, pushed);
     const unique = new Map(
       snapshot.capabilities.map((capability) => [capabilityKey(capability.type, capability.name), capability]),
     );
-    const updated = await mcpIntegrationStore(deps.records).update(current, {
-      server_info: snapshot.server_info,
-      capabilities: [...unique.values()],
-    });
-    await changed(deps, principal, "sync", current, updated);
-    return { ok: true, body: syncAnswer(updated) };
+    return { ok: true, body: await save({ server_info: snapshot.server_info, capabilities: [...unique.values()] }) };
   }
   const pulled = await pullSnapshot(deps.services, current, pullAs);
   if (!pulled.ok) {
-    const updated = await mcpIntegrationStore(deps.records).update(current, {
-      server_info: failedInfo(current.server_info, pulled.error),
-    });
-    await changed(deps, principal, "sync", current, updated);
-    return { ok: false, error: pulled.error, body: syncAnswer(updated) };
+    const body = await save({ server_info: failedInfo(current.server_info, pulled.error) });
+    return { ok: false, error: pulled.error, body };
   }
-  const updated = await mcpIntegrationStore(deps.records).update(current, {
-    server_info: pulled.snapshot.server_info,
-    capabilities: pulled.snapshot.capabilities,
-  });
-  await changed(deps, principal, "sync", current, updated);
-  return { ok: true, body: syncAnswer(updated) };
+  const body = await save({ server_info: pulled.snapshot.server_info, capabilities: pulled.snapshot.capabilities });
+  return { ok: true, body };
 }
 
 function syncAnswer(integration: McpIntegration) {

@@ -1,6 +1,6 @@
 import { gatewayHeadersOf } from "../../../inference/gateway/plan.ts";
 import { chatCompletionRequest, normaliseChatRequest } from "../../../inference/gateway/schemas/chat.ts";
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 import { badRequest } from "../../../http/errors.ts";
 import { validate } from "../../../http/json.ts";
 import { optedIntoMcpContext, requireServerSideMcpBeta } from "./beta.ts";

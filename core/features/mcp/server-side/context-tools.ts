@@ -1,5 +1,5 @@
 import type { McpContextListing, McpContextRequest } from "../tool-host.ts";
-import type { FunctionTool } from "./expand.ts";
+import type { FunctionTool } from "./function-tool.ts";
 import type { McpToolNames, McpToolTarget } from "./tool-names.ts";
 
 /**

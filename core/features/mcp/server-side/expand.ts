@@ -2,15 +2,10 @@ import type { Principal } from "../../../auth/principal.ts";
 import { HttpError, badRequest } from "../../../http/errors.ts";
 import type { McpContextListing, McpToolDescriptor, McpToolHost } from "../tool-host.ts";
 import { contextToolsOf } from "./context-tools.ts";
+import type { FunctionTool } from "./function-tool.ts";
 import { httpErrorOfHost } from "./host-errors.ts";
 import type { McpToolReference } from "./references.ts";
 import { McpToolNames } from "./tool-names.ts";
-
-/** A chat function tool (what providers get). */
-export interface FunctionTool {
-  type: "function";
-  function: { name: string; description?: string; parameters?: Record<string, unknown> };
-}
 
 export interface ExpandedTools {
   /** The request's tools with each reference replaced, in place, by the function tools it stands for. */

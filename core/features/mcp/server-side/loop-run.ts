@@ -2,7 +2,7 @@ import type { Principal } from "../../../auth/principal.ts";
 import { routeInference } from "../../../inference/gateway/inference.ts";
 import { type InferenceOutcome, newOutcome } from "../../../inference/gateway/outcome.ts";
 import { recordFailure } from "../../../inference/gateway/plan.ts";
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 import { logRequest } from "../../../observe/logs/log-request.ts";
 import type { ConfigNode } from "../../../inference/routing/config.ts";
 import type { ChatUsage } from "../../../providers/types.ts";

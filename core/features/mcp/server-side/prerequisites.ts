@@ -1,7 +1,7 @@
 import type { GatewayRequestHeaders } from "../../../http/gateway-headers.ts";
-import type { RequestContext } from "../../../http/context.ts";
-import { HttpError, badRequest } from "../../../http/errors.ts";
-import { resolveRouting } from "../../../inference/routing/source.ts";
+import type { RequestContext } from "../../../services.ts";
+import { HttpError } from "../../../http/errors.ts";
+import { requireRouting } from "../../../inference/routing/source.ts";
 import type { McpToolReference } from "./references.ts";
 
 /**
@@ -21,13 +21,6 @@ export async function loopPrerequisites(
       param: `tools[${references[0]!.index}]`,
     });
   }
-  const config = await resolveRouting(gateway, ctx);
-  if (!config) {
-    throw badRequest(
-      "No provider selected: send x-gateway-provider with Authorization, or x-gateway-config.",
-      "x-gateway-provider",
-      "missing_provider",
-    );
-  }
+  const config = await requireRouting(gateway, ctx);
   return { host, principal, config };
 }

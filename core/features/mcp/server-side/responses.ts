@@ -1,8 +1,7 @@
 import { gatewayHeadersOf } from "../../../inference/gateway/plan.ts";
-import type { TypedEvent } from "../../../inference/formats/types.ts";
-import type { RequestContext } from "../../../http/context.ts";
+import type { TypedEvent, TransformContext } from "../../../providers/types.ts";
+import type { RequestContext } from "../../../services.ts";
 import { badRequest } from "../../../http/errors.ts";
-import type { TransformContext } from "../../../providers/types.ts";
 import { optedIntoMcpContext, requireServerSideMcpBeta } from "./beta.ts";
 import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";

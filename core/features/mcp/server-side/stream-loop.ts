@@ -92,33 +92,10 @@ async function* loopEvents(
 ): AsyncGenerator<string, void> {
   let step = first;
   let body = firstBody;
-  let created = Math.floor(Date.now() / 1000);
-  let model = String(body.model);
+  const meta: StreamMeta = { created: Math.floor(Date.now() / 1000), model: String(body.model) };
   for (;;) {
     const state: StepState = { calls: new Map(), content: "", failed: false };
-    const stepSource = sseSourceOf(step.response);
-    live.source = stepSource;
-    const decoder = new SseDecoder();
-    for (;;) {
-      const piece = await stepSource.next();
-      if (piece === null) break;
-      const bytes = typeof piece === "string" ? new TextEncoder().encode(piece) : piece;
-      let out = "";
-      for (const event of decoder.push(bytes)) {
-        const chunk = parseChunk(event.data);
-        if (!chunk) continue;
-        if (chunk.error) {
-          state.failed = true;
-          out += sink.failure(chunk.error);
-          continue;
-        }
-        if (typeof chunk.created === "number") created = chunk.created;
-        if (typeof chunk.model === "string") model = chunk.model;
-        const forwarded = absorb(chunk, state, run.requestId);
-        if (forwarded) out += sink.chunk(forwarded);
-      }
-      if (out) yield out;
-    }
+    yield* relayStep(run, step, state, sink, live, meta);
     await step.outcome.done;
     run.count(step);
     if (live.cancelled) return;
@@ -160,43 +137,96 @@ async function* loopEvents(
       }
     }
     // The end: the client's tool calls, the finish chunk, the summed usage, [DONE].
-    const base = { id: run.requestId, object: "chat.completion.chunk", created, model };
-    let out = "";
-    client.forEach((call, index) => {
-      const delta = {
-        tool_calls: [
-          {
-            index,
-            id: call.id,
-            type: "function",
-            function: { name: call.function.name, arguments: call.function.arguments },
-          },
-        ],
-      };
-      out += sink.chunk({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
-    });
-    const finishReason =
-      client.length > 0
-        ? "tool_calls"
-        : stopped === "max_tool_steps"
-          ? "length"
-          : (state.finish?.choices?.[0]?.finish_reason ?? "stop");
-    const finishChunk = {
-      ...base,
-      ...(state.finish ?? {}),
-      id: run.requestId,
-      choices: [{ ...(state.finish?.choices?.[0] ?? { index: 0, delta: {} }), finish_reason: finishReason }],
-      gateway_mcp: run.summary(stopped),
-    };
-    delete (finishChunk as { usage?: unknown }).usage;
-    out += sink.chunk(finishChunk);
-    const usage = run.usage;
-    if (sink.includeUsage && usage) out += sink.chunk({ ...base, choices: [], usage });
-    out += sink.end();
-    run.settle({ body: sink.answer?.() ?? { gateway_mcp: run.summary(stopped), usage } });
+    const out = endOfStream(run, state, client, stopped, meta, sink);
+    run.settle({ body: sink.answer?.() ?? { gateway_mcp: run.summary(stopped), usage: run.usage } });
     yield out;
     return;
   }
+}
+
+/** The created time and model the stream's chunks carry: the model calls' own, as the last one said them. */
+interface StreamMeta {
+  created: number;
+  model: string;
+}
+
+/** One model call's stream relayed: its text passes on, its tool calls and finish chunk held back in `state`. */
+async function* relayStep(
+  run: ToolLoopRun,
+  step: ModelStep,
+  state: StepState,
+  sink: StreamSink,
+  live: LiveStep,
+  meta: StreamMeta,
+): AsyncGenerator<string, void> {
+  const stepSource = sseSourceOf(step.response);
+  live.source = stepSource;
+  const decoder = new SseDecoder();
+  for (;;) {
+    const piece = await stepSource.next();
+    if (piece === null) break;
+    const bytes = typeof piece === "string" ? new TextEncoder().encode(piece) : piece;
+    let out = "";
+    for (const event of decoder.push(bytes)) {
+      const chunk = parseChunk(event.data);
+      if (!chunk) continue;
+      if (chunk.error) {
+        state.failed = true;
+        out += sink.failure(chunk.error);
+        continue;
+      }
+      if (typeof chunk.created === "number") meta.created = chunk.created;
+      if (typeof chunk.model === "string") meta.model = chunk.model;
+      const forwarded = absorb(chunk, state, run.requestId);
+      if (forwarded) out += sink.chunk(forwarded);
+    }
+    if (out) yield out;
+  }
+}
+
+/** The stream's last text: the client's tool calls, the finish chunk (with the loop's summary), usage, the end. */
+function endOfStream(
+  run: ToolLoopRun,
+  state: StepState,
+  client: ChatToolCall[],
+  stopped: StopReason | undefined,
+  meta: StreamMeta,
+  sink: StreamSink,
+): string {
+  const base = { id: run.requestId, object: "chat.completion.chunk", created: meta.created, model: meta.model };
+  let out = "";
+  client.forEach((call, index) => {
+    const delta = {
+      tool_calls: [
+        {
+          index,
+          id: call.id,
+          type: "function",
+          function: { name: call.function.name, arguments: call.function.arguments },
+        },
+      ],
+    };
+    out += sink.chunk({ ...base, choices: [{ index: 0, delta, finish_reason: null }] });
+  });
+  const finishReason =
+    client.length > 0
+      ? "tool_calls"
+      : stopped === "max_tool_steps"
+        ? "length"
+        : (state.finish?.choices?.[0]?.finish_reason ?? "stop");
+  const finishChunk = {
+    ...base,
+    ...(state.finish ?? {}),
+    id: run.requestId,
+    choices: [{ ...(state.finish?.choices?.[0] ?? { index: 0, delta: {} }), finish_reason: finishReason }],
+    gateway_mcp: run.summary(stopped),
+  };
+  delete (finishChunk as { usage?: unknown }).usage;
+  out += sink.chunk(finishChunk);
+  const usage = run.usage;
+  if (sink.includeUsage && usage) out += sink.chunk({ ...base, choices: [], usage });
+  out += sink.end();
+  return out;
 }
 
 /**

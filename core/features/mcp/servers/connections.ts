@@ -98,6 +98,24 @@ export async function setTokens(deps: McpAdminDeps, principal: Principal, ref: s
   };
 }
 
+/** Deletes a connection's record, audited (its public view, never the tokens). */
+async function removeConnection(
+  deps: McpAdminDeps,
+  principal: Principal,
+  server: McpServer,
+  key: { pk: string; sk: string },
+  before: Parameters<typeof presentConnection>[0],
+): Promise<void> {
+  await deps.records.delete(key.pk, key.sk);
+  await audit(deps, principal, {
+    action: "delete",
+    resourceType: RESOURCE_TYPE,
+    resourceId: server.id,
+    workspaceId: server.workspaceId,
+    before: presentConnection(before),
+  });
+}
+
 export async function deleteTokens(deps: McpAdminDeps, principal: Principal, ref: string) {
   const server = await loadServer(deps, principal, ref);
   const key = ownKey(server, principal);
@@ -108,14 +126,7 @@ export async function deleteTokens(deps: McpAdminDeps, principal: Principal, ref
     throw new Forbidden("Only a manager of the server's workspace may remove its workspace-wide token.", {
       code: "workspace_manager_required",
     });
-  await deps.records.delete(key.pk, key.sk);
-  await audit(deps, principal, {
-    action: "delete",
-    resourceType: RESOURCE_TYPE,
-    resourceId: server.id,
-    workspaceId: server.workspaceId,
-    before: presentConnection(before),
-  });
+  await removeConnection(deps, principal, server, key, before);
   return { id: server.id, deleted: true };
 }
 
@@ -201,13 +212,6 @@ export async function deleteConnection(
   const key = connectionKey(server.id, userId);
   const before = await readConnection(deps, key);
   if (!before) throw new NotFound("No such connection.", { code: "mcp_connection_not_found" });
-  await deps.records.delete(key.pk, key.sk);
-  await audit(deps, principal, {
-    action: "delete",
-    resourceType: RESOURCE_TYPE,
-    resourceId: server.id,
-    workspaceId: server.workspaceId,
-    before: presentConnection(before),
-  });
+  await removeConnection(deps, principal, server, key, before);
   return { id: server.id, user_id: userId, deleted: true };
 }

@@ -1,5 +1,6 @@
 import type { Principal } from "../../../auth/principal.ts";
 import { workspaceScope } from "../../../auth/scopes.ts";
+import { requiredWorkspace } from "../../../control/access.ts";
 import { audit } from "../../../control/deps.ts";
 import { Invalid } from "../../../control/errors.ts";
 import { type CountedPage, offsetPage } from "../../../control/paging.ts";
@@ -50,19 +51,8 @@ export async function serverChanged(
   });
 }
 
-function workspaceOf(principal: Principal, requested: string | undefined): string {
-  const workspaceId = workspaceScope(principal, requested);
-  if (!workspaceId) {
-    throw new Invalid("workspace_id is required with an organisation-wide key.", {
-      param: "workspace_id",
-      code: "missing_required_parameter",
-    });
-  }
-  return workspaceId;
-}
-
 export async function createServer(deps: McpAdminDeps, principal: Principal, input: McpServerCreateBody) {
-  const workspaceId = workspaceOf(principal, input.workspace_id);
+  const workspaceId = requiredWorkspace(principal, input.workspace_id);
   const integration = await mcpIntegrationStore(deps.records).get(principal.organisationId, input.mcp_integration_id);
   // Only an integration open to this workspace: anything else stays unknown to it.
   if (!integration || !integrationVisible(principal, integration) || !integrationOpenTo(integration, workspaceId)) {
@@ -106,17 +96,7 @@ export async function listServers(
     (!workspaceId || server.workspaceId === workspaceId) &&
     (!input.id || server.id === input.id || server.slug === input.id) &&
     (!search || `${server.name}\n${server.slug}`.toLowerCase().includes(search));
-  const all: McpServer[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await mcpServerStore(deps.records).list(principal.organisationId, {
-      limit: 1000,
-      cursor,
-      filter: keep,
-    });
-    all.push(...page.items);
-    cursor = page.cursor;
-  } while (cursor);
+  const all = await mcpServerStore(deps.records).listAll(principal.organisationId, keep);
   const page = offsetPage(all, input.offset, input.limit);
   const integrations = new Map<string, McpIntegration | undefined>();
   const items = [];

@@ -1,6 +1,5 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
-import { HttpError } from "../../../http/errors.ts";
 import type { Services } from "../../../services.ts";
 import type { McpTarget } from "../endpoint/access.ts";
 import { McpToolError } from "../tool-host.ts";
@@ -43,7 +42,9 @@ export function upstreamError(error: unknown): McpToolError {
   // The SDK's timeout (v2 names it; v1 and 2025-era peers used -32001).
   if (code === "REQUEST_TIMEOUT" || code === -32001)
     return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
-  if (error instanceof HttpError) return new McpToolError(502, error.message, error.code ?? "mcp_upstream_refused");
+  // A refusal of the upstream's own auth (upstream/auth.ts throws the HTTP layer's errors, with a status).
+  if (typeof (error as { status?: unknown }).status === "number")
+    return new McpToolError(502, message, typeof code === "string" ? code : "mcp_upstream_refused");
   return new McpToolError(502, `The MCP server failed: ${message.slice(0, 300)}`, "mcp_upstream_error");
 }
 

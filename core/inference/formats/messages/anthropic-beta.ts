@@ -1,4 +1,4 @@
-import type { RequestContext } from "../../../http/context.ts";
+import type { RequestContext } from "../../../services.ts";
 
 /**
  * Anthropic's clients (Claude Code) opt into features with `anthropic-beta`: it goes to the provider as

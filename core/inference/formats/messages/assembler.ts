@@ -1,6 +1,6 @@
 import { toChatUsage } from "../../../providers/anthropic/messages.ts";
-import type { ChatUsage } from "../../../providers/types.ts";
-import type { EventAssembler, TypedEvent } from "../types.ts";
+import type { ChatUsage, TypedEvent } from "../../../providers/types.ts";
+import type { EventAssembler } from "../types.ts";
 
 /**
  * Folds Anthropic stream events (from a native provider or translated from chat) into the Message they spell,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { parseToolInput } from "../../../providers/anthropic/messages.ts";
 import type { TransformContext } from "../../../providers/types.ts";
 
 /**
@@ -76,18 +77,6 @@ export function reasoningText(holder: Json | undefined): string {
   return typeof value === "string" ? value : "";
 }
 
-/** Tool call arguments -> `input`; `{}` when they are not a JSON object. */
-export function parseToolInput(args: unknown): Json {
-  if (args && typeof args === "object" && !Array.isArray(args)) return args as Json;
-  if (typeof args !== "string" || !args.trim()) return {};
-  try {
-    const parsed = JSON.parse(args);
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
-}
-
 export function chatToMessage(completion: Json, body: Json, ctx: TransformContext): Json {
   const choice: Json | undefined = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
   const message: Json = choice?.message ?? {};
@@ -105,7 +94,7 @@ export function chatToMessage(completion: Json, body: Json, ctx: TransformContex
       type: "tool_use",
       id: call?.id ?? "",
       name: call?.function?.name ?? "",
-      input: parseToolInput(call?.function?.arguments),
+      input: parseToolInput(call?.function?.arguments) as Json,
     });
   }
 

@@ -1,4 +1,4 @@
-import type { TypedEvent } from "../types.ts";
+import type { TypedEvent } from "../../../providers/types.ts";
 
 /**
  * The stream events that spell a complete Message (a cached answer served to a streaming client), in the

@@ -1,5 +1,5 @@
-import type { ChatUsage } from "../../../providers/types.ts";
-import type { EventAssembler, TypedEvent } from "../types.ts";
+import type { ChatUsage, TypedEvent } from "../../../providers/types.ts";
+import type { EventAssembler } from "../types.ts";
 import { outputTextOf } from "./response.ts";
 import { chatUsageFromResponses } from "./usage.ts";
 

@@ -1,4 +1,4 @@
-import type { TypedEvent } from "../types.ts";
+import type { TypedEvent } from "../../../providers/types.ts";
 
 /**
  * The two schemas a Response is presented in (spec 9). The gateway builds and stores Responses in the shape of

@@ -1,4 +1,4 @@
-import type { TypedEvent } from "../types.ts";
+import type { TypedEvent } from "../../../providers/types.ts";
 import { functionCallItem, messageItem, outputTextPart, refusalPart, summaryPart } from "./response.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { TransformContext } from "../../../providers/types.ts";
-import type { ChatStreamConverter, TypedEvent } from "../types.ts";
+import type { TransformContext, TypedEvent } from "../../../providers/types.ts";
+import type { ChatStreamConverter } from "../types.ts";
 import { fallbackCallId, type OutputItemPrefix, outputItemId } from "./ids.ts";
 import {
   buildResponse,

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import "../../../http/zod-mini.ts";
-import { isUploadedFile, type UploadedFile } from "../uploaded-file.ts";
+import { isUploadedFile, type UploadedFile } from "../../../providers/uploaded-file.ts";
 
 /**
  * Fields of multipart request bodies (core/inference/gateway/multipart-body.ts): every text field arrives as a string, so

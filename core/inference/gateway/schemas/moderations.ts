@@ -18,18 +18,3 @@ export const moderationRequest = z.looseObject({
   ]),
   model: z._default(modelName, "text-moderation-latest"),
 });
-
-/** The eleven categories of the moderation result (spec 2.10), which every provider's answer carries. */
-export const MODERATION_CATEGORIES = [
-  "hate",
-  "hate/threatening",
-  "harassment",
-  "harassment/threatening",
-  "self-harm",
-  "self-harm/intent",
-  "self-harm/instructions",
-  "sexual",
-  "sexual/minors",
-  "violence",
-  "violence/graphic",
-] as const;

@@ -1,5 +1,11 @@
-import type { InboundFormat, TypedEvent } from "../../formats/types.ts";
-import type { ChatUsage, StreamTransformer, StreamFraming, UpstreamEvent } from "../../../providers/types.ts";
+import type { InboundFormat } from "../../formats/types.ts";
+import type {
+  TypedEvent,
+  ChatUsage,
+  StreamTransformer,
+  StreamFraming,
+  UpstreamEvent,
+} from "../../../providers/types.ts";
 import type { InferenceOutcome } from "../outcome.ts";
 import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./assembly.ts";

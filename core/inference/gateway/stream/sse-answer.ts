@@ -1,7 +1,6 @@
-import { UpstreamError } from "../../../providers/types.ts";
-import type { ChatUsage } from "../../../providers/types.ts";
+import { UpstreamError, type ChatUsage } from "../../../providers/types.ts";
 import type { InferenceOutcome } from "../outcome.ts";
-import type { UpstreamReply } from "../upstream/client.ts";
+import type { UpstreamReply } from "../../../providers/upstream/client.ts";
 import { joinPieces, type StreamPiece, type StreamPipeline } from "./pipelines.ts";
 import { type SseSource, sseResponse } from "./sse-source.ts";
 import { StreamTranscript } from "./transcript.ts";
@@ -33,56 +32,16 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
 
   /** What is ready for the client, written (and encoded) once per upstream read. */
   const pending: StreamPiece[] = [];
-  let upstreamDone = false;
-  try {
-    while (pending.length === 0) {
-      const next = await iterator.next();
-      if (next.done) {
-        upstreamDone = true;
-        pipeline.end(pending);
-        break;
-      }
-      pipeline.take(next.value, pending);
-    }
-    // A 200 that ended, or began, with nothing usable: nothing is sent, the target failed (a fallback moves on).
-    if (!pipeline.answered()) {
-      throw new UpstreamError(502, "The provider answered 200 with a stream that holds no valid event.", {
-        code: "invalid_upstream_stream",
-        transport: true,
-      });
-    }
-  } catch (error) {
-    // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
-    upstream.abort();
-    upstream.release();
-    await iterator.return?.()?.catch(() => {});
-    throw beforeFirstChunk(error);
-  }
+  let upstreamDone = await firstPieces(options, pending);
   outcome.status = 200;
 
-  const finishStream = async () => {
-    try {
-      upstream.release();
-      const usage = pipeline.usage();
-      let answer = pipeline.answer();
-      // Without reported usage the answer is counted: it is needed now.
-      if (!usage && answer instanceof StreamTranscript) answer = answer.assemble();
-      outcome.responseBody = answer;
-      outcome.responseChars = pipeline.chars();
-      await options.recordUsage(usage, answer as Record<string, any>);
-    } finally {
-      // Whatever happened above, the log (which waits for `done`) must not wait forever.
-      outcome.totalMs = performance.now() - options.startedAt;
-      outcome.finish();
-    }
-  };
   /**
    * Once: the bookkeeping of an ended stream. Started on the next turn of the event loop, so that it (the
    * answer's assembly for the log) runs after the last text is written, not before.
    */
   let finishing: Promise<void> | undefined;
   const finish = () => {
-    finishing ??= finishStream().catch((error) =>
+    finishing ??= finishStream(options).catch((error) =>
       console.error(`[${options.requestId}] stream bookkeeping failed`, error),
     );
     return finishing;
@@ -149,6 +108,60 @@ export async function sseAnswer(options: SseAnswerOptions): Promise<Response> {
     },
   };
   return sseResponse(source, options.headers);
+}
+
+/**
+ * Reads the provider until the first pieces for the client are ready (true when its stream already ended). Any
+ * failure until then throws an UpstreamError marked as transport, so a fallback can still move on.
+ */
+async function firstPieces(options: SseAnswerOptions, pending: StreamPiece[]): Promise<boolean> {
+  const { pipeline, upstream } = options;
+  const iterator = pipeline.batches;
+  let upstreamDone = false;
+  try {
+    while (pending.length === 0) {
+      const next = await iterator.next();
+      if (next.done) {
+        upstreamDone = true;
+        pipeline.end(pending);
+        break;
+      }
+      pipeline.take(next.value, pending);
+    }
+    // A 200 that ended, or began, with nothing usable: nothing is sent, the target failed (a fallback moves on).
+    if (!pipeline.answered()) {
+      throw new UpstreamError(502, "The provider answered 200 with a stream that holds no valid event.", {
+        code: "invalid_upstream_stream",
+        transport: true,
+      });
+    }
+  } catch (error) {
+    // Nothing reached the client yet: report it as a transport failure, so a fallback moves on.
+    upstream.abort();
+    upstream.release();
+    await iterator.return?.()?.catch(() => {});
+    throw beforeFirstChunk(error);
+  }
+  return upstreamDone;
+}
+
+/** The bookkeeping of an ended stream: the answer and usage recorded, the outcome finished whatever happens. */
+async function finishStream(options: SseAnswerOptions): Promise<void> {
+  const { pipeline, upstream, outcome } = options;
+  try {
+    upstream.release();
+    const usage = pipeline.usage();
+    let answer = pipeline.answer();
+    // Without reported usage the answer is counted: it is needed now.
+    if (!usage && answer instanceof StreamTranscript) answer = answer.assemble();
+    outcome.responseBody = answer;
+    outcome.responseChars = pipeline.chars();
+    await options.recordUsage(usage, answer as Record<string, any>);
+  } finally {
+    // Whatever happened above, the log (which waits for `done`) must not wait forever.
+    outcome.totalMs = performance.now() - options.startedAt;
+    outcome.finish();
+  }
 }
 
 /** A failure before the first chunk, marked as transport: nothing was sent, so a fallback may move on. */

@@ -2,8 +2,8 @@ import { Readable } from "node:stream";
 import type { EventDecoder } from "../../../providers/stream/sse.ts";
 import type { StreamFraming, UpstreamEvent } from "../../../providers/types.ts";
 import { createDecoder } from "./framing.ts";
-import { timeoutError } from "../upstream/failures.ts";
-import { withIdleTimeout } from "../upstream/idle-timeout.ts";
+import { timeoutError } from "../../../providers/upstream/failures.ts";
+import { withIdleTimeout } from "../../../providers/upstream/idle-timeout.ts";
 
 /** How a stalled upstream stream ends: no batch for `idleMs` while the consumer waits for one. */
 export interface IdleTimeout {

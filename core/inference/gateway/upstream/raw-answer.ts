@@ -1,6 +1,6 @@
 import { UpstreamError } from "../../../providers/types.ts";
 import { type BatchDecoder, readUpstreamBatches } from "../stream/upstream-events.ts";
-import type { UpstreamReply } from "./client.ts";
+import type { UpstreamReply } from "../../../providers/upstream/client.ts";
 
 /** The raw bytes of an answer, one batch per network chunk (no framing to decode). */
 const RAW_CHUNKS: BatchDecoder<Uint8Array> = { push: (chunk) => chunk, end: () => undefined };
@@ -86,7 +86,8 @@ export async function relayRawAnswer(
   return new Response(body, { status, headers });
 }
 
-const DROPPED_RESPONSE_HEADERS = new Set([
+/** Headers of one connection, never relayed (RFC 9110 7.6.1). */
+export const HOP_BY_HOP_HEADERS = new Set([
   "connection",
   "keep-alive",
   "transfer-encoding",
@@ -102,7 +103,7 @@ const DROPPED_RESPONSE_HEADERS = new Set([
 export function relayedHeaders(headers: Headers): Headers {
   const out = new Headers();
   for (const [name, value] of headers) {
-    if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
+    if (HOP_BY_HOP_HEADERS.has(name)) continue;
     out.append(name, value);
   }
   return out;

@@ -15,7 +15,8 @@ import { fineTuningTask } from "../../../../core/features/fine-tuning/scheduled-
 import type { FineTuningJob, StoredFineTuningJob } from "../../../../core/features/fine-tuning/types.ts";
 import { createLocalStores } from "../../../../core/platform/local/local-stores.ts";
 import type { ProviderTarget } from "../../../../core/providers/types.ts";
-import { createServices, type Services } from "../../../../core/services.ts";
+import type { Services } from "../../../../core/services.ts";
+import { createServices } from "../../../../core/platform/services.ts";
 import type { Stores } from "../../../../core/store/ports.ts";
 import { type OpenAIBatchesMock, startOpenAIBatchesMock } from "../../../mocks/openai-batches.ts";
 import { type FineTuningMockState, fineTuningRoute, fineTuningState } from "../../../mocks/openai-fine-tuning.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../../../../core/auth/principal.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext } from "../../../../core/services.ts";
 import { responseOwnerOf } from "../../../../core/features/responses/owner.ts";
 import { responseStoreOf } from "../../../../core/features/responses/response-store.ts";
 import { handlers } from "../../../../core/routes/handlers/responses.ts";

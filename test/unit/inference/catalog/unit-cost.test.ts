@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { priceMetered } from "../../../../core/inference/catalog/load.ts";
 import { unitCostOf } from "../../../../core/inference/catalog/unit-cost.ts";
 import { familyUsageOf, tokenUsageOf } from "../../../../core/inference/gateway/family-usage.ts";
-import { UploadedFile } from "../../../../core/inference/gateway/uploaded-file.ts";
+import { UploadedFile } from "../../../../core/providers/uploaded-file.ts";
 import { reservationFor } from "../../../../core/inference/policies/reservation.ts";
 import { silentWav } from "../../../helpers/wav.ts";
 

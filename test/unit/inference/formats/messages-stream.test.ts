@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { messageId } from "../../../../core/inference/formats/messages/from-chat.ts";
 import { messagesFormat } from "../../../../core/inference/formats/messages/index.ts";
-import type { TypedEvent } from "../../../../core/inference/formats/types.ts";
+import type { TypedEvent } from "../../../../core/providers/types.ts";
 import type { TransformContext } from "../../../../core/providers/types.ts";
 import { readAnthropicJson, readAnthropicSse } from "../../../mocks/anthropic.ts";
 

@@ -8,7 +8,7 @@ import {
   responseFromChat,
   responsesFormat,
 } from "../../../../core/inference/formats/responses/index.ts";
-import type { TypedEvent } from "../../../../core/inference/formats/types.ts";
+import type { TypedEvent } from "../../../../core/providers/types.ts";
 import { assembleStream } from "../../../../core/inference/gateway/stream/assembly.ts";
 import type { TransformContext } from "../../../../core/providers/types.ts";
 import { parseSse } from "../../../mocks/anthropic.ts";

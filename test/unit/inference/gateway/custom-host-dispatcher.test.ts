@@ -3,7 +3,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestUpstream } from "../../../../core/inference/gateway/upstream/client.ts";
+import { requestUpstream } from "../../../../core/providers/upstream/client.ts";
 import { CustomHostBlockedError, guardedLookup, parseTrustedHosts } from "../../../../core/security/custom-host.ts";
 import { guardedDispatcher } from "../../../../core/security/guarded-dispatcher.ts";
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { loadSettings } from "../../../../core/config/settings.ts";
 import { handleInference } from "../../../../core/inference/gateway/inference.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import { HttpError } from "../../../../core/http/errors.ts";
 import { parseGatewayHeaders } from "../../../../core/http/gateway-headers.ts";
 import { resolveRouting } from "../../../../core/inference/routing/source.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 import { chatCompletionRequest } from "../../../../core/inference/gateway/schemas/chat.ts";
 
 function context(env: Record<string, string> = {}, overrides: Partial<Services> = {}): RequestContext {

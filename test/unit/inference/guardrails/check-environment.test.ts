@@ -2,10 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { configStore } from "../../../../core/control/saved-resources.ts";
 import { checkEnvironment } from "../../../../core/inference/guardrails/check-environment.ts";
 import { MAX_ANSWER_BYTES } from "../../../../core/inference/guardrails/outbound-json.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import type { RequestLog } from "../../../../core/observe/logs/log-record.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 import { adminPrincipal, unique } from "../../../helpers/control-services.ts";
 import { type TestGateway, startTestGateway } from "../../../helpers/gateway.ts";
 import { type MockServer, sendJson, startMockServer } from "../../../helpers/mock-server.ts";

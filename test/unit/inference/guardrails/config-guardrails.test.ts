@@ -4,10 +4,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ensureOrganisation } from "../../../../core/control/organisation/bootstrap.ts";
 import * as configs from "../../../../core/control/configs/service.ts";
-import type { GuardrailEntry } from "../../../../core/inference/guardrails/config-guardrails.ts";
-import { validateConfigGuardrails } from "../../../../core/inference/guardrails/config-guardrails.ts";
+import {
+  type GuardrailEntry,
+  validateConfigGuardrails,
+} from "../../../../core/inference/guardrails/config-guardrails.ts";
 import { DEFAULT_CHECK_TIMEOUT_MS } from "../../../../core/inference/guardrails/types.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import { HttpError } from "../../../../core/http/errors.ts";
 import { parseGatewayHeaders } from "../../../../core/http/gateway-headers.ts";
 import { LeafResolver } from "../../../../core/inference/gateway/plan.ts";
@@ -21,7 +23,6 @@ import {
 import { resolveRouting } from "../../../../core/inference/routing/source.ts";
 import { loadSettings } from "../../../../core/config/settings.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 import { adminPrincipal, thrown, unique } from "../../../helpers/control-services.ts";
 
 /**

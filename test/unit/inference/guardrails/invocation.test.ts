@@ -1,9 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { CheckDefinition, GuardrailDefinition } from "../../../../core/inference/guardrails/types.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 
 /**
  * The invoke endpoint's shaping of a guardrail run: what the checks see of a text or of chat messages, per

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { newOutcome } from "../../../../core/inference/gateway/outcome.ts";
 import { sseResponse } from "../../../../core/inference/gateway/stream/sse-source.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext } from "../../../../core/services.ts";
 import type {
   CheckDefinition,
   CheckEnvironment,

@@ -18,12 +18,11 @@ import {
   usableGuardrail,
 } from "../../../../core/inference/guardrails/resolve.ts";
 import { DEFAULT_CHECK_TIMEOUT_MS, type GuardrailActions } from "../../../../core/inference/guardrails/types.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import { HttpError } from "../../../../core/http/errors.ts";
 import { type LocalStores, createLocalStores } from "../../../../core/platform/local/local-stores.ts";
 import { type InheritedSettings, compileConfig } from "../../../../core/inference/routing/config.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 import { adminPrincipal, unique, workspacePrincipal } from "../../../helpers/control-services.ts";
 
 /**

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invokeGuardrail } from "../../../../core/inference/guardrails/invocation.ts";
 import { recordGuardrailSpans } from "../../../../core/inference/guardrails/spans.ts";
 import type { GuardrailVerdict } from "../../../../core/inference/guardrails/types.ts";
-import type { RequestContext } from "../../../../core/http/context.ts";
+import type { RequestContext, Services } from "../../../../core/services.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
-import type { Services } from "../../../../core/services.ts";
 
 /**
  * Guardrail spans with an in-memory OpenTelemetry SDK registered for this file: names, attributes and one

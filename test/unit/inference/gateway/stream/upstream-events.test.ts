@@ -9,8 +9,8 @@ import {
   UpstreamBatchReader,
   UpstreamEventReader,
 } from "../../../../../core/inference/gateway/stream/upstream-events.ts";
-import { requestUpstream } from "../../../../../core/inference/gateway/upstream/client.ts";
-import { withIdleTimeout } from "../../../../../core/inference/gateway/upstream/idle-timeout.ts";
+import { requestUpstream } from "../../../../../core/providers/upstream/client.ts";
+import { withIdleTimeout } from "../../../../../core/providers/upstream/idle-timeout.ts";
 import { type EventDecoder, eventBatches, SseDecoder } from "../../../../../core/providers/stream/sse.ts";
 import type { StreamFraming, UpstreamEvent } from "../../../../../core/providers/types.ts";
 import { parseTrustedHosts } from "../../../../../core/security/custom-host.ts";

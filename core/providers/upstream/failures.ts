@@ -1,5 +1,5 @@
-import { UpstreamError } from "../../../providers/types.ts";
-import { CustomHostBlockedError } from "../../../security/custom-host.ts";
+import { UpstreamError } from "../types.ts";
+import { CustomHostBlockedError } from "../../security/custom-host.ts";
 
 /** How a failed upstream call reaches the routing layer: UpstreamErrors it can retry, fall back on or answer. */
 

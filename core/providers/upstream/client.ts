@@ -1,10 +1,9 @@
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Dispatcher } from "undici";
-import type { UpstreamRequest } from "../../../providers/types.ts";
-import { UpstreamError } from "../../../providers/types.ts";
-import type { TrustedHosts } from "../../../security/custom-host.ts";
-import { guardedDispatcher } from "../../../security/guarded-dispatcher.ts";
+import { type UpstreamRequest, UpstreamError } from "../types.ts";
+import type { TrustedHosts } from "../../security/custom-host.ts";
+import { guardedDispatcher } from "../../security/guarded-dispatcher.ts";
 import { AttemptAbort } from "./attempt.ts";
 import { timeoutError, transportFailure } from "./failures.ts";
 

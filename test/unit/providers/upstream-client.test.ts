@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestUpstream } from "../../../../core/inference/gateway/upstream/client.ts";
-import { UpstreamError } from "../../../../core/providers/types.ts";
-import { parseTrustedHosts, type TrustedHosts } from "../../../../core/security/custom-host.ts";
+import { requestUpstream } from "../../../core/providers/upstream/client.ts";
+import { UpstreamError } from "../../../core/providers/types.ts";
+import { parseTrustedHosts, type TrustedHosts } from "../../../core/security/custom-host.ts";
 
 const loopbackTrusted = parseTrustedHosts(["127.0.0.1"]);
 
