@@ -25,6 +25,8 @@ import { seedMcpServer } from "../helpers/mcp-records.ts";
  */
 
 const SUITE = "MCP server (`@modelcontextprotocol/conformance`)";
+/** The suite colours its summary; the counts are read without the colour codes. */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[\\d+m`, "g");
 const REVISIONS = ["2025-11-25", "2026-07-28"] as const;
 const conformanceVersion = () =>
   JSON.parse(readFileSync(join(process.cwd(), "node_modules/@modelcontextprotocol/conformance/package.json"), "utf8"))
@@ -123,7 +125,7 @@ describe("MCP conformance (server scenarios) through the gateway", () => {
         "--expected-failures",
         baselineOf(revision),
       ]);
-      const summary = output.slice(output.indexOf("=== SUMMARY ===")).replace(/\u001b\[\d+m/g, "");
+      const summary = output.slice(output.indexOf("=== SUMMARY ===")).replace(ANSI_COLOUR, "");
       console.log(summary);
       const scenarios = summary.split("\n").filter((line) => /^[✓✗] [a-z0-9-]+: \d+ passed, \d+ failed/.test(line));
       // The suite's verdicts (`~ name` expected, `✗ name` unexpected), and every scenario it marked failing.
