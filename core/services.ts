@@ -16,6 +16,7 @@ import type { GatewayMetrics } from "./observe/metrics/prometheus.ts";
 import type { ProviderTarget, RouteKind } from "./providers/types.ts";
 import type { TrustedHosts } from "./security/custom-host.ts";
 import type { QueueMessage, Stores } from "./store/ports.ts";
+import type { CheckThreads } from "./inference/guardrails/types.ts";
 
 /**
  * What every handler, queue consumer and scheduled task is given: the process's long-lived services, and for a
@@ -31,7 +32,6 @@ export interface Services {
   settings: Settings;
   stores: Stores;
   apiKeys: ApiKeyAuthenticator;
-  /** Bearer JWTs (spec 5.4), when GATEWAY_JWT_JWKS or GATEWAY_JWT_JWKS_URL is set. */
   jwt: JwtAuthenticator;
   /** Organisation settings (`ORG#<id>`.settings) cached ~15 s, for hot-path checks such as block_inline_config. */
   orgSettings: OrganisationSettingsCache;
@@ -74,6 +74,8 @@ export interface Services {
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/http/console-files.ts). */
   consoleFiles?: ConsoleFiles;
+  /** Worker threads judging guardrail checks of long texts (local; core/guardrails/budget.ts). Absent: none. */
+  guardrailThreads?: CheckThreads;
 }
 
 /** Routes one inference request through a compiled config: the pipeline's steps 3 to 8 (core/inference/gateway). */

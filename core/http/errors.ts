@@ -1,3 +1,4 @@
+import { UPSTREAM_TOO_LARGE } from "../util/read-bounded.ts";
 /**
  * Errors in the OpenAI error shape: {"error": {"message", "type", "param", "code"}}.
  * Handlers throw HttpError; the app turns any thrown value into such a response (never a stack trace).
@@ -74,4 +75,24 @@ export class RouteNotMatched extends Error {
     super("no route matched");
     this.name = "RouteNotMatched";
   }
+}
+
+/**
+ * An upstream answer (an MCP server's, an agent's, a JWKS, a token endpoint's...) over the bytes the gateway
+ * buffers for it: 502, and nothing past the limit was read. `what` names the upstream, `setting` the variable
+ * that sets the limit, when one does.
+ */
+export const upstreamTooLarge = (what: string, limit: number, setting?: string) =>
+  new HttpError(502, `${what} is larger than the limit of ${limit} bytes${setting ? ` (${setting})` : ""}.`, {
+    code: UPSTREAM_TOO_LARGE,
+  });
+
+/** The size refusal `error` is or was caused by (SDK clients wrap what their fetch threw), if any. */
+export function upstreamTooLargeIn(error: unknown): HttpError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof HttpError && current.code === UPSTREAM_TOO_LARGE) return current;
+    current = current.cause;
+  }
+  return undefined;
 }

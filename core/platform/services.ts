@@ -14,6 +14,7 @@ import { parseTrustedHosts } from "../security/custom-host.ts";
 import type { RouteInference, Services } from "../services.ts";
 import type { Stores } from "../store/ports.ts";
 import { setMaxJsonDepth } from "../util/json-depth.ts";
+import { setMaxUpstreamAnswerBytes } from "../providers/upstream/answer-limit.ts";
 
 /** The pipeline's routing, loaded on the first guardrail check that calls a model (Services.routeInference). */
 const routeInference: RouteInference = async (...args) =>
@@ -25,6 +26,7 @@ const routeInference: RouteInference = async (...args) =>
  */
 export function createServices(settings: Settings, stores: Stores): Services {
   setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
+  setMaxUpstreamAnswerBytes(settings.GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES);
   const services: Services = {
     settings,
     stores,

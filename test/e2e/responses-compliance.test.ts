@@ -23,22 +23,17 @@ import { startOpenAIMock } from "../mocks/openai.ts";
 const SUITE = "Responses (after the Open Responses compliance tests)";
 /**
  * Known failures: the cases (`case@provider`, `*` for every provider) each one covers, what its errors must
- * match (a case failing otherwise is unexplained), and why. Both are gateway defects of issue 40, fixed on the
- * `clients-responses` branch: when it lands these cases pass, and the test fails until the entries are removed.
+ * match (a case failing otherwise is unexplained), and why. A gateway defect of issue 40, fixed on the
+ * `clients-responses` branch: when it lands these cases pass, and the test fails until the entry is removed.
  */
 const EXPECTED_FAILURES: Array<{ cases: RegExp; errors: RegExp; reason: string }> = [
   {
     // (A translated stream's events carry the field: only the native stream lacks it.)
-    cases: /^(basic-response|system-prompt|tool-calling|image-input|multi-turn)@|^streaming-response@openai/,
+    cases:
+      /^(basic-response|system-prompt|tool-calling|function-call-round-trip|image-input|multi-turn|previous-response-id)@|^streaming-response@openai/,
     errors: /cache_write_tokens|\/usage must/,
     reason:
       "issue 40 items 4-5: Response objects (native ones re-shaped, translated ones built) lack usage.input_tokens_details.cache_write_tokens, which OpenAI's Response schema requires",
-  },
-  {
-    cases: /^(function-call-round-trip|previous-response-id)@/,
-    errors: /Previous response with id .* not found/,
-    reason:
-      "issue 40 item 2: a response is stored after its answer is sent, so a previous_response_id sent at once answers 404",
   },
 ];
 

@@ -65,10 +65,13 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   const response = serverSideMcp
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
-  if (response.status === 200) storeWhenDone(run, store, stored);
+  const storing = response.status === 200 ? storeWhenDone(run, store, stored) : undefined;
   if (body.stream === true || response.status !== 200) return response;
   // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
   const answer = (await response.json()) as Record<string, any>;
+  // Stored before it is answered: the client's next request (a retrieve, a previous_response_id) may reach
+  // another process or Lambda instance at once, and must find it.
+  await storing;
   if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
   const presented = answer.object === "response" ? responses.presentResponse(answer, schema) : answer;
   if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;
@@ -139,21 +142,21 @@ async function answerInBackground(run: ResponseRun): Promise<Response> {
 }
 
 /** Stores the response and its input items for the workspace (when `stored`) once the answer has ended well. */
-function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>, stored: boolean): void {
+function storeWhenDone(run: ResponseRun, store: ReturnType<typeof responseStoreOf>, stored: boolean): Promise<void> {
   const { ctx, body, owner, entry } = run;
   const outcome = ctx.outcome!;
-  ctx.waitUntil(
-    outcome.done
-      .then(async () => {
-        if (outcome.error || outcome.status !== 200) return;
-        const answer = answerOf(outcome.responseBody);
-        if (answer?.object !== "response") return;
-        if (!stored) return;
-        const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
-        await store.save(owner, entry(chained, outcome.provider));
-      })
-      .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
-  );
+  const storing = outcome.done
+    .then(async () => {
+      if (outcome.error || outcome.status !== 200) return;
+      const answer = answerOf(outcome.responseBody);
+      if (answer?.object !== "response") return;
+      if (!stored) return;
+      const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
+      await store.save(owner, entry(chained, outcome.provider));
+    })
+    .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error));
+  ctx.waitUntil(storing);
+  return storing;
 }
 
 function betaHeader(request: Request): string | null {

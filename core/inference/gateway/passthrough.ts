@@ -16,6 +16,7 @@ import type { TrustedHosts } from "../../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { passthroughRouteOf } from "../guardrails/passthrough-route.ts";
+import { applyModelRules } from "./model-rules.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
@@ -109,22 +110,29 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           if (guarded.answer) return guarded.answer;
           if (guarded.body !== sent) redacted = guarded.body;
         }
-        // Pipeline step 5: the same cache as inference, keyed by method, path, query and body.
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
-          cachedPassthrough(
+        // Pipeline step 5: the same cache as inference, keyed by method, path, query, body and forwarded headers.
+        // A body naming its model meets the saved integration's model rules first, as on chat.
+        const sent =
+          redacted ??
+          (hasParamRules(leaf.settings) && jsonBody() ? applyParams(jsonBody()!, leaf.settings) : jsonBody());
+        const sentModel = sent?.model;
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
+          const target = typeof sentModel === "string" ? applyModelRules(resolved.target, sentModel) : resolved.target;
+          return cachedPassthrough(
             {
               ctx,
               settings: leaf.settings.cache,
-              target: resolved.target,
+              target,
               method,
               path: providerPath + url.search,
               json: redacted ?? jsonBody(),
               bytes,
+              headers: forwarded,
               outcome,
             },
-            () => forwardToProvider(pass, leaf, resolved, redacted),
-          ),
-        );
+            () => forwardToProvider(pass, leaf, { ...resolved, target }, redacted),
+          );
+        });
       },
     });
     outcome.retries = result.retries;

@@ -30,7 +30,8 @@ import type { UsageEstimate } from "./reservation.ts";
  *
  * Policies are cached per organisation and refreshed in the background every `refreshMs` (so requests never
  * wait for a refresh once warm: zero store reads for the policies themselves); changes made through this
- * process apply at once (`changed`).
+ * process apply at once (`changed`), changes made through another within `refreshMs` (a request after an idle
+ * spell waits for the refresh rather than use older policies).
  *
  * `admit` is the reusable check (MCP tool calls and any other caller); `admitRequest` is the inference
  * pipeline's wrapper, memoised per request so fallbacks and retries are admitted once.
@@ -394,8 +395,13 @@ export class PolicyEnforcer {
   #policiesOf(organisationId: string): Promise<CompiledPolicy[]> | CompiledPolicy[] {
     const entry = this.#cache.get(organisationId);
     if (entry) {
-      if (!entry.refreshing && Date.now() - entry.loadedAt > this.#refreshMs) this.#refresh(organisationId, entry);
-      return entry.policies;
+      const age = Date.now() - entry.loadedAt;
+      // Refreshed in the background from half the period on, so steady traffic never waits; past the period
+      // (no request for a while) the request waits for the store, so no process uses policies older than
+      // refreshMs, however long it was idle (another process may have changed them meanwhile).
+      if (!entry.refreshing && age > this.#refreshMs / 2) this.#refresh(organisationId, entry);
+      if (age <= this.#refreshMs) return entry.policies;
+      return entry.refreshing!.then(() => entry.policies);
     }
     let loading = this.#loading.get(organisationId);
     if (!loading) {

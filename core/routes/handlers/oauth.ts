@@ -21,6 +21,7 @@ import {
 import { type Introspector, introspect, requireAdminIntrospector } from "../../features/mcp/oauth/introspection.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../../features/mcp/oauth/metadata.ts";
 import { OAuthError, answerOAuth, oauthJson } from "../../features/mcp/oauth/oauth-errors.ts";
+import { isSameOriginForm } from "../../features/mcp/oauth/page-forms.ts";
 import { consentPage, donePage, errorPage, signInPage } from "../../features/mcp/oauth/pages.ts";
 import { findAuthorizationRequest } from "../../features/mcp/oauth/pending-requests.ts";
 import { admitRegistration } from "../../features/mcp/oauth/registration-limit.ts";
@@ -84,9 +85,9 @@ async function pendingFromForm(
   ctx: RequestContext,
 ): Promise<{ form: URLSearchParams; pending: PendingForm } | Response> {
   const base = publicBase(request, ctx.services.settings);
-  // Forms of the gateway's own pages only: a browser sends Origin with every POST.
-  const origin = request.headers.get("origin");
-  if (origin !== null && origin !== new URL(base).origin) return errorPage("Cross-site form refused.", 403);
+  if (!isSameOriginForm(request.headers, new URL(base).origin)) {
+    return errorPage("Cross-site form refused: submit the form from the gateway's own page.", 403);
+  }
   if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get("content-type") ?? "")) {
     return errorPage("The form was not sent as a form.", 400);
   }

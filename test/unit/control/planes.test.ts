@@ -36,7 +36,11 @@ const SERVICE_EDGE_MODULES = new Set([
   "core/features/mcp/oauth/bearer.ts",
   "core/features/mcp/oauth/oauth-errors.ts",
   "core/features/mcp/gateway-tool-host.ts",
+  // The kept upstream clients of the tool host (moved out of gateway-tool-host.ts): they tell an answer too large.
+  "core/features/mcp/upstream/kept-clients.ts",
   "core/features/agents/invocation.ts",
+  // The A2A handler behind invocation.ts: it tells an upstream answer too large (issue 38) as the HTTP layer does.
+  "core/features/agents/forwarding-handler.ts",
   "core/features/agents/card-fetch.ts",
   "core/features/agents/card-rules.ts",
 ]);

@@ -1,7 +1,7 @@
 import type { Client, ClientCapabilities } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
 import type { RequestContext } from "../../../services.ts";
-import { HttpError } from "../../../http/errors.ts";
+import { HttpError, upstreamTooLargeIn } from "../../../http/errors.ts";
 import { parseGatewayHeaders } from "../../../http/gateway-headers.ts";
 import { readText } from "../../../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
@@ -14,7 +14,8 @@ import { McpTaskStore, type TaskOwner } from "../tasks/store.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
-import { closeUpstream, connectUpstream } from "../upstream/client.ts";
+import { closeUpstream, connectUpstream, upstreamFailureOf } from "../upstream/client.ts";
+import { withUpstreamStatus } from "./upstream-status.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, on both protocol eras, served per request
@@ -187,6 +188,8 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
   let answered: Response;
   try {
     answered = await handler.fetch(request, { parsedBody: forwarded.body });
+    // A lone request's error for an upstream answer too large is answered with HTTP 502 (upstream-status.ts).
+    if (isLoneRequest(forwarded.body)) answered = await withUpstreamStatus(answered);
   } catch (error) {
     cleanUp();
     throw error;
@@ -198,6 +201,15 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
   });
 }
 
+function isLoneRequest(body: unknown): boolean {
+  const message = body as { jsonrpc?: unknown; id?: unknown } | null;
+  return (
+    !Array.isArray(body) &&
+    message?.jsonrpc === "2.0" &&
+    (typeof message.id === "string" || typeof message.id === "number")
+  );
+}
+
 function proxyHooks(ctx: RequestContext, forwarded: Forwarded, upstream: LazyUpstream, tasks: TaskContext): ProxyHooks {
   const { target, record } = forwarded;
   return {
@@ -205,10 +217,13 @@ function proxyHooks(ctx: RequestContext, forwarded: Forwarded, upstream: LazyUps
       try {
         return await upstream.get();
       } catch (error) {
+        // An answer too large while connecting is told as such (forwarding.ts gives it its code).
+        if (upstreamTooLargeIn(error)) throw error;
         const { ProtocolError } = await import("@modelcontextprotocol/server");
         throw new ProtocolError(-32603, upstreamFailure(error).message);
       }
     },
+    explain: (error) => upstreamFailureOf(upstream.client, error),
     allowed: target.allowed,
     timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
     admitToolCall: async (name) => {
@@ -256,13 +271,20 @@ function callerCapabilities(body: unknown): ClientCapabilities | undefined {
 /** The upstream client of one request: connected on first use, closed when the request ends. */
 function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget, capabilities?: ClientCapabilities) {
   let connecting: Promise<Client> | undefined;
-  return {
+  const upstream = {
+    /** Once connected. */
+    client: undefined as Client | undefined,
     get(): Promise<Client> {
       connecting ??= upstreamAuthHeaders(ctx.services, target.integration, {
         server: target.server,
         userId: principal.userId,
         signal: ctx.signal,
-      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal, capabilities));
+      })
+        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal, capabilities))
+        .then((client) => {
+          upstream.client = client;
+          return client;
+        });
       return connecting;
     },
     async close(): Promise<void> {
@@ -270,6 +292,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
       if (client) await closeUpstream(client);
     },
   };
+  return upstream;
 }
 
 /** A message for a failed upstream connection that says what happened without any credential. */

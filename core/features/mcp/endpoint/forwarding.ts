@@ -1,5 +1,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { ServerContext } from "@modelcontextprotocol/server";
+import { upstreamTooLargeIn } from "../../../http/errors.ts";
+import { UPSTREAM_TOO_LARGE } from "../../../util/read-bounded.ts";
 import { type AllowList, resourceMatcher } from "./access.ts";
 
 /**
@@ -29,6 +31,8 @@ export type Forwarding = Awaited<ReturnType<typeof forwarding>>;
 export interface ForwardingHooks {
   /** The connected upstream client (connected on first use). */
   upstream(): Promise<Client>;
+  /** What a failed upstream call reports (upstream/client.ts upstreamFailureOf: an answer too large). */
+  explain(error: unknown): unknown;
   allowed: AllowList;
   timeoutMs: number;
   /** What the request did, for its log. */
@@ -150,7 +154,15 @@ export async function forwarding(hooks: ForwardingHooks) {
       return async (...args: A): Promise<R> => {
         try {
           return await handler(...args);
-        } catch (error) {
+        } catch (thrown) {
+          const error = hooks.explain(thrown);
+          const tooLarge = upstreamTooLargeIn(error);
+          if (tooLarge) {
+            // The caller's wire format: a JSON-RPC error whose data names the code (a lone request's is answered
+            // with HTTP 502: upstream-status.ts).
+            hooks.note({ error: { message: tooLarge.message, code: UPSTREAM_TOO_LARGE } });
+            throw new ProtocolError(-32603, tooLarge.message, { code: UPSTREAM_TOO_LARGE });
+          }
           const code = (error as { code?: unknown }).code;
           hooks.note({ error: { message: (error as Error).message, code: `jsonrpc_${code ?? -32603}` } });
           throw error;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Client, ClientCapabilities, PriorDiscovery, ResponseCacheStore } from "@modelcontextprotocol/client";
 import { checkCustomHost } from "../../../security/custom-host.ts";
-import { guardedFetch } from "../../../security/guarded-dispatcher.ts";
+import { type AnswerLimit, guardedFetch } from "../../../security/guarded-dispatcher.ts";
 import type { Services } from "../../../services.ts";
 import type { McpIntegration } from "../records.ts";
 import { eraVerdicts } from "./era-verdicts.ts";
@@ -11,7 +11,8 @@ import { eraVerdicts } from "./era-verdicts.ts";
  * negotiates the era (`versionNegotiation: 'auto'`: a `server/discover` probe, falling back to `initialize` for
  * a 2025-era server), and the verdict is kept per upstream and credential (era-verdicts.ts) so that later
  * connections adopt it without a round trip (a 2026-07-28 upstream then costs no handshake at all). Every
- * request goes through the SSRF guard with the auth headers the caller resolved (upstream/auth.ts). List
+ * request goes through the SSRF guard with the auth headers the caller resolved (upstream/auth.ts), every answer
+ * bounded (MCP_MAX_RESPONSE_BYTES). List
  * results are cached by the SDK as the upstream's `ttlMs` / `cacheScope` hints say, in one store per process
  * shared by every client, partitioned by credential so one caller's private answer never serves another's.
  * The older SSE transport speaks only the 2025 era. The SDK is loaded on first use so families that never
@@ -42,7 +43,19 @@ export async function connectUpstream(
       ...(capabilities ? { capabilities } : {}),
     },
   );
-  const fetch = guardedFetch(services.trustedHosts);
+  // An answer over MCP_MAX_RESPONSE_BYTES errors its body; the client is closed too, or a request whose answer
+  // was to come on that (SSE) stream would wait for its timeout. Its callers see the size error, not "closed".
+  const limit: AnswerLimit = {
+    maxBytes: services.settings.MCP_MAX_RESPONSE_BYTES,
+    what: "The MCP server's answer",
+    setting: "MCP_MAX_RESPONSE_BYTES",
+    onTooLarge(error) {
+      if (tooLargeOf.has(client)) return;
+      tooLargeOf.set(client, error);
+      void client.close().catch(() => {});
+    },
+  };
+  const fetch = guardedFetch(services.trustedHosts, limit);
   const requestInit: RequestInit = { headers };
   const transport =
     integration.transport === "sse"
@@ -58,6 +71,17 @@ export async function connectUpstream(
   }
   if (!known && integration.transport !== "sse") eraVerdicts.remember(partition, client);
   return client;
+}
+
+/** Clients closed because an answer passed the size limit, with that refusal. */
+const tooLargeOf = new WeakMap<Client, Error>();
+
+/**
+ * What a failed call on `client` should report: the size refusal when an answer too large is what ended the
+ * client (its pending requests fail with "connection closed" otherwise), else the error itself.
+ */
+export function upstreamFailureOf(client: Client | undefined, error: unknown): unknown {
+  return (client && tooLargeOf.get(client)) ?? error;
 }
 
 let cacheStore: ResponseCacheStore | undefined;

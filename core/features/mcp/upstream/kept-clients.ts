@@ -1,10 +1,12 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
+import { upstreamTooLargeIn } from "../../../http/errors.ts";
+import { UPSTREAM_TOO_LARGE } from "../../../util/read-bounded.ts";
 import type { Services } from "../../../services.ts";
 import type { McpTarget } from "../endpoint/access.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "./auth.ts";
-import { connectUpstream } from "./client.ts";
+import { connectUpstream, upstreamFailureOf } from "./client.ts";
 import { UpstreamPool } from "./pool.ts";
 
 /** Kept upstream clients of server-side tool calls (upstream-pool.ts). */
@@ -28,7 +30,11 @@ export async function withUpstream<T>(
         // Not the caller's signal: a kept client outlives this call.
         return connectUpstream(services, integration, headers);
       },
-      use,
+      // A client closed by an answer too large reports that, not the "connection closed" of its pending calls.
+      (client) =>
+        use(client).catch((error: unknown) => {
+          throw upstreamFailureOf(client, error);
+        }),
     );
   } catch (error) {
     throw error instanceof McpToolError ? error : upstreamError(error);
@@ -42,6 +48,8 @@ export function upstreamError(error: unknown): McpToolError {
   // The SDK's timeout (v2 names it; v1 and 2025-era peers used -32001).
   if (code === "REQUEST_TIMEOUT" || code === -32001)
     return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
+  const tooLarge = upstreamTooLargeIn(error);
+  if (tooLarge) return new McpToolError(502, tooLarge.message, UPSTREAM_TOO_LARGE);
   // A refusal of the upstream's own auth (upstream/auth.ts throws the HTTP layer's errors, with a status).
   if (typeof (error as { status?: unknown }).status === "number")
     return new McpToolError(502, message, typeof code === "string" ? code : "mcp_upstream_refused");
