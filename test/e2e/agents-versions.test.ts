@@ -9,6 +9,7 @@ import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf, userMessage, withKey } from "../helpers/a2a-client.ts";
 import { type EchoAgent, startEchoAgent } from "../helpers/a2a-echo-agent.ts";
+import { startSdkAgent } from "../helpers/a2a-sdk-agent.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 
@@ -147,6 +148,39 @@ describe.each([
   });
 });
 
+describe("an agent served by the SDK's own handlers, over HTTP+JSON", () => {
+  it("is registered from its 1.0 card and called through its HTTP+JSON binding: send, stream, cancel", async () => {
+    const rest = await startSdkAgent(["HTTP+JSON"]);
+    try {
+      const created = await call(gateway, key, "POST", "/v2/agent-integrations", {
+        name: "Rest",
+        slug: "rest",
+        url: rest.url,
+      });
+      expect(created.status, created.text).toBe(201);
+      const client = await clientFor("rest");
+      expect(textOf(((await client.sendMessage(userMessage("over rest"))) as any).parts)).toBe("echo: over rest");
+      const events: any[] = [];
+      for await (const event of client.sendMessageStream(userMessage("task rest"))) events.push(event);
+      expect(events.at(-1).payload.value.status.state).toBe(3);
+      const started = (await client.sendMessage({
+        ...userMessage("slow rest"),
+        configuration: { returnImmediately: true, acceptedOutputModes: [], historyLength: undefined } as never,
+      })) as any;
+      expect(
+        (await client.cancelTask({ tenant: "", id: started.id, metadata: undefined } as never)).status?.state,
+      ).toBe(5);
+      const posted = rest.requests.filter((request) => request.method === "POST");
+      expect(posted.length).toBeGreaterThanOrEqual(4);
+      // Every call went to the REST binding's paths, in A2A 1.0.
+      expect(posted.every((request) => request.path.startsWith("/rest/") && request.version === "1.0")).toBe(true);
+      expect(posted.map((request) => request.path)).toContain("/rest/message:send");
+    } finally {
+      await rest.close();
+    }
+  });
+});
+
 describe("version negotiation and the registered card", () => {
   it("answers VersionNotSupported for an A2A-Version it does not speak", async () => {
     const response = await fetch(`${gateway.url}/v1/agents/modern`, {
@@ -178,6 +212,8 @@ describe("version negotiation and the registered card", () => {
     const methods = new Set(agentLogs.map((entry: any) => entry.metadata?.a2a_method));
     for (const method of ["SendMessage", "SendStreamingMessage", "CancelTask", "message/send", "tasks/cancel"])
       expect(methods).toContain(method);
-    expect(new Set(agentLogs.map((entry: any) => entry.requestedModel))).toEqual(new Set(["modern", "old"]));
+    expect([...new Set(agentLogs.map((entry: any) => entry.requestedModel))]).toEqual(
+      expect.arrayContaining(["modern", "old", "rest"]),
+    );
   });
 });

@@ -44,7 +44,7 @@ const slowTasks = new Map<string, () => void>();
 const textOf = (message: Message | undefined) =>
   (message?.parts ?? []).map((part) => (part.content?.$case === "text" ? part.content.value : "")).join("");
 
-const echoExecutor: AgentExecutor = {
+export const echoExecutor: AgentExecutor = {
   async execute(context, bus) {
     const text = textOf(context.userMessage);
     const reply = (taskId?: string) =>
@@ -203,36 +203,43 @@ export async function startEchoAgent(
   };
 }
 
+/** An AgentCard as the current SDK's types define it, with the given name and interfaces. */
+export function sdkAgentCard(name: string, supportedInterfaces: AgentCard["supportedInterfaces"]): AgentCard {
+  return {
+    name,
+    description: "Echoes what it is sent.",
+    version: "1.0.0",
+    supportedInterfaces,
+    provider: undefined,
+    documentationUrl: undefined,
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ["text/plain"],
+    defaultOutputModes: ["text/plain"],
+    skills: [
+      {
+        id: "echo",
+        name: "Echo",
+        description: "Echoes",
+        tags: ["echo"],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+    iconUrl: undefined,
+  };
+}
+
 function cardOf(shape: CardShape, url: string): Record<string, unknown> {
   if (shape === "1.0") {
     // An AgentCard as the current SDK's types define it, served as its agentCardHandler serves one (JSON.stringify).
-    const sdkCard: AgentCard = {
-      name: "Echo agent 1.0",
-      description: "Echoes what it is sent.",
-      version: "1.0.0",
-      supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0", tenant: "" }],
-      provider: undefined,
-      documentationUrl: undefined,
-      capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-      securitySchemes: {},
-      securityRequirements: [],
-      defaultInputModes: ["text/plain"],
-      defaultOutputModes: ["text/plain"],
-      skills: [
-        {
-          id: "echo",
-          name: "Echo",
-          description: "Echoes",
-          tags: ["echo"],
-          examples: [],
-          inputModes: [],
-          outputModes: [],
-          securityRequirements: [],
-        },
-      ],
-      signatures: [],
-      iconUrl: undefined,
-    };
+    const sdkCard = sdkAgentCard("Echo agent 1.0", [
+      { url: `${url}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0", tenant: "" },
+    ]);
     return JSON.parse(JSON.stringify(sdkCard));
   }
   const legacyCard = {
