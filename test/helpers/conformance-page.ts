@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -138,6 +138,15 @@ function currentCommit(): string {
   }
 }
 
+const STALE_LOCK_MS = 60_000;
+const lockAgeMs = () => {
+  try {
+    return Date.now() - statSync(LOCK).mtimeMs;
+  } catch {
+    return 0;
+  }
+};
+
 /** Suites run in parallel workers: one writer at a time (a directory is created atomically). */
 function withLock<T>(work: () => T): T {
   const deadline = Date.now() + 30_000;
@@ -146,7 +155,9 @@ function withLock<T>(work: () => T): T {
       mkdirSync(LOCK);
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error(`docs/conformance.md stayed locked (${LOCK}).`);
+      // A lock left by a run that died holding it (no writer holds it for more than a moment) is taken over.
+      if (lockAgeMs() > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`docs/conformance.md stayed locked (${LOCK}).`);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
     }
   }
