@@ -209,6 +209,10 @@ const SETTINGS = {
   MCP_ALLOWED_ORIGINS: commaList,
   // How long one call to an upstream MCP server may take.
   MCP_UPSTREAM_TIMEOUT_MS: positiveInt(60_000, 1000, 900_000),
+  // A tool call still running after this long is answered as a task (MCP Tasks extension), for callers that
+  // declared the extension; the call goes on and its result is kept in Records for MCP_TASK_TTL_MS.
+  MCP_TASK_AFTER_MS: positiveInt(5_000, 10, 900_000),
+  MCP_TASK_TTL_MS: positiveInt(3_600_000, 60_000, 86_400_000),
   // OTLP/HTTP JSON export of MCP request logs (standard OpenTelemetry variables; off unless an endpoint is set).
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: optionalUrl,

@@ -1,6 +1,7 @@
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { textOf, userMessage, withKey } from "../helpers/a2a-client.ts";
 import { type EchoAgent, startEchoAgent } from "../helpers/a2a-echo-agent.ts";
 import { type CryptoKey, SignJWT, exportJWK, generateKeyPair } from "jose";
 import { call, createKey, seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
@@ -19,18 +20,6 @@ let agent: EchoAgent;
 let workspaceA: string;
 let keyA: string;
 let slug: string;
-
-const textOf = (parts: Array<{ content?: { $case: string; value: unknown } }> | undefined) =>
-  (parts ?? []).map((part) => (part.content?.$case === "text" ? part.content.value : "")).join("");
-
-/** A fetch that adds the caller's gateway key (how an A2A client authenticates to the gateway). */
-const withKey =
-  (key: string): typeof fetch =>
-  (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set("x-gateway-api-key", key);
-    return fetch(input, { ...init, headers });
-  };
 
 /** A fetch that sends a bearer JWT instead (spec 5.4: `agents.invoke` may be granted to JWTs). */
 const withJwt =
@@ -63,22 +52,6 @@ async function clientFor(key: string, agentRef = slug, fetchImpl: typeof fetch =
   );
   return factory.createFromUrl(`${gateway.url}/v1/agents/${agentRef}/.well-known/agent-card.json`, "");
 }
-
-const userMessage = (text: string) => ({
-  tenant: "",
-  message: {
-    messageId: crypto.randomUUID(),
-    contextId: "",
-    taskId: "",
-    role: 1,
-    parts: [{ content: { $case: "text" as const, value: text }, metadata: undefined, filename: "", mediaType: "" }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  },
-  configuration: undefined,
-  metadata: undefined,
-});
 
 beforeAll(async () => {
   const pair = await generateKeyPair("RS256", { extractable: true });

@@ -1,37 +1,20 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  CompleteRequestSchema,
-  ElicitResultSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  CreateMessageResultSchema,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, Server, type Tool, createMcpHandler } from "@modelcontextprotocol/server";
+import { serveFetchOnNode } from "./fetch-on-node.ts";
+import { MRTR_TOOLS, inputRequiredPrompt, multiRoundTool, stateCodec } from "./mcp-conformance-mrtr.ts";
 
 /**
- * An MCP server (SDK low-level `Server`, streamable HTTP, stateless, SSE answers) offering what the MCP
- * conformance suite's server scenarios call (`npx @modelcontextprotocol/conformance list`): the `test_*` tools,
- * prompts and resources, logging, completion and subscriptions. The gateway is run against it to show it proxies
- * them faithfully (test/e2e/mcp-conformance.test.ts).
+ * The reference upstream of the conformance runs: an MCP server built with the SDK v2's low-level `Server`, served
+ * per request by `createMcpHandler` (the 2026-07-28 revision, and 2025-era clients statelessly), offering what
+ * the conformance suite's server scenarios call for both requirement sets (`conformance list --server
+ * --requirements <revision>`): the `test_*` tools, prompts and resources, logging, completion and
+ * subscriptions, and the multi round-trip tools of 2026-07-28 (`input_required` with elicitation, sampling and
+ * roots requests, an integrity-protected `requestState`, several rounds). The gateway is run against it to show
+ * it proxies both eras faithfully (test/e2e/mcp-conformance.test.ts).
  */
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 const EMPTY_OBJECT = { type: "object" as const, properties: {} };
-
 const TOOLS: Tool[] = [
   { name: "test_simple_text", description: "Answers one text block.", inputSchema: EMPTY_OBJECT },
   { name: "test_image_content", description: "Answers one image.", inputSchema: EMPTY_OBJECT },
@@ -51,20 +34,66 @@ const TOOLS: Tool[] = [
     description: "Asks the user.",
     inputSchema: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
   },
+  ...MRTR_TOOLS.map((name) => ({ name, description: "Multi round-trip (SEP-2322).", inputSchema: EMPTY_OBJECT })),
+  // The Tasks extension's fixtures: the gateway answers a call that outlasts MCP_TASK_AFTER_MS with a task.
+  {
+    name: "greet",
+    description: "Greets at once.",
+    inputSchema: { type: "object", properties: { name: { type: "string" } } },
+  },
+  {
+    name: "slow_compute",
+    description: "Sleeps `seconds`, then answers; cancelled when its request is.",
+    inputSchema: { type: "object", properties: { seconds: { type: "number" } } },
+  },
+  { name: "failing_job", description: "Answers a tool error after a second.", inputSchema: EMPTY_OBJECT },
+  { name: "protocol_error_job", description: "Fails with a protocol error after a second.", inputSchema: EMPTY_OBJECT },
+  { name: "test_logging_tool", description: "Logs only when the request set a log level.", inputSchema: EMPTY_OBJECT },
+  {
+    name: "test_streaming_elicitation",
+    description: "Answers with no request on its stream.",
+    inputSchema: EMPTY_OBJECT,
+  },
   {
     name: "json_schema_2020_12_tool",
     description: "A tool whose input schema uses JSON Schema 2020-12 keywords.",
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
-      $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
-      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      $defs: {
+        address: {
+          $anchor: "addressDef",
+          type: "object",
+          properties: { street: { type: "string" }, city: { type: "string" } },
+        },
+      },
+      properties: {
+        name: { type: "string" },
+        address: { $ref: "#/$defs/address" },
+        contactMethod: { type: "string", enum: ["phone", "email"] },
+        phone: { type: "string" },
+        email: { type: "string" },
+      },
+      allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+      if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+      // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema 2020-12 keyword.
+      then: { required: ["phone"] },
+      else: { required: ["email"] },
       additionalProperties: false,
     },
   },
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** True when `ms` passed, false when `signal` ended the wait first. */
+const sleepUnlessCancelled = (ms: number, signal: AbortSignal) =>
+  new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
 
 function buildServer(): Server {
   const server = new Server(
@@ -77,11 +106,15 @@ function buildServer(): Server {
         logging: {},
         completions: {},
       },
+      // A retry's requestState is checked before any handler runs (tampered state: -32602).
+      requestState: { verify: stateCodec.verify },
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/list", async () => ({ tools: TOOLS }));
+  server.setRequestHandler("tools/call", async (request, ctx) => {
     const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+    const extra = ctx;
+    if (MRTR_TOOLS.includes(request.params.name)) return multiRoundTool(request.params.name, ctx);
     switch (request.params.name) {
       case "test_simple_text":
         return text("This is a simple text response for testing.");
@@ -111,14 +144,14 @@ function buildServer(): Server {
         };
       case "test_tool_with_logging":
         for (const step of ["Tool execution started", "Tool processing data", "Tool execution completed"]) {
-          await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: step } });
+          await extra.mcpReq.notify({ method: "notifications/message", params: { level: "info", data: step } });
           await sleep(20);
         }
         return text("Logged three messages.");
       case "test_tool_with_progress": {
-        const token = extra._meta?.progressToken ?? 0;
+        const token = extra.mcpReq._meta?.progressToken ?? 0;
         for (const progress of [0, 50, 100]) {
-          await extra.sendNotification({
+          await extra.mcpReq.notify({
             method: "notifications/progress",
             params: { progressToken: token, progress, total: 100, message: `At ${progress} of 100` },
           });
@@ -129,7 +162,7 @@ function buildServer(): Server {
       case "test_error_handling":
         return { isError: true, content: [{ type: "text", text: "This tool intentionally returns an error." }] };
       case "test_sampling": {
-        const answer = await extra.sendRequest(
+        const answer = await extra.mcpReq.send(
           {
             method: "sampling/createMessage",
             params: {
@@ -137,14 +170,14 @@ function buildServer(): Server {
               maxTokens: 100,
             },
           },
-          CreateMessageResultSchema,
           // Stateless: the answer cannot come back to this call; do not hold the suite for the default minute.
           { timeout: 2000 },
         );
-        return text(`LLM response: ${answer.content.type === "text" ? answer.content.text : ""}`);
+        const content = answer.content as { type: string; text?: string };
+        return text(`LLM response: ${content.type === "text" ? content.text : ""}`);
       }
       case "test_elicitation": {
-        const answer = await extra.sendRequest(
+        const answer = await extra.mcpReq.send(
           {
             method: "elicitation/create",
             params: {
@@ -152,15 +185,34 @@ function buildServer(): Server {
               requestedSchema: { type: "object", properties: { response: { type: "string" } }, required: ["response"] },
             },
           },
-          ElicitResultSchema,
           { timeout: 2000 },
         );
         return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
       }
       case "json_schema_2020_12_tool":
         return text(`Called with ${JSON.stringify(request.params.arguments ?? {})}`);
+      case "test_logging_tool":
+        // Delivered only when the request asked for logs (2026-07-28: `_meta` logLevel).
+        await extra.mcpReq.log("info", "test_logging_tool ran");
+        return text("Logged through the request's own channel.");
+      case "test_streaming_elicitation":
+        return text("A result, and no request on the stream.");
+      case "greet":
+        return text(`Hello, ${String(request.params.arguments?.name ?? "world")}!`);
+      case "slow_compute": {
+        const seconds = Number(request.params.arguments?.seconds ?? 0);
+        if (!(await sleepUnlessCancelled(seconds * 1000, ctx.mcpReq.signal)))
+          throw new ProtocolError(-32800, "Request cancelled");
+        return text(`Computed after ${seconds} s.`);
+      }
+      case "failing_job":
+        await sleep(1000);
+        return { isError: true, content: [{ type: "text", text: "The job failed." }] };
+      case "protocol_error_job":
+        await sleep(1000);
+        throw new ProtocolError(-32603, "The job broke.");
       default:
-        throw new McpError(-32602, `Unknown tool: ${request.params.name}`);
+        throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
     }
   });
 
@@ -169,11 +221,11 @@ function buildServer(): Server {
     { uri: "test://static-binary", name: "static-binary", mimeType: "image/png" },
     { uri: "test://watched-resource", name: "watched-resource", mimeType: "text/plain" },
   ];
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  server.setRequestHandler("resources/list", async () => ({ resources: RESOURCES }));
+  server.setRequestHandler("resources/templates/list", async () => ({
     resourceTemplates: [{ uriTemplate: "test://template/{id}/data", name: "template", mimeType: "application/json" }],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler("resources/read", async (request) => {
     const { uri } = request.params;
     if (uri === "test://static-text" || uri === "test://watched-resource")
       return { contents: [{ uri, mimeType: "text/plain", text: "This is the content of the static text resource." }] };
@@ -183,10 +235,11 @@ function buildServer(): Server {
       const text = JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` });
       return { contents: [{ uri, mimeType: "application/json", text }] };
     }
-    throw new McpError(-32002, `Resource not found: ${uri}`);
+    // SEP-2164: an unknown resource is Invalid Params, naming the uri.
+    throw new ProtocolError(-32602, `Resource not found: ${uri}`, { uri });
   });
-  server.setRequestHandler(SubscribeRequestSchema, async () => ({}));
-  server.setRequestHandler(UnsubscribeRequestSchema, async () => ({}));
+  server.setRequestHandler("resources/subscribe", async () => ({}));
+  server.setRequestHandler("resources/unsubscribe", async () => ({}));
 
   const PROMPTS = [
     { name: "test_simple_prompt", description: "No arguments." },
@@ -204,11 +257,14 @@ function buildServer(): Server {
       arguments: [{ name: "resourceUri", required: true }],
     },
     { name: "test_prompt_with_image", description: "Includes an image." },
+    { name: "test_input_required_result_prompt", description: "Asks for context before it renders (SEP-2322)." },
   ];
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler("prompts/list", async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler("prompts/get", async (request, ctx) => {
     const args = request.params.arguments ?? {};
     switch (request.params.name) {
+      case "test_input_required_result_prompt":
+        return inputRequiredPrompt(ctx);
       case "test_simple_prompt":
         return {
           messages: [{ role: "user", content: { type: "text", text: "This is a simple prompt for testing." } }],
@@ -243,41 +299,24 @@ function buildServer(): Server {
           ],
         };
       default:
-        throw new McpError(-32602, `Unknown prompt: ${request.params.name}`);
+        throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
     }
   });
-  server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
-  server.setRequestHandler(CompleteRequestSchema, async () => ({
+  server.setRequestHandler("logging/setLevel", async () => ({}));
+  server.setRequestHandler("completion/complete", async () => ({
     completion: { values: [], total: 0, hasMore: false },
   }));
   return server;
 }
 
 export async function startConformanceUpstream(): Promise<{ url: string; close(): Promise<void> }> {
-  const http = createServer(async (req, res) => {
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" }).end();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const server = buildServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, JSON.parse(Buffer.concat(chunks).toString("utf8")));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
+  const handler = createMcpHandler(() => buildServer());
+  const served = await serveFetchOnNode(handler.fetch);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
+    url: served.url,
+    async close() {
+      await served.close();
+      await handler.close();
+    },
   };
 }

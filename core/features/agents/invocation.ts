@@ -1,10 +1,10 @@
 import type { AgentCard } from "@a2a-js/sdk";
 import { newOutcome } from "../../inference/gateway/outcome.ts";
 import type { RequestContext } from "../../services.ts";
-import { json, readText } from "../../http/json.ts";
-import { withHeaders } from "../../http/response-headers.ts";
 import type { HttpError } from "../../http/errors.ts";
 import { UPSTREAM_TOO_LARGE } from "../../util/read-bounded.ts";
+import { json, readText } from "../../http/json.ts";
+import { withHeaders } from "../../http/response-headers.ts";
 import type { AgentCardJson } from "./card-rules.ts";
 import { ForwardingRequestHandler } from "./forwarding-handler.ts";
 import { gatewayAgentCard } from "./gateway-card.ts";
@@ -69,26 +69,31 @@ export async function invokeAgent(request: Request, ctx: RequestContext): Promis
       services.settings.REQUEST_TIMEOUT,
     );
     const events: RpcEnvelope[] = [];
-    const response = await answerRpc(call, handler, {
-      answered(envelope, stream) {
-        outcome.stream = stream;
-        outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
-        if (stream) events.push(envelope);
-        else outcome.responseBody = envelope;
-        if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+    const response = await answerRpc(
+      call,
+      handler,
+      {
+        answered(envelope, stream) {
+          outcome.stream = stream;
+          outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
+          if (stream) events.push(envelope);
+          else outcome.responseBody = envelope;
+          if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+        },
+        streamed(envelope) {
+          if (events.length < LOGGED_EVENTS) events.push(envelope);
+          if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
+        },
+        ended(error) {
+          if (error && !outcome.error) outcome.error = rpcErrorOf(error);
+          if (outcome.stream) outcome.responseBody = events;
+          outcome.status = 200;
+          outcome.totalMs = performance.now() - ctx.startedAt;
+          outcome.finish();
+        },
       },
-      streamed(envelope) {
-        if (events.length < LOGGED_EVENTS) events.push(envelope);
-        if (envelope.error) outcome.error = rpcErrorOf(envelope.error);
-      },
-      ended(error) {
-        if (error && !outcome.error) outcome.error = rpcErrorOf(error);
-        if (outcome.stream) outcome.responseBody = events;
-        outcome.status = 200;
-        outcome.totalMs = performance.now() - ctx.startedAt;
-        outcome.finish();
-      },
-    });
+      request.headers.get("a2a-version"),
+    );
     return withHeaders(
       handler.upstreamTooLarge ? tooLargeAnswer(call, handler.upstreamTooLarge) : response,
       admission.headers,

@@ -1,14 +1,20 @@
 import { SSE_HEADERS, formatSSEErrorEvent, formatSSEEvent } from "@a2a-js/sdk";
 import { isLegacyJsonRpcMethod } from "@a2a-js/sdk/compat/v0_3";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import { VersionNotSupportedError } from "@a2a-js/sdk/errors";
 import { type A2ARequestHandler, JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server";
 
 /**
- * A2A JSON-RPC over HTTP, answered by the SDK's transport handlers: A2A 1.0 method names (`SendMessage`, ...)
- * by JsonRpcTransportHandler, 0.3 ones (`message/send`, ...) by the compat layer's LegacyJsonRpcTransportHandler,
- * both over the same request handler. Streaming methods answer server-sent events, relayed as they come; an
- * error before the first event is answered as a plain JSON-RPC error.
+ * A2A JSON-RPC over HTTP, answered by the SDK's transport handlers: A2A 1.0 (`SendMessage`, ...) by
+ * JsonRpcTransportHandler, 0.3 (`message/send`, ...) by the compat layer's LegacyJsonRpcTransportHandler, both
+ * over the same request handler. The wire version is negotiated as A2A 1.0 has it: the `A2A-Version` header
+ * when the client sends one ("1.0" or "0.3"; any other answers VersionNotSupportedError), else the method
+ * name's family (0.3 clients send no header). Streaming methods answer server-sent events, relayed as they
+ * come; an error before the first event is answered as a plain JSON-RPC error.
  */
+
+/** The versions the gateway's agent endpoint speaks, whatever the upstream speaks (the SDK translates). */
+export const GATEWAY_A2A_VERSIONS = ["1.0", "0.3"];
 
 export interface RpcEnvelope {
   jsonrpc: string;
@@ -48,15 +54,37 @@ export function readRpcCall(text: string): RpcCall {
   }
 }
 
-export async function answerRpc(call: RpcCall, handler: A2ARequestHandler, observer: RpcObserver): Promise<Response> {
-  const legacy = isLegacyJsonRpcMethod(call.method);
+/** "1.0", "0.3", or undefined for a version the gateway does not speak ("1" and "0.3.0" are read as such). */
+export function negotiatedVersion(header: string): string | undefined {
+  const [major, minor = "0"] = header.trim().split(".");
+  const version = `${major}.${minor}`;
+  return GATEWAY_A2A_VERSIONS.includes(version) ? version : undefined;
+}
+
+export async function answerRpc(
+  call: RpcCall,
+  handler: A2ARequestHandler,
+  observer: RpcObserver,
+  versionHeader?: string | null,
+): Promise<Response> {
+  const requested = versionHeader ? negotiatedVersion(versionHeader) : undefined;
+  const legacy = versionHeader ? requested === "0.3" : isLegacyJsonRpcMethod(call.method);
+  const toError = legacy
+    ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
+    : JsonRpcTransportHandler.mapToJSONRPCError;
+  if (versionHeader && !requested) {
+    const refusal = new VersionNotSupportedError(
+      `A2A version '${versionHeader.slice(0, 20)}' is not supported. Supported versions: ${GATEWAY_A2A_VERSIONS.join(", ")}.`,
+    );
+    const envelope = { jsonrpc: "2.0", id: call.id, error: toError(refusal) };
+    observer.answered(envelope, false);
+    observer.ended(envelope.error);
+    return jsonAnswer(envelope);
+  }
   const context = new ServerCallContext({ requestedVersion: legacy ? "0.3" : "1.0" });
   const answer = legacy
     ? await new LegacyJsonRpcTransportHandler(handler).handle(call.body, context)
     : await new JsonRpcTransportHandler(handler).handle(call.body, context);
-  const toError = legacy
-    ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
-    : JsonRpcTransportHandler.mapToJSONRPCError;
   if (!isStream(answer)) {
     observer.answered(answer as RpcEnvelope, false);
     observer.ended();

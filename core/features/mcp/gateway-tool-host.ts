@@ -1,15 +1,11 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Principal } from "../../auth/principal.ts";
-import { HttpError, upstreamTooLargeIn } from "../../http/errors.ts";
-import { UPSTREAM_TOO_LARGE } from "../../util/read-bounded.ts";
+import { HttpError } from "../../http/errors.ts";
 import type { Services } from "../../services.ts";
-import { type McpTarget, resolveMcpTarget } from "./endpoint/access.ts";
+import { resolveMcpTarget } from "./endpoint/access.ts";
 import { admitMcpToolCall } from "./endpoint/limits.ts";
 import { type McpRequestRecord, writeMcpLog } from "./endpoint/request-log.ts";
 import { McpToolError, type McpToolDescriptor, type McpToolHost, type McpToolResult } from "./tool-host.ts";
-import { upstreamAuthHeaders } from "./upstream/auth.ts";
-import { connectUpstream, upstreamFailureOf } from "./upstream/client.ts";
-import { UpstreamPool } from "./upstream/pool.ts";
+import { mcpContextHost } from "./gateway-context-host.ts";
+import { noteHostFailure, withUpstream } from "./upstream/kept-clients.ts";
 
 /** At most this many tools are offered from one server (a model's tool list has limits of its own). */
 const MAX_TOOLS = 500;
@@ -22,6 +18,7 @@ const MAX_TOOLS = 500;
  */
 export function createMcpToolHost(services: Services): McpToolHost {
   return {
+    ...mcpContextHost(services),
     async listTools(principal, serverRef) {
       const target = await resolveMcpTarget(services, principal, serverRef);
       return withUpstream(services, principal, target, undefined, async (client) => {
@@ -73,25 +70,17 @@ export function createMcpToolHost(services: Services): McpToolHost {
             throw new McpToolError(429, error.message, "rate_limit_exceeded");
           throw error;
         }
-        const result = await withUpstream(services, principal, target, context.signal, async (client) => {
-          const { CallToolResultSchema } = await import("@modelcontextprotocol/sdk/types.js");
-          return client.request(
+        const result = await withUpstream(services, principal, target, context.signal, (client) =>
+          client.request(
             { method: "tools/call", params: { name: call.name, arguments: call.arguments } },
-            CallToolResultSchema,
-            {
-              signal: context.signal,
-              timeout: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
-            },
-          );
-        });
+            { signal: context.signal, timeout: services.settings.MCP_UPSTREAM_TIMEOUT_MS },
+          ),
+        );
         record.resultBytes = JSON.stringify(result).length;
         record.toolError = result.isError === true;
         return result as McpToolResult;
       } catch (error) {
-        const failure = error instanceof McpToolError ? error : upstreamError(error);
-        record.status = failure.status;
-        record.error = { message: failure.message, code: failure.code };
-        throw failure;
+        throw noteHostFailure(record, error);
       } finally {
         pending.push(
           writeMcpLog(services, principal, target.server, record, {
@@ -106,46 +95,4 @@ export function createMcpToolHost(services: Services): McpToolHost {
       }
     },
   };
-}
-
-/** Kept upstream clients of server-side tool calls (upstream-pool.ts). */
-const pool = new UpstreamPool({ ttlMs: 20_000, maxEntries: 200 });
-
-async function withUpstream<T>(
-  services: Services,
-  principal: Principal,
-  target: McpTarget,
-  signal: AbortSignal | undefined,
-  use: (client: Client) => Promise<T>,
-): Promise<T> {
-  const { server, integration } = target;
-  const caller = principal.userId ? `user:${principal.userId}` : `key:${principal.keyId ?? principal.kind}`;
-  const key = `${server.id}@${server.version}|${integration.id}@${integration.version}|${caller}`;
-  try {
-    return await pool.use(
-      key,
-      async () => {
-        const headers = await upstreamAuthHeaders(services, integration, { server, userId: principal.userId, signal });
-        // Not the caller's signal: a kept client outlives this call.
-        return connectUpstream(services, integration, headers);
-      },
-      (client) =>
-        use(client).catch((error: unknown) => {
-          throw upstreamFailureOf(client, error);
-        }),
-    );
-  } catch (error) {
-    throw error instanceof McpToolError ? error : upstreamError(error);
-  }
-}
-
-function upstreamError(error: unknown): McpToolError {
-  if (error instanceof McpToolError) return error;
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === -32001) return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
-  const tooLarge = upstreamTooLargeIn(error);
-  if (tooLarge) return new McpToolError(502, tooLarge.message, UPSTREAM_TOO_LARGE);
-  if (error instanceof HttpError) return new McpToolError(502, error.message, error.code ?? "mcp_upstream_refused");
-  return new McpToolError(502, `The MCP server failed: ${message.slice(0, 300)}`, "mcp_upstream_error");
 }

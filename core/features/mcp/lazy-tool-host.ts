@@ -13,5 +13,8 @@ export function lazyMcpToolHost(services: Services): McpToolHost {
     listTools: async (principal, serverRef) => (await load()).listTools(principal, serverRef),
     callTool: async (principal, serverRef, call, context) =>
       (await load()).callTool(principal, serverRef, call, context),
+    listContext: async (principal, serverRef) => (await load()).listContext!(principal, serverRef),
+    useContext: async (principal, serverRef, request, context) =>
+      (await load()).useContext!(principal, serverRef, request, context),
   };
 }

@@ -38,6 +38,22 @@ export class McpToolError extends Error {
   }
 }
 
+/** The prompts and resources a caller may use on a server (server-side mode's context tools). */
+export interface McpContextListing {
+  resources: Array<{ uri: string; name?: string; description?: string }>;
+  templates: Array<{ uriTemplate: string; name?: string; description?: string }>;
+  prompts: Array<{
+    name: string;
+    description?: string;
+    arguments?: Array<{ name: string; description?: string; required?: boolean }>;
+  }>;
+}
+
+/** Reading a resource or rendering a prompt, asked of a server-side context tool. */
+export type McpContextRequest =
+  | { kind: "resource"; uri: string }
+  | { kind: "prompt"; name: string; arguments: Record<string, string> };
+
 export interface McpToolHost {
   /** The tools `principal` may call on a server (id or slug in the principal's workspace): enabled ones only. */
   listTools(principal: Principal, serverRef: string): Promise<McpToolDescriptor[]>;
@@ -46,6 +62,15 @@ export interface McpToolHost {
     principal: Principal,
     serverRef: string,
     call: { name: string; arguments: Record<string, unknown> },
+    context: McpToolCallContext,
+  ): Promise<McpToolResult>;
+  /** The enabled prompts, resources and resource templates `principal` may use (same checks as listTools). */
+  listContext?(principal: Principal, serverRef: string): Promise<McpContextListing>;
+  /** Reads an enabled resource or renders an enabled prompt, as a tool result (a hidden one: 404). */
+  useContext?(
+    principal: Principal,
+    serverRef: string,
+    request: McpContextRequest,
     context: McpToolCallContext,
   ): Promise<McpToolResult>;
 }

@@ -37,8 +37,9 @@ const SERVICE_EDGE_MODULES = new Set([
   "core/features/mcp/oauth/bearer.ts",
   "core/features/mcp/oauth/oauth-errors.ts",
   "core/features/mcp/gateway-tool-host.ts",
+  // The upstream clients the tool host and the endpoint keep: an oversized upstream answer becomes its 502 there.
+  "core/features/mcp/upstream/kept-clients.ts",
   "core/features/agents/invocation.ts",
-  "core/features/agents/forwarding-handler.ts",
   "core/features/agents/card-fetch.ts",
   "core/features/agents/card-rules.ts",
   // The A2A SDK's request handler the proxy forwards through: it keeps the 502 an oversized answer became.

@@ -74,3 +74,13 @@ export function allowListOf(integration: McpIntegration, server: McpServer): All
     templates: names("resource_template"),
   };
 }
+
+/**
+ * Whether a resource URI may be read: an enabled resource, or an expansion of an enabled template (RFC 6570, as
+ * the MCP SDK matches them). The one rule for the endpoint and for server-side mode alike.
+ */
+export async function resourceMatcher(allowed: AllowList): Promise<(uri: string) => boolean> {
+  const { UriTemplate } = await import("@modelcontextprotocol/server");
+  const templates = allowed.templates.map((template) => new UriTemplate(template));
+  return (uri) => allowed.resources.has(uri) || templates.some((template) => template.match(uri) !== null);
+}

@@ -1,4 +1,4 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Client, ClientCapabilities } from "@modelcontextprotocol/client";
 import type { Principal } from "../../../auth/principal.ts";
 import type { RequestContext } from "../../../services.ts";
 import { HttpError, upstreamTooLargeIn } from "../../../http/errors.ts";
@@ -8,6 +8,9 @@ import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { authenticateMcpCaller, checkOrigin } from "./caller.ts";
 import { admitMcpToolCall } from "./limits.ts";
 import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
+import { type McpRoute, routeOf } from "./request-route.ts";
+import { TASKS_EXTENSION, type TaskContext, taskRunner } from "../tasks/handlers.ts";
+import { McpTaskStore, type TaskOwner } from "../tasks/store.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
@@ -15,16 +18,18 @@ import { closeUpstream, connectUpstream, upstreamFailureOf } from "../upstream/c
 import { withUpstreamStatus } from "../upstream/status.ts";
 
 /**
- * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
- * stateless mode (the SDK's WebStandardStreamableHTTPServerTransport; no session, so any instance or Lambda
- * serves any request). Per request: the caller is authenticated (401 with the protected-resource challenge),
- * the server resolved in the caller's workspace (404) and its access checked (403), then an SDK `Server` built
- * whose handlers forward to the upstream through an SDK `Client` with the stored credentials
- * (proxy-server.ts). The caller's own credentials never go upstream; the upstream's never come back.
+ * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, on both protocol eras, served per request
+ * by the SDK's createMcpHandler (no session, so any instance or Lambda serves any request): a 2025-11-25 client
+ * (initialize, then stateless POSTs) and a 2026-07-28 one (no handshake, per-request `_meta`, `Mcp-Method` /
+ * `Mcp-Name` headers) alike, whatever era the upstream speaks (the upstream client negotiates its own). Per
+ * request: the caller is authenticated (401 with the protected-resource challenge), the server resolved in the
+ * caller's workspace (404) and its access checked (403), the body read and parsed once, then an SDK `Server`
+ * built whose handlers forward to the upstream with the stored credentials (proxy-server.ts). The caller's own
+ * credentials never go upstream; the upstream's never come back.
  *
- * A lone `tools/call` is checked before the transport runs, so a hidden tool or a rate-limit refusal can
- * answer with its own HTTP status (200 with a JSON-RPC error, 429); inside a batch the same checks run in the
- * handler and answer JSON-RPC errors. Each request writes one log (request-log.ts).
+ * A lone `tools/call` is checked before the SDK runs (its tool named by `Mcp-Name` on the 2026 wire), so a hidden
+ * tool or a rate-limit refusal answers with its own HTTP status (200 with a JSON-RPC error, 429); the handlers
+ * check again what the body names. Each request writes one log (request-log.ts).
  */
 export async function serveMcpRequest(request: Request, ctx: RequestContext): Promise<Response> {
   const { services } = ctx;
@@ -51,7 +56,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   };
 
   if (request.method !== "POST") {
-    // Stateless: no session to stream server-initiated messages on (GET) or to end (DELETE).
+    // Stateless on both eras: no session to stream server-initiated messages on (GET) or to end (DELETE).
     record.method = request.method === "GET" ? "(sse stream)" : "(end session)";
     return log(
       jsonRpcError(405, null, -32000, "Method not allowed: this MCP server is stateless; send requests with POST.", {
@@ -59,174 +64,132 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
       }),
     );
   }
-  const read = await readMessages(request, ctx);
-  if (read instanceof Response) return log(read);
-  const { body, messages } = read;
-  record.method = messages.map(methodOf).join(",") || "-";
-  const call: McpCall = {
-    ctx,
-    principal,
-    target,
-    record,
-    limits: { waitUntil: ctx.waitUntil, metadata: ctx.gateway.metadata },
-  };
-  const single = messages.length === 1 ? messages[0] : undefined;
-  const admitted = await admitLoneToolCall(call, single);
-  if (admitted instanceof Response) return log(admitted);
-  const upstream = lazyUpstream(ctx, principal, target);
-  const identity = await initializeIdentity(call, messages, single, upstream);
-  if (identity instanceof Response) return log(identity);
-  const server = await buildProxyServer(proxyHooks(call, upstream, admitted), identity);
-  return answerThroughTransport(server, request, body, upstream, record, log, isWellFormed(single));
-}
 
-/** A lone JSON-RPC request (2.0, with an id): its answer's status can be the upstream's own. */
-const isWellFormed = (single: Record<string, unknown> | null | undefined) =>
-  single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
-
-/** One MCP request's caller, server, log record and the context its tool-call limits are checked in. */
-interface McpCall {
-  ctx: RequestContext;
-  principal: Principal;
-  target: McpTarget;
-  record: McpRequestRecord;
-  limits: Parameters<typeof admitMcpToolCall>[3];
-}
-
-/** The body's JSON-RPC messages (a batch or one), or the JSON-RPC error a malformed body gets. */
-async function readMessages(
-  request: Request,
-  ctx: RequestContext,
-): Promise<{ body: unknown; messages: Array<Record<string, unknown> | null> } | Response> {
-  const text = await readText(request, ctx.services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
+  const text = await readText(request, services.settings.GATEWAY_MAX_JSON_BODY_BYTES);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return jsonRpcError(400, null, -32700, "Parse error: the body is not JSON.");
+    return log(jsonRpcError(400, null, -32700, "Parse error: the body is not JSON."));
   }
   const messages = (Array.isArray(body) ? body : [body]) as Array<Record<string, unknown> | null>;
   if (messages.length === 0 || messages.some((message) => !message || typeof message !== "object")) {
-    return jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch.");
+    return log(jsonRpcError(400, null, -32600, "Invalid Request: send a JSON-RPC message or a non-empty batch."));
   }
-  return { body, messages };
+  const route = routeOf(request.headers, messages);
+  record.method = route.method;
+  if (route.name !== undefined) record.name = route.name;
+
+  const single = messages.length === 1 ? messages[0] : undefined;
+  const admit = (name: string) =>
+    admitMcpToolCall(services, principal, target, {
+      waitUntil: ctx.waitUntil,
+      metadata: { ...ctx.gateway?.metadata, mcp_tool: name },
+    });
+  const refused = await refuseLoneToolCall(single, route, target, record, admit);
+  if (refused) return log(refused.response);
+  return forward(request, ctx, { principal, target, record, route, body, preAdmitted: refused === null, admit, log });
+}
+
+interface Forwarded {
+  principal: Principal;
+  target: McpTarget;
+  record: McpRequestRecord;
+  route: McpRoute;
+  body: unknown;
+  /** Whether the lone tool call was already admitted (counted) before the SDK ran. */
+  preAdmitted: boolean;
+  admit(name: string): Promise<void>;
+  log(response: Response): Response;
 }
 
 /**
- * A lone tool call: a hidden tool or a rate-limited call is refused with an HTTP status of its own (the answer
- * returned); otherwise whether the call was admitted here already (the handler then does not count it again).
+ * A lone tool call, checked before the SDK runs: a hidden tool answers its JSON-RPC error, a refused one its
+ * HTTP status (429). Answers the refusal, null when the call was admitted, undefined when it is not a lone call.
  */
-async function admitLoneToolCall(
-  call: McpCall,
+async function refuseLoneToolCall(
   single: Record<string, unknown> | null | undefined,
-): Promise<boolean | Response> {
-  const { ctx, principal, target, record } = call;
-  if (!isWellFormed(single) || single?.method !== "tools/call") return false;
-  const id = single.id as string | number;
+  route: McpRoute,
+  target: McpTarget,
+  record: McpRequestRecord,
+  admit: (name: string) => Promise<void>,
+): Promise<{ response: Response } | null | undefined> {
+  const wellFormed = single?.jsonrpc === "2.0" && (typeof single.id === "string" || typeof single.id === "number");
+  if (!wellFormed || route.method !== "tools/call") return undefined;
   const params = (single.params ?? {}) as { name?: unknown; arguments?: unknown };
-  const name = typeof params.name === "string" ? params.name : "";
+  // Headers that disagree with the body are the SDK's to refuse (HeaderMismatch, 400), before any check of ours.
+  if (route.era === "modern" && route.name !== params.name) return undefined;
+  const name = route.name ?? (typeof params.name === "string" ? params.name : "");
   record.name = name;
   record.arguments = params.arguments ?? {};
   if (!target.allowed.tools.has(name)) {
     record.error = { message: `Tool '${name}' is not available on this MCP server.`, code: "mcp_tool_hidden" };
-    return jsonRpcError(200, id, -32602, `MCP error -32602: ${record.error.message}`);
+    return { response: jsonRpcError(200, single.id, -32602, `MCP error -32602: ${record.error.message}`) };
   }
   try {
-    await admitMcpToolCall(ctx.services, principal, target, call.limits);
-    return true;
+    await admit(name);
+    return null;
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     record.error = { message: error.message, code: error.code };
-    return jsonRpcError(error.status, id, -32000, error.message, error.headers);
+    return { response: jsonRpcError(error.status, single.id, -32000, error.message, error.headers) };
   }
 }
 
-/** For an `initialize`, the upstream's own capabilities and info (the gateway announces them); a 502 when it fails. */
-async function initializeIdentity(
-  call: McpCall,
-  messages: Array<Record<string, unknown> | null>,
-  single: Record<string, unknown> | null | undefined,
-  upstream: LazyUpstream,
-): Promise<UpstreamIdentity | undefined | Response> {
-  if (!messages.some((message) => message?.method === "initialize")) return undefined;
-  try {
-    const client = await upstream.get();
-    return {
-      capabilities: client.getServerCapabilities() ?? {},
-      serverInfo: client.getServerVersion() ?? { name: call.target.server.slug, version: "1.0.0" },
-      instructions: client.getInstructions(),
-    };
-  } catch (error) {
-    await upstream.close();
-    const failure = upstreamFailure(error);
-    call.record.error = { message: failure.message, code: failure.code };
-    const id = single && single.id !== undefined ? (single.id as string | number) : null;
-    return jsonRpcError(502, id, -32603, failure.message);
+/** The SDK's answer for the request, from a proxy server whose handlers forward upstream. */
+async function forward(request: Request, ctx: RequestContext, forwarded: Forwarded): Promise<Response> {
+  const { services } = ctx;
+  const { principal, target, record, route, log } = forwarded;
+  const upstream = lazyUpstream(ctx, principal, target, callerCapabilities(forwarded.body));
+  let identity: UpstreamIdentity | undefined;
+  // The handshake of either era (initialize, server/discover) announces the upstream's own identity.
+  if (/(^|,)(initialize|server\/discover)(,|$)/.test(route.method)) {
+    try {
+      const client = await upstream.get();
+      identity = {
+        capabilities: client.getServerCapabilities() ?? {},
+        serverInfo: client.getServerVersion() ?? { name: target.server.slug, version: "1.0.0" },
+        instructions: client.getInstructions(),
+      };
+    } catch (error) {
+      await upstream.close();
+      const failure = upstreamFailure(error);
+      record.error = { message: failure.message, code: failure.code };
+      const single = Array.isArray(forwarded.body) ? undefined : (forwarded.body as { id?: string | number });
+      return log(jsonRpcError(502, single?.id ?? null, -32603, failure.message));
+    }
   }
-}
-
-/** What the proxy server's handlers do for this request: the upstream, the allow-list, limits and the log. */
-function proxyHooks(call: McpCall, upstream: LazyUpstream, preAdmitted: boolean): ProxyHooks {
-  const { ctx, principal, target, record } = call;
-  return {
-    upstream: async () => {
-      try {
-        return await upstream.get();
-      } catch (error) {
-        // An answer too large while connecting is told as such (proxy-server.ts gives it its code).
-        if (upstreamTooLargeIn(error)) throw error;
-        const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-        throw new McpError(-32603, upstreamFailure(error).message);
-      }
-    },
-    explain: (error) => upstreamFailureOf(upstream.client, error),
-    allowed: target.allowed,
-    timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
-    admitToolCall: async () => {
-      if (preAdmitted) return;
-      try {
-        await admitMcpToolCall(ctx.services, principal, target, call.limits);
-      } catch (error) {
-        if (!(error instanceof HttpError)) throw error;
-        const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
-        throw new McpError(-32000, error.message);
-      }
-    },
-    note: (details) => Object.assign(record, details),
+  const background: Array<Promise<unknown>> = [];
+  const tasks: TaskContext = {
+    store: new McpTaskStore(services.stores.records, services.stores.blobs),
+    organisationId: principal.organisationId,
+    owner: taskOwner(principal, target),
+    afterMs: services.settings.MCP_TASK_AFTER_MS,
+    ttlMs: services.settings.MCP_TASK_TTL_MS,
+    background: (work) => void background.push(work.catch(() => {})),
   };
-}
-
-/**
- * The SDK's answer for this request through a stateless transport (the caller's JSON-RPC errors are in it; the
- * log notes the first); the transport, server and upstream are closed, and the log written, when its body ends.
- */
-async function answerThroughTransport(
-  server: Awaited<ReturnType<typeof buildProxyServer>>,
-  request: Request,
-  body: unknown,
-  upstream: LazyUpstream,
-  record: McpRequestRecord,
-  log: (response: Response) => Response,
-  wellFormed: boolean,
-): Promise<Response> {
-  const { WebStandardStreamableHTTPServerTransport } = await import(
-    "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-  );
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const hooks = proxyHooks(ctx, forwarded, upstream, tasks);
+  const { createMcpHandler } = await import("@modelcontextprotocol/server");
   let failure: Error | undefined;
-  server.onerror = (error) => {
-    failure ??= error;
-  };
-  await server.connect(transport);
+  const handler = createMcpHandler(() => buildProxyServer(hooks, identity), {
+    legacy: "stateless",
+    onerror: (error) => {
+      failure ??= error;
+    },
+  });
   const cleanUp = () => {
-    void transport.close().catch(() => {});
-    void server.close().catch(() => {});
-    void upstream.close();
+    ctx.waitUntil(
+      Promise.allSettled(background).then(async () => {
+        await handler.close().catch(() => {});
+        await upstream.close();
+      }),
+    );
   };
   let answered: Response;
   try {
-    answered = await transport.handleRequest(request, { parsedBody: body });
-    if (wellFormed) answered = await withUpstreamStatus(answered);
+    answered = await handler.fetch(request, { parsedBody: forwarded.body });
+    // A lone request's error for an upstream answer too large is answered with HTTP 502 (upstream/status.ts).
+    if (isLoneRequest(forwarded.body)) answered = await withUpstreamStatus(answered);
   } catch (error) {
     cleanUp();
     throw error;
@@ -238,16 +201,75 @@ async function answerThroughTransport(
   });
 }
 
-function methodOf(message: Record<string, unknown> | null): string {
-  if (!message || typeof message !== "object") return "-";
-  if (typeof message.method === "string") return message.method;
-  return "result" in message || "error" in message ? "(response)" : "-";
+function isLoneRequest(body: unknown): boolean {
+  const message = body as { jsonrpc?: unknown; id?: unknown } | null;
+  return (
+    !Array.isArray(body) &&
+    message?.jsonrpc === "2.0" &&
+    (typeof message.id === "string" || typeof message.id === "number")
+  );
+}
+
+function proxyHooks(ctx: RequestContext, forwarded: Forwarded, upstream: LazyUpstream, tasks: TaskContext): ProxyHooks {
+  const { target, record } = forwarded;
+  return {
+    upstream: async () => {
+      try {
+        return await upstream.get();
+      } catch (error) {
+        // An answer too large while connecting is told as such (forwarding.ts gives it its code).
+        if (upstreamTooLargeIn(error)) throw error;
+        const { ProtocolError } = await import("@modelcontextprotocol/server");
+        throw new ProtocolError(-32603, upstreamFailure(error).message);
+      }
+    },
+    explain: (error) => upstreamFailureOf(upstream.client, error),
+    allowed: target.allowed,
+    timeoutMs: ctx.services.settings.MCP_UPSTREAM_TIMEOUT_MS,
+    admitToolCall: async (name) => {
+      if (forwarded.preAdmitted) return;
+      try {
+        await forwarded.admit(name);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        const { ProtocolError } = await import("@modelcontextprotocol/server");
+        throw new ProtocolError(-32000, error.message);
+      }
+    },
+    note: (details) => Object.assign(record, details),
+    runAsTask: taskRunner(tasks),
+    tasks,
+  };
+}
+
+function taskOwner(principal: Principal, target: McpTarget): TaskOwner {
+  return {
+    serverId: target.server.id,
+    workspaceId: target.server.workspaceId,
+    ...(principal.keyId ? { keyId: principal.keyId } : {}),
+    ...(principal.userId ? { userId: principal.userId } : {}),
+  };
+}
+
+type LazyUpstream = ReturnType<typeof lazyUpstream>;
+
+/**
+ * What a 2026-07-28 caller declared it can do (its request's `_meta`), declared in turn to the upstream, so an
+ * upstream asking for input (`input_required`: elicitation, sampling, roots) asks only for what the caller can
+ * give. The Tasks extension stays the gateway's: the gateway runs tasks itself and its client takes none.
+ */
+function callerCapabilities(body: unknown): ClientCapabilities | undefined {
+  if (Array.isArray(body)) return undefined;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  const declared = meta?.["io.modelcontextprotocol/clientCapabilities"];
+  if (!declared || typeof declared !== "object") return undefined;
+  const { extensions, ...rest } = declared as ClientCapabilities & { extensions?: Record<string, unknown> };
+  const { [TASKS_EXTENSION]: _tasks, ...others } = extensions ?? {};
+  return { ...rest, ...(Object.keys(others).length > 0 ? { extensions: others } : {}) } as ClientCapabilities;
 }
 
 /** The upstream client of one request: connected on first use, closed when the request ends. */
-type LazyUpstream = ReturnType<typeof lazyUpstream>;
-
-function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
+function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget, capabilities?: ClientCapabilities) {
   let connecting: Promise<Client> | undefined;
   const upstream = {
     /** Once connected. */
@@ -258,7 +280,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
         userId: principal.userId,
         signal: ctx.signal,
       })
-        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal))
+        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal, capabilities))
         .then((client) => {
           upstream.client = client;
           return client;

@@ -1,43 +1,22 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  Implementation,
-  ServerCapabilities,
-  ServerNotification,
-  ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
-import { upstreamTooLargeIn } from "../../../http/errors.ts";
-import { UPSTREAM_TOO_LARGE } from "../../../util/read-bounded.ts";
-import type { AllowList } from "./access.ts";
+import type { Implementation, Server, ServerCapabilities, ServerContext } from "@modelcontextprotocol/server";
+import { type Forwarding, type ForwardingHooks, forwarding } from "./forwarding.ts";
+import { TASKS_EXTENSION, type TaskHooks, registerTaskHandlers } from "../tasks/handlers.ts";
 
 /**
  * The MCP server the gateway shows a caller for one HTTP request (stateless: built per request, so any
- * instance, a Lambda's included, can serve any request). Every handler forwards to the upstream through an SDK
- * `Client` and applies the server's allow-list: hidden tools, prompts and resources are left out of listings
- * and refused by name without reaching the upstream. Listings always come from the upstream (then filtered):
- * when it is unreachable the caller gets an error rather than a synced list whose items could not be used.
+ * instance, a Lambda's included, can serve any request), on either protocol era: the SDK's createMcpHandler
+ * serves a 2025-11-25 request (initialize, sessions-less) and a 2026-07-28 one (per-request `_meta`,
+ * `server/discover`) from the same handlers. Every handler forwards to the upstream through an SDK `Client`
+ * that speaks whichever era the upstream speaks (upstream/client.ts), and applies the server's allow-list with
+ * one rule for listing and calling (`AllowList`): what a listing shows is exactly what a call may use, and a
+ * hidden tool, prompt or resource is refused by name without reaching the upstream. Listings come from the
+ * upstream through the SDK's ttlMs-honouring cache, then filtered; results the upstream asks the client to
+ * complete (`input_required`) are relayed as they are, and the caller's answers relayed back on its retry.
  */
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-export interface ProxyHooks {
-  /** The connected upstream client (connected on first use). */
-  upstream(): Promise<Client>;
-  /** What a failed upstream call reports (upstream/client.ts upstreamFailureOf: an answer too large). */
-  explain(error: unknown): unknown;
-  allowed: AllowList;
-  timeoutMs: number;
+export interface ProxyHooks extends TaskHooks, ForwardingHooks {
   /** Before a tool call is forwarded (rate limits); throws to refuse it. */
   admitToolCall(name: string): Promise<void>;
-  /** What the request did, for its log. */
-  note(details: {
-    name?: string;
-    arguments?: unknown;
-    resultBytes?: number;
-    toolError?: boolean;
-    error?: { message: string; code: string | null };
-  }): void;
 }
 
 export interface UpstreamIdentity {
@@ -46,7 +25,7 @@ export interface UpstreamIdentity {
   instructions?: string;
 }
 
-/** Everything a proxy may forward, for requests that are not `initialize` (handlers need declared capabilities). */
+/** Everything a proxy may forward, for requests that are not `initialize` / `server/discover`. */
 const ALL_CAPABILITIES: ServerCapabilities = {
   tools: {},
   prompts: {},
@@ -55,30 +34,24 @@ const ALL_CAPABILITIES: ServerCapabilities = {
   logging: {},
 };
 
-/** What the gateway announces for an upstream: its kinds, without list-change pushes (no session to push on). */
+/**
+ * What the gateway announces for an upstream: its kinds, without list-change pushes (nothing to push on), plus
+ * the Tasks extension when the upstream has tools (the gateway runs long tool calls as tasks itself).
+ */
 export function proxiedCapabilities(upstream: ServerCapabilities | undefined): ServerCapabilities {
   const out: ServerCapabilities = {};
-  if (!upstream) return ALL_CAPABILITIES;
-  if (upstream.tools) out.tools = {};
-  if (upstream.prompts) out.prompts = {};
-  if (upstream.resources) out.resources = upstream.resources.subscribe ? { subscribe: true } : {};
-  if (upstream.completions) out.completions = {};
-  if (upstream.logging) out.logging = {};
+  const source = upstream ?? ALL_CAPABILITIES;
+  if (source.tools) out.tools = {};
+  if (source.prompts) out.prompts = {};
+  if (source.resources) out.resources = source.resources.subscribe ? { subscribe: true } : {};
+  if (source.completions) out.completions = {};
+  if (source.logging) out.logging = {};
+  if (out.tools) out.extensions = { [TASKS_EXTENSION]: {} };
   return out;
 }
 
-/** The SDK modules a proxy is built from, loaded on the first MCP request. */
-type Sdk = {
-  types: typeof import("@modelcontextprotocol/sdk/types.js");
-  UriTemplate: typeof import("@modelcontextprotocol/sdk/shared/uriTemplate.js").UriTemplate;
-};
-
 export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIdentity): Promise<Server> {
-  const [{ Server }, types, { UriTemplate }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-    import("@modelcontextprotocol/sdk/shared/uriTemplate.js"),
-  ]);
+  const [{ Server }, relay] = await Promise.all([import("@modelcontextprotocol/server"), forwarding(hooks)]);
   const capabilities = proxiedCapabilities(identity?.capabilities);
   const server = new Server(
     {
@@ -88,211 +61,127 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
     },
     { capabilities, ...(identity?.instructions ? { instructions: identity.instructions } : {}) },
   );
-  const kit = proxyKit(hooks, { types, UriTemplate });
-  if (capabilities.tools) proxyTools(server, kit);
-  if (capabilities.prompts) proxyPrompts(server, kit);
-  if (capabilities.resources) proxyResources(server, kit, capabilities.resources.subscribe === true);
-  if (capabilities.completions) proxyCompletions(server, kit);
-  if (capabilities.logging) proxyLogging(server, kit);
+  if (capabilities.tools) registerTools(server, hooks, relay);
+  if (capabilities.prompts) registerPrompts(server, hooks, relay);
+  if (capabilities.resources) registerResources(server, hooks, relay, capabilities.resources.subscribe === true);
+  if (capabilities.completions) registerCompletions(server, hooks, relay);
+  if (capabilities.logging)
+    server.setRequestHandler(
+      "logging/setLevel",
+      relay.noted(async (request, ctx) => (await relay.legacyOnly(ctx, "logging/setLevel", request.params)) as never),
+    );
   return server;
 }
 
-type ProxyKit = ReturnType<typeof proxyKit>;
-
-/** What every proxied handler uses: the hooks, the allow-list checks, the upstream and its request options. */
-function proxyKit(hooks: ProxyHooks, { types, UriTemplate }: Sdk) {
-  const { McpError, ErrorCode } = types;
+function registerTools(server: Server, hooks: ProxyHooks, relay: Forwarding): void {
   const { allowed } = hooks;
-  /** A handler whose failure is noted for the request's log (the SDK then answers it as a JSON-RPC error). */
-  const noted =
-    <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await handler(...args);
-      } catch (thrown) {
-        const error = hooks.explain(thrown);
-        const tooLarge = upstreamTooLargeIn(error);
-        if (tooLarge) {
-          // The caller's wire format: a JSON-RPC error whose data names the code (endpoint.ts answers a lone
-          // request's with HTTP 502).
-          hooks.note({ error: { message: tooLarge.message, code: UPSTREAM_TOO_LARGE } });
-          throw new McpError(ErrorCode.InternalError, tooLarge.message, { code: UPSTREAM_TOO_LARGE });
-        }
-        const code = (error as { code?: unknown }).code;
-        hooks.note({
-          error: { message: (error as Error).message, code: `jsonrpc_${code ?? ErrorCode.InternalError}` },
-        });
-        throw error;
-      }
-    };
-  const templates = allowed.templates.map((template) => new UriTemplate(template));
-  const resourceAllowed = (uri: string) =>
-    allowed.resources.has(uri) || templates.some((template) => template.match(uri) !== null);
-  const hidden = (kind: string, name: string) =>
-    new McpError(ErrorCode.InvalidParams, `${kind} '${name}' is not available on this MCP server.`);
-
-  /** Request options for the upstream: the caller's cancellation, the timeout, progress passed back. */
-  const options = (extra: Extra, withProgress = false) => {
-    const token = extra._meta?.progressToken;
-    return {
-      signal: extra.signal,
-      timeout: hooks.timeoutMs,
-      ...(withProgress && token !== undefined
-        ? {
-            onprogress: (progress: { progress: number; total?: number; message?: string }) =>
-              void extra
-                .sendNotification({ method: "notifications/progress", params: { progressToken: token, ...progress } })
-                .catch(() => {}),
-            resetTimeoutOnProgress: true,
-          }
-        : {}),
-    };
-  };
-  /** The upstream, with its log messages during this request passed on to the caller. */
-  const upstreamFor = async (extra: Extra) => {
-    const client = await hooks.upstream();
-    client.setNotificationHandler(types.LoggingMessageNotificationSchema, (notification) =>
-      extra.sendNotification(notification).catch(() => {}),
-    );
-    return client;
-  };
-  /** Params without the caller's `_meta.progressToken` (the client sets its own towards the upstream). */
-  const forwardParams = <T extends { _meta?: Record<string, unknown> }>(params: T): T => {
-    if (!params._meta) return params;
-    const { progressToken: _token, ...meta } = params._meta;
-    return { ...params, _meta: meta };
-  };
-  return { types, hooks, allowed, noted, resourceAllowed, hidden, options, upstreamFor, forwardParams };
-}
-
-/** tools/list (filtered by the allow-list) and tools/call (refused by name, admitted by the limits). */
-function proxyTools(server: Server, kit: ProxyKit): void {
-  const { types, hooks, allowed, noted, hidden, options, upstreamFor, forwardParams } = kit;
   server.setRequestHandler(
-    types.ListToolsRequestSchema,
-    noted(async (request, extra) => {
-      const page = await (await upstreamFor(extra)).listTools(forwardParams(request.params ?? {}), options(extra));
-      return { ...page, tools: page.tools.filter((tool) => allowed.tools.has(tool.name)) };
+    "tools/list",
+    relay.noted(async (request, ctx) => {
+      const page = await relay.list(ctx, "tools/list", request.params);
+      const tools = (page.tools as Array<{ name: string }>).filter((tool) => allowed.tools.has(tool.name));
+      return { ...page, tools } as never;
     }),
   );
   server.setRequestHandler(
-    types.CallToolRequestSchema,
-    noted(async (request, extra) => {
+    "tools/call",
+    relay.noted(async (request, ctx) => {
       const { name } = request.params;
       hooks.note({ name, arguments: request.params.arguments ?? {} });
-      if (!allowed.tools.has(name)) throw hidden("Tool", name);
+      if (!allowed.tools.has(name)) throw relay.hidden("Tool", name);
       await hooks.admitToolCall(name);
-      const client = await upstreamFor(extra);
-      const result = await client.request(
-        { method: "tools/call", params: forwardParams(request.params) },
-        types.CallToolResultSchema,
-        options(extra, true),
-      );
-      hooks.note({ resultBytes: JSON.stringify(result).length, toolError: result.isError === true });
-      return result;
+      const call = (signal: AbortSignal) => relay.call(ctx, "tools/call", request.params, { progress: true, signal });
+      const result = await hooks.runAsTask(ctx, name, call);
+      if (result.resultType !== "task")
+        hooks.note({ resultBytes: JSON.stringify(result).length, toolError: result.isError === true });
+      return result as never;
     }),
   );
+  registerTaskHandlers(server, hooks);
 }
 
-/** prompts/list (filtered) and prompts/get (refused by name). */
-function proxyPrompts(server: Server, kit: ProxyKit): void {
-  const { types, hooks, allowed, noted, hidden, options, upstreamFor, forwardParams } = kit;
+function registerPrompts(server: Server, hooks: ProxyHooks, relay: Forwarding): void {
+  const { allowed } = hooks;
   server.setRequestHandler(
-    types.ListPromptsRequestSchema,
-    noted(async (request, extra) => {
-      const page = await (await upstreamFor(extra)).listPrompts(forwardParams(request.params ?? {}), options(extra));
-      return { ...page, prompts: page.prompts.filter((prompt) => allowed.prompts.has(prompt.name)) };
+    "prompts/list",
+    relay.noted(async (request, ctx) => {
+      const page = await relay.list(ctx, "prompts/list", request.params);
+      const prompts = (page.prompts as Array<{ name: string }>).filter((prompt) => allowed.prompts.has(prompt.name));
+      return { ...page, prompts } as never;
     }),
   );
   server.setRequestHandler(
-    types.GetPromptRequestSchema,
-    noted(async (request, extra) => {
+    "prompts/get",
+    relay.noted(async (request, ctx) => {
       const { name } = request.params;
       hooks.note({ name, arguments: request.params.arguments ?? {} });
-      if (!allowed.prompts.has(name)) throw hidden("Prompt", name);
-      const result = await (await upstreamFor(extra)).getPrompt(forwardParams(request.params), options(extra));
+      if (!allowed.prompts.has(name)) throw relay.hidden("Prompt", name);
+      const result = await relay.call(ctx, "prompts/get", request.params);
       hooks.note({ resultBytes: JSON.stringify(result).length });
-      return result;
+      return result as never;
     }),
   );
 }
 
-/** resources and templates listed (filtered), read and, where the upstream supports it, subscribed to. */
-function proxyResources(server: Server, kit: ProxyKit, subscribe: boolean): void {
-  const { types, hooks, allowed, noted, resourceAllowed, hidden, options, upstreamFor, forwardParams } = kit;
+function registerResources(server: Server, hooks: ProxyHooks, relay: Forwarding, subscribe: boolean): void {
+  const { allowed } = hooks;
   server.setRequestHandler(
-    types.ListResourcesRequestSchema,
-    noted(async (request, extra) => {
-      const page = await (await upstreamFor(extra)).listResources(forwardParams(request.params ?? {}), options(extra));
-      return { ...page, resources: page.resources.filter((resource) => allowed.resources.has(resource.uri)) };
+    "resources/list",
+    relay.noted(async (request, ctx) => {
+      const page = await relay.list(ctx, "resources/list", request.params);
+      const resources = (page.resources as Array<{ uri: string }>).filter((entry) => allowed.resources.has(entry.uri));
+      return { ...page, resources } as never;
     }),
   );
   server.setRequestHandler(
-    types.ListResourceTemplatesRequestSchema,
-    noted(async (request, extra) => {
-      const page = await (await upstreamFor(extra)).listResourceTemplates(
-        forwardParams(request.params ?? {}),
-        options(extra),
-      );
+    "resources/templates/list",
+    relay.noted(async (request, ctx) => {
+      const page = await relay.list(ctx, "resources/templates/list", request.params);
       const open = new Set(allowed.templates);
-      return { ...page, resourceTemplates: page.resourceTemplates.filter((t) => open.has(t.uriTemplate)) };
+      const resourceTemplates = (page.resourceTemplates as Array<{ uriTemplate: string }>).filter((entry) =>
+        open.has(entry.uriTemplate),
+      );
+      return { ...page, resourceTemplates } as never;
     }),
   );
   server.setRequestHandler(
-    types.ReadResourceRequestSchema,
-    noted(async (request, extra) => {
+    "resources/read",
+    relay.noted(async (request, ctx) => {
       const { uri } = request.params;
       hooks.note({ name: uri });
-      if (!resourceAllowed(uri)) throw hidden("Resource", uri);
-      const result = await (await upstreamFor(extra)).readResource(forwardParams(request.params), options(extra));
+      if (!relay.resourceAllowed(uri)) throw relay.hidden("Resource", uri);
+      const result = await relay.call(ctx, "resources/read", request.params);
       hooks.note({ resultBytes: JSON.stringify(result).length });
-      return result;
+      return result as never;
     }),
   );
-  if (subscribe) {
+  if (!subscribe) return;
+  for (const method of ["resources/subscribe", "resources/unsubscribe"] as const) {
     server.setRequestHandler(
-      types.SubscribeRequestSchema,
-      noted(async (request, extra) => {
+      method,
+      relay.noted(async (request, ctx) => {
         hooks.note({ name: request.params.uri });
-        if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
-        return (await upstreamFor(extra)).subscribeResource(forwardParams(request.params), options(extra));
-      }),
-    );
-    server.setRequestHandler(
-      types.UnsubscribeRequestSchema,
-      noted(async (request, extra) => {
-        hooks.note({ name: request.params.uri });
-        if (!resourceAllowed(request.params.uri)) throw hidden("Resource", request.params.uri);
-        return (await upstreamFor(extra)).unsubscribeResource(forwardParams(request.params), options(extra));
+        if (!relay.resourceAllowed(request.params.uri)) throw relay.hidden("Resource", request.params.uri);
+        return (await relay.legacyOnly(ctx, method, request.params)) as never;
       }),
     );
   }
 }
 
-/** completion/complete for the prompts and resources the caller may use. */
-function proxyCompletions(server: Server, kit: ProxyKit): void {
-  const { types, hooks, allowed, noted, resourceAllowed, hidden, upstreamFor, options, forwardParams } = kit;
+function registerCompletions(server: Server, hooks: ProxyHooks, relay: Forwarding): void {
+  const { allowed } = hooks;
   server.setRequestHandler(
-    types.CompleteRequestSchema,
-    noted(async (request, extra) => {
+    "completion/complete",
+    relay.noted(async (request, ctx: ServerContext) => {
       const ref = request.params.ref;
       const name = ref.type === "ref/prompt" ? ref.name : ref.uri;
       hooks.note({ name });
       const open =
         ref.type === "ref/prompt"
           ? allowed.prompts.has(ref.name)
-          : resourceAllowed(ref.uri) || allowed.templates.includes(ref.uri);
-      if (!open) throw hidden(ref.type === "ref/prompt" ? "Prompt" : "Resource template", name);
-      return (await upstreamFor(extra)).complete(forwardParams(request.params), options(extra));
+          : relay.resourceAllowed(ref.uri) || allowed.templates.includes(ref.uri);
+      if (!open) throw relay.hidden(ref.type === "ref/prompt" ? "Prompt" : "Resource template", name);
+      return (await relay.call(ctx, "completion/complete", request.params)) as never;
     }),
-  );
-}
-
-/** logging/setLevel, forwarded. */
-function proxyLogging(server: Server, kit: ProxyKit): void {
-  const { types, noted, options, upstreamFor } = kit;
-  server.setRequestHandler(
-    types.SetLevelRequestSchema,
-    noted(async (request, extra) => (await upstreamFor(extra)).setLoggingLevel(request.params.level, options(extra))),
   );
 }

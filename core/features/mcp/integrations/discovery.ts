@@ -1,5 +1,5 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Prompt, Resource, ResourceTemplate, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/client";
+import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate, Tool } from "@modelcontextprotocol/client";
 import type { Services } from "../../../services.ts";
 import type { McpCapability, McpCapabilityType, McpIntegration, McpServer, McpServerInfo } from "../records.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";

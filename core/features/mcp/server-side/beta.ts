@@ -12,6 +12,16 @@ export function optedIntoServerSideMcp(gateway: Pick<GatewayRequestHeaders, "bet
   return gateway.beta.some((beta) => beta.toLowerCase() === SERVER_SIDE_MCP_BETA);
 }
 
+/**
+ * A second beta, beside the first: each whole server a request names also offers its enabled resources and
+ * prompts to the model, as two context tools (`<server>__read_resource`, `<server>__get_prompt`).
+ */
+export const SERVER_SIDE_MCP_CONTEXT_BETA = "server-side-mcp-context-2026-11-28";
+
+export function optedIntoMcpContext(gateway: Pick<GatewayRequestHeaders, "beta">): boolean {
+  return gateway.beta.some((beta) => beta.toLowerCase() === SERVER_SIDE_MCP_CONTEXT_BETA);
+}
+
 /** Refuses (400 naming the first entry) server-side MCP tools in a request that did not opt into the beta. */
 export function requireServerSideMcpBeta(gateway: Pick<GatewayRequestHeaders, "beta">, firstIndex: number): void {
   if (optedIntoServerSideMcp(gateway)) return;

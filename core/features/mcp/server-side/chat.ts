@@ -3,7 +3,7 @@ import { chatCompletionRequest, normaliseChatRequest } from "../../../inference/
 import type { RequestContext } from "../../../services.ts";
 import { badRequest } from "../../../http/errors.ts";
 import { validate } from "../../../http/json.ts";
-import { requireServerSideMcpBeta } from "./beta.ts";
+import { optedIntoMcpContext, requireServerSideMcpBeta } from "./beta.ts";
 import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
@@ -35,7 +35,7 @@ export async function serverSideMcpChat(json: unknown, request: Request, ctx: Re
     throw badRequest("Server-side MCP tools need a single choice: `n` must be 1.", "n", "unsupported_parameter");
   }
   const { host, principal, config } = await loopPrerequisites(gateway, references, ctx);
-  const expanded = await expandTools(tools, references, host, principal);
+  const expanded = await expandTools(tools, references, host, principal, { context: optedIntoMcpContext(gateway) });
   body.tools = expanded.tools;
   body.tool_choice = toolChoiceFor(body.tool_choice, expanded.names);
   const run = new ToolLoopRun({

@@ -1,15 +1,11 @@
 import type { Principal } from "../../../auth/principal.ts";
 import { HttpError, badRequest } from "../../../http/errors.ts";
-import type { McpToolDescriptor, McpToolHost } from "../tool-host.ts";
+import type { McpContextListing, McpToolDescriptor, McpToolHost } from "../tool-host.ts";
+import { contextToolsOf } from "./context-tools.ts";
+import type { FunctionTool } from "./function-tool.ts";
 import { httpErrorOfHost } from "./host-errors.ts";
 import type { McpToolReference } from "./references.ts";
 import { McpToolNames } from "./tool-names.ts";
-
-/** A chat function tool (what providers get). */
-export interface FunctionTool {
-  type: "function";
-  function: { name: string; description?: string; parameters?: Record<string, unknown> };
-}
 
 export interface ExpandedTools {
   /** The request's tools with each reference replaced, in place, by the function tools it stands for. */
@@ -30,6 +26,7 @@ export async function expandTools(
   references: McpToolReference[],
   host: McpToolHost,
   principal: Principal,
+  options: { context?: boolean } = {},
 ): Promise<ExpandedTools> {
   const byIndex = new Map(references.map((reference) => [reference.index, reference]));
   const clientNames = tools
@@ -43,11 +40,16 @@ export async function expandTools(
   // One listing per server, in parallel (a server named twice is listed once).
   const servers = [...new Set(references.map((reference) => reference.server))];
   const listings = new Map<string, McpToolDescriptor[]>();
+  // With the context beta, each whole server named also offers its prompts and resources (context-tools.ts).
+  const contexts = new Map<string, McpContextListing>();
+  const wholeServers = new Set(references.filter((reference) => !reference.tools).map((reference) => reference.server));
   await Promise.all(
     servers.map(async (server) => {
       const first = references.find((reference) => reference.server === server)!;
       try {
         listings.set(server, await host.listTools(principal, server));
+        if (options.context && host.listContext && wholeServers.has(server))
+          contexts.set(server, await host.listContext(principal, server));
       } catch (error) {
         throw httpErrorOfHost(error, `tools[${first.index}]`);
       }
@@ -79,6 +81,10 @@ export async function expandTools(
       // The same tool named twice (a whole server and one of its tools) is offered once.
       if (expanded.some((entry) => (entry as FunctionTool).function?.name === name)) continue;
       expanded.push(functionToolOf(name, descriptor));
+    }
+    const context = reference.tools ? undefined : contexts.get(reference.server);
+    for (const tool of context ? contextToolsOf(reference.server, context, names) : []) {
+      if (!expanded.some((entry) => (entry as FunctionTool).function?.name === tool.function.name)) expanded.push(tool);
     }
   });
   if (expanded.length > MAX_TOOLS) {

@@ -2,7 +2,7 @@ import { gatewayHeadersOf } from "../../../inference/gateway/plan.ts";
 import type { TypedEvent, TransformContext } from "../../../providers/types.ts";
 import type { RequestContext } from "../../../services.ts";
 import { badRequest } from "../../../http/errors.ts";
-import { requireServerSideMcpBeta } from "./beta.ts";
+import { optedIntoMcpContext, requireServerSideMcpBeta } from "./beta.ts";
 import { loopPrerequisites } from "./prerequisites.ts";
 import { expandTools } from "./expand.ts";
 import { runJsonLoop } from "./json-loop.ts";
@@ -44,7 +44,7 @@ export async function prepareServerSideMcpResponses(
     );
   }
   const { host, principal, config } = await loopPrerequisites(gateway, references, ctx);
-  const expanded = await expandTools(tools, references, host, principal);
+  const expanded = await expandTools(tools, references, host, principal, { context: optedIntoMcpContext(gateway) });
   const mcpTools = expanded.tools.filter((tool) =>
     expanded.names.targetOf((tool as { function?: { name?: string } }).function?.name ?? ""),
   );

@@ -1,5 +1,6 @@
 import type { Principal } from "../../../auth/principal.ts";
-import { McpToolError, type McpToolHost } from "../tool-host.ts";
+import { type McpContextRequest, McpToolError, type McpToolHost } from "../tool-host.ts";
+import { contextRequestOf } from "./context-tools.ts";
 import { toolErrorText, toolMessageText } from "./tool-results.ts";
 import type { McpToolNames, McpToolTarget } from "./tool-names.ts";
 
@@ -58,10 +59,20 @@ export async function runToolCalls(
       let content: string;
       let isError = true;
       const args = argumentsOf(call.function.arguments);
-      if (typeof args === "string") content = toolErrorText(args);
+      const asked =
+        typeof args === "string" || call.target.kind === "tool" ? args : contextRequestOf(call.target, args);
+      if (typeof asked === "string") content = toolErrorText(asked);
       else {
         try {
-          const result = await host.callTool(principal, server, { name: tool, arguments: args }, context);
+          const result =
+            call.target.kind === "tool"
+              ? await host.callTool(
+                  principal,
+                  server,
+                  { name: tool, arguments: asked as Record<string, unknown> },
+                  context,
+                )
+              : await useContext(host, principal, server, asked as McpContextRequest, context);
           content = toolMessageText(result);
           isError = result.isError === true;
         } catch (error) {
@@ -75,6 +86,19 @@ export async function runToolCalls(
     }),
   );
   return { messages: outcomes.map((o) => o.message), records: outcomes.map((o) => o.record) };
+}
+
+/** A context tool's call (reading a resource, rendering a prompt), on a host that serves them. */
+function useContext(
+  host: McpToolHost,
+  principal: Principal,
+  server: string,
+  request: McpContextRequest,
+  context: { traceId: string; signal?: AbortSignal },
+) {
+  if (!host.useContext)
+    throw new McpToolError(404, "This gateway does not serve MCP prompts and resources.", "mcp_context_unavailable");
+  return host.useContext(principal, server, request, context);
 }
 
 /** The call's arguments as an object, or why they are not one (told to the model). */

@@ -14,6 +14,8 @@ const INVALID = /[^a-zA-Z0-9_-]/g;
 export interface McpToolTarget {
   server: string;
   tool: string;
+  /** A tool of the server, or one of its context tools (resources, prompts: context-tools.ts). */
+  kind: "tool" | "resource" | "prompt";
 }
 
 export class McpToolNames {
@@ -26,16 +28,18 @@ export class McpToolNames {
   }
 
   /** The model-facing name of a server's tool (the same one when asked again). */
-  nameFor(server: string, tool: string): string {
-    for (const [name, target] of this.#targets) if (target.server === server && target.tool === tool) return name;
+  nameFor(server: string, tool: string, kind: McpToolTarget["kind"] = "tool"): string {
+    for (const [name, target] of this.#targets)
+      if (target.server === server && target.tool === tool && target.kind === kind) return name;
     let name = `${server}__${tool}`.replace(INVALID, "_");
     if (name.length > MAX_TOOL_NAME || this.#taken.has(name)) {
-      const hash = createHash("sha256").update(`${server}\0${tool}`).digest("hex").slice(0, 8);
+      const pair = kind === "tool" ? `${server}\0${tool}` : `${server}\0${tool}\0${kind}`;
+      const hash = createHash("sha256").update(pair).digest("hex").slice(0, 8);
       name = `${name.slice(0, MAX_TOOL_NAME - hash.length - 1)}_${hash}`;
       for (let n = 2; this.#taken.has(name); n++) name = `${name.slice(0, MAX_TOOL_NAME - 3)}_${n}`;
     }
     this.#taken.add(name);
-    this.#targets.set(name, { server, tool });
+    this.#targets.set(name, { server, tool, kind });
     return name;
   }
 

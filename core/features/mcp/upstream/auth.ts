@@ -86,7 +86,7 @@ async function clientCredentialsToken(
 
 /** The token endpoint named by the upstream's protected-resource and authorization-server metadata. */
 async function discoverTokenUrl(serverUrl: string, fetch: typeof globalThis.fetch): Promise<string> {
-  const { discoverOAuthServerInfo } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const { discoverOAuthServerInfo } = await import("@modelcontextprotocol/client");
   const info = await discoverOAuthServerInfo(serverUrl, { fetchFn: fetch }).catch(() => undefined);
   const tokenUrl = info?.authorizationServerMetadata?.token_endpoint;
   if (!tokenUrl) {

@@ -68,7 +68,7 @@ export async function startConnect(
   }
   const { server, integration } = await connectable(services, principal, serverRef);
   const provider = new UpstreamOAuthProvider(services.stores, integration, upstreamCallbackUrl(base));
-  const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const { auth } = await import("@modelcontextprotocol/client");
   const result = await auth(provider, {
     serverUrl: integration.url,
     fetchFn: guardedFetch(services.trustedHosts),
@@ -119,7 +119,7 @@ export async function finishConnect(
     codeVerifier,
     discovery: pending.discovery,
   });
-  const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const { auth } = await import("@modelcontextprotocol/client");
   await auth(provider, {
     serverUrl: integration.url,
     authorizationCode: code,

@@ -1,5 +1,5 @@
-import type { OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed } from "@modelcontextprotocol/client";
+import type { OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import { type SealedValue, openValue, sealValue } from "../../../control/sealed-values.ts";
 import { sha256Hex } from "../../../util/ids.ts";
 import { ConditionFailedError, type Records, type Secrets } from "../../../store/ports.ts";

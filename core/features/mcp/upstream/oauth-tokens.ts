@@ -1,4 +1,4 @@
-import type { OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed } from "@modelcontextprotocol/client";
 import { openValue, sealValue } from "../../../control/sealed-values.ts";
 import { guardedFetch } from "../../../security/guarded-dispatcher.ts";
 import type { Services } from "../../../services.ts";
@@ -54,7 +54,7 @@ async function refresh(
     client_id: client.client_id,
     ...(typeof clientSecret === "string" ? { client_secret: clientSecret } : {}),
   };
-  const { refreshAuthorization } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const { refreshAuthorization } = await import("@modelcontextprotocol/client");
   let tokens: Awaited<ReturnType<typeof refreshAuthorization>>;
   try {
     tokens = await refreshAuthorization(upstream.authorization_server, {

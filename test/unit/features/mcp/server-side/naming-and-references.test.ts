@@ -55,7 +55,7 @@ describe("model-facing tool names", () => {
     const names = new McpToolNames(["get_weather"]);
     expect(names.nameFor("calc", "add")).toBe("calc__add");
     expect(names.nameFor("my.server", "do it")).toBe("my_server__do_it");
-    expect(names.targetOf("calc__add")).toEqual({ server: "calc", tool: "add" });
+    expect(names.targetOf("calc__add")).toEqual({ server: "calc", tool: "add", kind: "tool" });
     expect(names.targetOf("get_weather")).toBeUndefined();
     expect(names.nameFor("calc", "add")).toBe("calc__add");
   });
@@ -72,7 +72,7 @@ describe("model-facing tool names", () => {
       expect(name).toMatch(/^[a-zA-Z0-9_-]+$/);
     }
     expect(long1).not.toBe(long2);
-    expect(names.targetOf(long2)).toEqual({ server: "s".repeat(40), tool: `${"t".repeat(40)}2` });
+    expect(names.targetOf(long2)).toEqual({ server: "s".repeat(40), tool: `${"t".repeat(40)}2`, kind: "tool" });
   });
 });
 
