@@ -27,9 +27,10 @@ import type { UsageEstimate } from "./reservation.ts";
  * The limit compared is always the policy's current one (nothing caches an "exhausted" verdict), so raising
  * `credit_limit` re-enables exhausted groups at once (spec 3).
  *
- * Policies are cached per organisation and refreshed in the background every `refreshMs` (so requests never
- * wait for a refresh once warm: zero store reads for the policies themselves); changes made through this
- * process apply at once (`changed`).
+ * Policies are cached per organisation, reloaded in the background once half of `refreshMs` has passed (so
+ * requests under steady traffic never wait for a reload: zero store reads for the policies themselves) and never
+ * used older than `refreshMs`: changes made elsewhere apply within refreshMs; through this process, at once
+ * (`changed`).
  *
  * `admit` is the reusable check (MCP tool calls and any other caller); `admitRequest` is the inference
  * pipeline's wrapper, memoised per request so fallbacks and retries are admitted once.
@@ -382,14 +383,19 @@ export class PolicyEnforcer {
   #policiesOf(organisationId: string): Promise<CompiledPolicy[]> | CompiledPolicy[] {
     const entry = this.#cache.get(organisationId);
     if (entry) {
-      if (!entry.refreshing && Date.now() - entry.loadedAt > this.#refreshMs) this.#refresh(organisationId, entry);
-      return entry.policies;
+      const age = this.#now() - entry.loadedAt;
+      // Reloaded ahead of time, in the background: under steady traffic no request waits for it...
+      if (!entry.refreshing && age > this.#refreshMs / 2) this.#refresh(organisationId, entry);
+      if (age <= this.#refreshMs) return entry.policies;
+      // ...and never used once older than refreshMs: a process that sat idle (a Lambda instance between
+      // invocations) would otherwise admit its next request by policies of an hour ago.
+      return entry.refreshing!.then(() => entry.policies);
     }
     let loading = this.#loading.get(organisationId);
     if (!loading) {
       loading = loadPolicies(this.#records, organisationId)
         .then((policies) => {
-          const loaded: OrgEntry = { policies, loadedAt: Date.now(), generation: 0 };
+          const loaded: OrgEntry = { policies, loadedAt: this.#now(), generation: 0 };
           this.#cache.set(organisationId, loaded);
           return loaded;
         })
@@ -406,7 +412,7 @@ export class PolicyEnforcer {
         // A change applied in this process while loading wins; the next request refreshes again.
         if (entry.generation !== generation) return;
         entry.policies = policies;
-        entry.loadedAt = Date.now();
+        entry.loadedAt = this.#now();
       })
       .catch((error) => console.error("policies: refresh failed; keeping the cached policies", error))
       .finally(() => {
