@@ -102,21 +102,23 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     ? await serverSideMcp.run(sent, requestId)
     : await runInference("responses", sent, request, ctx, requestId);
   const outcome = ctx.outcome!;
-  if (response.status === 200) {
-    ctx.waitUntil(
-      outcome.done
+  if (response.status !== 200) return response;
+  // Stored before the answer ends, so a client that chains at once (previous_response_id) or reads it back finds
+  // it, wherever that request lands: another Lambda instance reads only what the store has.
+  const storing = stored
+    ? outcome.done
         .then(async () => {
           if (outcome.error || outcome.status !== 200) return;
           const answer = answerOf(outcome.responseBody);
           if (answer?.object !== "response") return;
-          if (!stored) return;
           const chained = { ...answer, previous_response_id: body.previous_response_id ?? null };
           await store.save(owner, entry(chained, outcome.provider));
         })
-        .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error)),
-    );
-  }
-  if (body.stream === true || response.status !== 200) return response;
+        .catch((error) => console.error(`[${ctx.traceId}] storing the response failed`, error))
+    : undefined;
+  if (storing) ctx.waitUntil(storing);
+  if (body.stream === true) return storing ? endAfter(response, storing) : response;
+  if (storing) await storing;
   // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
   const answer = (await response.json()) as Record<string, any>;
   if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
@@ -166,6 +168,22 @@ function answerOf(body: unknown): Record<string, any> | undefined {
   const value = isLateJson(body) ? body.toJSON() : body;
   return value && typeof value === "object" ? (value as Record<string, any>) : undefined;
 }
+
+/**
+ * The stream, its end held back until `work` is done (the stored response): the events pass as they come.
+ * Bounded, so a store that hangs cannot keep the client's stream open for long.
+ */
+function endAfter(response: Response, work: Promise<void>): Response {
+  let timer: NodeJS.Timeout | undefined;
+  const done = Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, END_WAIT_MS)))]).finally(
+    () => clearTimeout(timer),
+  );
+  const body = response.body?.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: () => done }));
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+/** Longest a stream's end waits for its response to be stored. */
+const END_WAIT_MS = 10_000;
 
 function withoutLength(headers: Headers): Headers {
   const copy = new Headers(headers);
