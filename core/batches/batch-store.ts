@@ -12,6 +12,9 @@ import type { BatchObject, BatchResultLine, BatchStatus, StoredBatch } from "./t
  *   (`exists: false`): a redelivered line never adds a second result. `counted` marks the results already added
  *   to the batch's counters (core/batches/progress.ts), so a line redelivered between its write and its count is
  *   counted once. A result line larger than MAX_INLINE_RESULT goes to Blobs (`blob`).
+ * - one claim per line being run: pk `BATCHCLAIM#<batch id>`, sk the line number, expiring after a lease. SQS
+ *   may hand a line to a second worker while the first still runs it (its visibility timeout ran out, or a
+ *   duplicate delivery); the claim keeps the second from calling the provider again.
  */
 
 export const ACTIVE_INDEX = "BATCHES#ACTIVE";
@@ -33,6 +36,7 @@ export interface BatchRecord extends StoredBatch {
 
 const partition = (owner: ResourceOwner) => `BATCHES#${ownerKey(owner)}`;
 const resultPartition = (batchId: string) => `BATCHRES#${batchId}`;
+const claimPartition = (batchId: string) => `BATCHCLAIM#${batchId}`;
 /** Line numbers up to 10^9 - 1 sort as strings. */
 export const lineKey = (line: number) => String(line).padStart(9, "0");
 
@@ -147,6 +151,31 @@ export class BatchStore {
       if (error instanceof ConditionFailedError) return false;
       throw error;
     }
+  }
+
+  /**
+   * Takes the right to run a line for `leaseSeconds`: false while another run holds an unexpired claim. A run
+   * that dies keeps it until the lease ends; one that fails releases it (releaseLine) so a retry may run at once.
+   */
+  async claimLine(batchId: string, line: number, leaseSeconds: number): Promise<boolean> {
+    try {
+      await this.#records.put(
+        {
+          pk: claimPartition(batchId),
+          sk: lineKey(line),
+          ttl: Math.floor(Date.now() / 1000) + leaseSeconds,
+        },
+        { exists: false },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
+  }
+
+  async releaseLine(batchId: string, line: number): Promise<void> {
+    await this.#records.delete(claimPartition(batchId), lineKey(line));
   }
 
   async getResult(batchId: string, line: number): Promise<StoredResult | undefined> {

@@ -37,11 +37,23 @@ export async function runLineMessage(message: LineMessage, attempts: number, ser
     });
     return;
   }
+  // Another run has the line (a redelivery while the first worker still runs it): its result will settle it;
+  // this delivery fails and comes back later, to find the result.
+  if (!(await store.claimLine(record.batch.id, message.line, LINE_LEASE_SECONDS)))
+    throw new LineInProgressError(message);
+  // The result may have been written between the first look and the claim (by a run that has just released it).
+  if (await store.getResult(record.batch.id, message.line)) {
+    await ensureCounted(services, record, message.line);
+    return;
+  }
   let result: BatchResultLine;
   try {
     result = await runLine(record, message, services);
   } catch (error) {
-    if (attempts < MAX_RECEIVES) throw error;
+    if (attempts < MAX_RECEIVES) {
+      await store.releaseLine(record.batch.id, message.line).catch(() => {});
+      throw error;
+    }
     console.error(`batches: line ${message.line} of ${message.batchId} failed on its last attempt`, error);
     result = {
       id: newRequestLineId(),
@@ -51,6 +63,18 @@ export async function runLineMessage(message: LineMessage, attempts: number, ser
     };
   }
   await settleLine(services, record, message.line, result);
+}
+
+/**
+ * How long a run keeps its claim on a line: longer than the batches worker's Lambda timeout (900 s,
+ * infra/storage.ts WORKER_TIMEOUT_SECONDS), past which the run cannot still be going.
+ */
+const LINE_LEASE_SECONDS = 16 * 60;
+
+class LineInProgressError extends Error {
+  constructor(message: LineMessage) {
+    super(`line ${message.line} of ${message.batchId} is being run by another delivery`);
+  }
 }
 
 function skipReason(record: BatchRecord): BatchResultLine["error"] | undefined {
