@@ -1,4 +1,4 @@
-import { describeGatewaySuite } from "../e2e/gateway-suite.ts";
+import { describeGatewaySuite } from "../e2e/gateway-suite/index.ts";
 import { startShapeTarget } from "./target.ts";
 
 /**

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
  * - it fails (throws, times out, its environment crashes): none is deleted.
  * Messages left on the queue become visible again when their visibility timeout runs out and are delivered again,
  * perhaps to another instance; the queue's redrive policy moves a message to its dead-letter queue past its
- * maximum receives. Every delivery is recorded, for tests.
+ * maximum receives. Every delivery is recorded as it starts, for tests.
  */
 
 export interface Delivery {
@@ -20,8 +20,9 @@ export interface Delivery {
   receiveCounts: number[];
   /** The instance that ran it, when the invocation got one. */
   instance?: string;
+  /** The messages the invocation reported failed (all of them when it failed). */
   failed: string[];
-  outcome: "ok" | "failed";
+  outcome: "running" | "ok" | "failed";
 }
 
 export interface EventSourceOptions {
@@ -86,21 +87,23 @@ async function deliver(options: EventSourceOptions, messages: Message[]): Promis
     messageIds: messages.map((message) => message.MessageId!),
     receiveCounts: messages.map((message) => Number(message.Attributes?.ApproximateReceiveCount ?? 1)),
     failed: [],
-    outcome: "ok",
+    outcome: "running",
   };
+  // Recorded as it starts: a test may look while a slow delivery is still running.
+  options.record(delivery);
   let failed: Set<string>;
   try {
     const result = await options.invoke(sqsEvent(options, messages), (id) => {
       delivery.instance = id;
     });
     failed = failuresOf(result, delivery.messageIds, options.partialResponses);
+    delivery.outcome = "ok";
   } catch (error) {
     options.log(`event source ${options.queueName}: invocation failed: ${(error as Error).message}`);
     failed = new Set(delivery.messageIds);
     delivery.outcome = "failed";
   }
   delivery.failed = [...failed];
-  options.record(delivery);
   const done = messages.filter((message) => !failed.has(message.MessageId!));
   for (let start = 0; start < done.length; start += 10) {
     await options.sqs

@@ -1,5 +1,5 @@
 import { startBundleTarget } from "../helpers/e2e-target.ts";
-import { describeGatewaySuite } from "./gateway-suite.ts";
+import { describeGatewaySuite } from "./gateway-suite/index.ts";
 
 /**
  * The end-to-end suite (test/e2e/gateway-suite.ts) against the bundle `npm start` runs: built and started as npm
