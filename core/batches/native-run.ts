@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { batchPriceFactor } from "../catalog/batch-discount.ts";
-import { costOf } from "../catalog/cost.ts";
+import { priceUsage } from "../catalog/load.ts";
 import { replayRequest, singleTargetOf } from "../gateway/deferred-request.ts";
 import type { RequestLog } from "../logs/log-record.ts";
 import { usageForLog } from "../logs/log-request.ts";
@@ -202,7 +202,8 @@ async function logNativeLine(
   const requestedModel = typeof requestBody.model === "string" ? requestBody.model : undefined;
   const answeredModel = typeof answer?.model === "string" ? answer.model : undefined;
   const model = answeredModel ?? requestedModel;
-  const cost = usage && model ? costOf(provider, model, usage) : undefined;
+  // The catalog (price data) is loaded on first use, off the batches function's and workers' cold start.
+  const cost = usage && model ? await priceUsage(provider, model, usage) : undefined;
   const log: RequestLog = {
     id: services.logger.newLogId(),
     createdAt: new Date().toISOString(),

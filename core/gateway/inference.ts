@@ -15,7 +15,6 @@ import { logRequest } from "../logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
-import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
@@ -59,6 +58,8 @@ export async function handleMultipartInference<T extends Schema>(
   ctx: RequestContext,
   schema: T,
 ): Promise<Response> {
+  // Loaded on first use: the form parser (busboy) is 23 KB that no JSON route's cold start needs.
+  const { readMultipartBody } = await import("./multipart-body.ts");
   const form = await readMultipartBody(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES);
   const body = validate(schema, form) as Record<string, any>;
   return runInference(route, body, request, ctx, `req-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);
