@@ -18,6 +18,8 @@ export interface PoolOptions {
    * it), so its next request is a cold start; 0 never recycles.
    */
   recycleAfter: number;
+  /** An instance idle this long is stopped, as Lambda reclaims idle environments (0: never). */
+  idleSeconds: number;
   /** Seeds the recycling draws, so a run can be replayed. */
   seed: number;
 }
@@ -27,15 +29,31 @@ export interface PoolStats {
   coldStarts: number;
   invocations: number;
   recycled: number;
+  /** Instances stopped after sitting idle. */
+  reclaimed: number;
   timeouts: number;
   crashes: number;
   initMs: number[];
 }
 
-type Slot = { instance?: LambdaInstance; starting?: Promise<LambdaInstance>; busy: boolean; budget: number };
+type Slot = {
+  instance?: LambdaInstance;
+  starting?: Promise<LambdaInstance>;
+  busy: boolean;
+  budget: number;
+  idle?: NodeJS.Timeout;
+};
 
 export class InstancePool {
-  readonly stats: PoolStats = { coldStarts: 0, invocations: 0, recycled: 0, timeouts: 0, crashes: 0, initMs: [] };
+  readonly stats: PoolStats = {
+    coldStarts: 0,
+    invocations: 0,
+    recycled: 0,
+    reclaimed: 0,
+    timeouts: 0,
+    crashes: 0,
+    initMs: [],
+  };
   readonly #slots: Slot[] = [];
   readonly #waiting: Array<() => void> = [];
   readonly #instance: Omit<InstanceOptions, "id">;
@@ -93,6 +111,7 @@ export class InstancePool {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const slot of this.#slots) clearTimeout(slot.idle);
     const instances = await Promise.all(this.#slots.map((slot) => slot.starting?.catch(() => undefined)));
     await Promise.all(
       this.#slots.map((slot, index) => (slot.instance ?? instances[index])?.terminate("the shape stopped")),
@@ -111,6 +130,7 @@ export class InstancePool {
         if (slot.busy) continue;
         this.#next = index + 1;
         slot.busy = true;
+        clearTimeout(slot.idle);
         return slot;
       }
       if (this.#slots.length < this.#options.maxInstances) {
@@ -153,6 +173,16 @@ export class InstancePool {
 
   #release(slot: Slot): void {
     slot.busy = false;
+    if (this.#options.idleSeconds > 0 && slot.instance) {
+      slot.idle = setTimeout(() => {
+        const instance = slot.instance;
+        if (slot.busy || !instance) return;
+        slot.instance = undefined;
+        this.stats.reclaimed++;
+        void instance.terminate("the environment was idle");
+      }, this.#options.idleSeconds * 1000);
+      slot.idle.unref();
+    }
     this.#waiting.shift()?.();
   }
 

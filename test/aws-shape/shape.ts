@@ -34,6 +34,8 @@ export interface AwsShapeOptions {
   instances?: number;
   maxInstances?: number;
   recycleAfter?: number;
+  /** Seconds an idle instance lives (default 300; Lambda keeps idle environments for minutes). */
+  idleSeconds?: number;
   seed?: number;
   /** Shorter than infra's, for tests: every queue's visibility timeout, every schedule's period, every read timeout. */
   visibilityTimeoutSeconds?: number;
@@ -108,6 +110,7 @@ export async function startAwsShape(options: AwsShapeOptions = {}): Promise<AwsS
       instances: options.instances ?? 2,
       maxInstances: options.maxInstances ?? 8,
       recycleAfter: options.recycleAfter ?? 20,
+      idleSeconds: options.idleSeconds ?? 300,
       seed: options.seed ?? 42,
     };
     const functions = new Map<string, ShapeFunction>();
