@@ -136,7 +136,8 @@ function parseEnvList(value: string | undefined): Record<string, string> {
   return env;
 }
 
-if (import.meta.main) {
+// Run as a process: the entry itself, or the bundle that the build's launcher (scripts/build-folders.ts) imports.
+if (import.meta.main || /gateway-server\.m?[jt]s$/.test(process.argv[1] ?? "")) {
   const flags = parseFlags(process.argv.slice(2));
   const dataDir = mkdtempSync(join(tmpdir(), "bench-gateway-"));
   const bench = await startBenchGateway({

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { cpus, loadavg, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +22,7 @@ import {
 } from "./lib/proc.ts";
 import { formatProfile, latestProfile, type ProfileSummary, summariseProfile } from "./lib/profile.ts";
 import type { StoreOpCounts } from "./lib/store-counter.ts";
+import { startMariaDb } from "../scripts/mariadb.ts";
 import { npmStartCommand } from "../scripts/start-command.ts";
 import { measureTtfb, type TtfbResult } from "./lib/ttfb.ts";
 import { type OpenLoopResult, runOpenLoop } from "./lib/open-loop.ts";
@@ -36,8 +38,8 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  * Flags:
  *   --quick                  c=10 only, 3 s cells, 10 s to settle, fewer TTFB samples, 3 import runs
  *                            (about two minutes)
- *   --only=a,b               parts: direct, floor, gateway, portkey, cache, cache-miss, cache-off, guardrails,
- *                            guardrails-off (load targets),
+ *   --only=a,b               parts: direct, floor, gateway, mysql, portkey, cache, cache-miss, cache-off,
+ *                            guardrails, guardrails-off (load targets),
  *                            bundles, store-ops, cost
  *   --duration=6             seconds per measured cell;  --warmup=1  seconds of warm-up before each cell
  *   --settle=30              seconds of load each server gets before the first cell (modes alternating in
@@ -60,6 +62,8 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  */
 
 /**
+ * `mysql`: the gateway measured like `gateway`, but on the MySQL store (GATEWAY_STORE=mysql) on a private MariaDB
+ * server the run starts (scripts/mariadb.ts), blobs in a folder: one process of a self-hosted deployment of replicas.
  * `cache`: the gateway with a `cache: {mode: "simple"}` config, the same request repeated (hits).
  * `cache-miss`: the same config, every request's body unique (each is a miss that calls the provider and stores
  * the answer): compared with `cache-off` (the same unique bodies and inline config without `cache`), what the
@@ -72,6 +76,7 @@ type Target =
   | "direct"
   | "floor"
   | "gateway"
+  | "mysql"
   | "portkey"
   | "cache"
   | "cache-miss"
@@ -83,6 +88,7 @@ const TARGETS: Target[] = [
   "direct",
   "floor",
   "gateway",
+  "mysql",
   "portkey",
   "cache",
   "cache-miss",
@@ -325,7 +331,8 @@ async function startTarget(
   if (target === "portkey") return startPortkey();
   const args = ["--count-store-ops"];
   if (config.rateLimit) args.push("--rate-limit");
-  if (config.gatewayEnv) args.push(`--gateway-env=${config.gatewayEnv}`);
+  const gatewayEnv = [config.gatewayEnv, ...(target === "mysql" ? [await mysqlStoreEnv()] : [])].filter(Boolean);
+  if (gatewayEnv.length > 0) args.push(`--gateway-env=${gatewayEnv.join(",")}`);
   // Built like `npm start` builds the gateway (scripts/build.ts): plain JavaScript, no type stripping at run time.
   const buildDir = scratchBuildDir("bench-gateway");
   await buildLocal(buildDir, { name: "gateway-server", source: "bench/gateway-server.ts" });
@@ -337,6 +344,24 @@ async function startTarget(
       ...(config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
     ],
   });
+}
+
+/**
+ * The `mysql` target's store: a private MariaDB server (scripts/mariadb.ts, stopped with this process) and a blob
+ * folder, as the gateway's environment (NAME=value,...). One gateway process on it, measured like `gateway`.
+ */
+async function mysqlStoreEnv(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-mysql-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  const server = await startMariaDb({ dir: join(dir, "server"), bufferPoolMb: 256 });
+  const url = await server.createDatabase("bench");
+  return [
+    "GATEWAY_STORE=mysql",
+    `DATABASE_URL=${url}`,
+    `GATEWAY_MASTER_KEY=${randomBytes(32).toString("base64")}`,
+    "GATEWAY_BLOB_STORE=folder",
+    `GATEWAY_BLOB_DIR=${join(dir, "blobs")}`,
+  ].join(",");
 }
 
 /** A started target: the process under test (none for `direct`) and how to build its requests. */
@@ -364,11 +389,11 @@ async function startLive(target: Target, mock: ServerProcess, profileDir: string
     return undefined;
   }
   const baseUrl = server?.url ?? mock.url;
-  if (target === "gateway") run.features = server!.info.features;
+  if (target === "gateway" || target === "mysql") run.features = server!.info.features;
   if (target === "portkey") run.version = server!.info.version;
   const make = (stream: boolean, paced = false) => {
     const request = requestFor(target, baseUrl, mock.url, stream, paced);
-    if (target === "gateway") {
+    if (target === "gateway" || target === "mysql") {
       Object.assign(request.headers, {
         "x-gateway-api-key": server!.info.apiKey,
         "x-gateway-provider": "openai",

@@ -6,6 +6,7 @@ import type { Settings } from "./config/settings.ts";
 import type { RequestContext } from "./http/context.ts";
 import { throwingHttpErrors } from "./http/domain-errors.ts";
 import { setMaxJsonDepth } from "./util/json-depth.ts";
+import { setMaxUpstreamAnswerBytes } from "./gateway/upstream/answer-limit.ts";
 import { RequestLogger } from "./logs/request-logger.ts";
 import { PolicyEnforcer } from "./policies/enforcer.ts";
 import { AnalyticsRecorder } from "./analytics/recorder.ts";
@@ -16,6 +17,7 @@ import { type TrustedHosts, parseTrustedHosts } from "./security/custom-host.ts"
 import type { Stores } from "./store/ports.ts";
 import type { McpToolHost } from "./mcp/tool-host.ts";
 import type { ConsoleFiles } from "./console/static-files.ts";
+import type { CheckThreads } from "./guardrails/types.ts";
 import { lazyMcpToolHost } from "./mcp/lazy-tool-host.ts";
 
 /**
@@ -63,10 +65,13 @@ export interface Services {
   mcpTools?: McpToolHost;
   /** The web console's built files, where the gateway serves them itself (local; core/console/static-files.ts). */
   consoleFiles?: ConsoleFiles;
+  /** Worker threads judging guardrail checks of long texts (local; core/guardrails/budget.ts). Absent: none. */
+  guardrailThreads?: CheckThreads;
 }
 
 export function createServices(settings: Settings, stores: Stores): Services {
   setMaxJsonDepth(settings.GATEWAY_MAX_JSON_DEPTH);
+  setMaxUpstreamAnswerBytes(settings.GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES);
   const services: Services = {
     settings,
     stores,

@@ -2,14 +2,17 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { newBuildDir, publishBuild, removeUnusedBuilds } from "./build-folders.ts";
 
 /**
- * Builds what `npm start` runs: the local gateway bundled into plain JavaScript under dist/ (about a second).
- * Running the TypeScript sources directly makes Node load its type stripper and keep every module's source in
- * memory. The storage thread (WAL checkpoints, log
- * writes) is a second entry point, emitted next to the main bundle where storage-thread.ts looks for it.
- * better-sqlite3 stays a package import (native addon). The web console (console/, Vite) is built first, into
- * dist/console next to the bundle, where the local gateway serves it from (core/platform/local/console-files.ts).
+ * Builds what `npm start` runs: the local gateway bundled into plain JavaScript (about a second), in a folder of
+ * its own under dist/builds/, started by the launcher dist/main.mjs; a gateway already running from an earlier
+ * build keeps its folder (scripts/build-folders.ts). Running the TypeScript sources directly makes Node load its
+ * type stripper and keep every module's source in memory. The storage thread (WAL checkpoints, log writes) and
+ * the guardrail check thread are entry points of their own, emitted next to the main bundle where
+ * storage-thread.ts and check-threads.ts look for them. better-sqlite3 stays a package import (native addon).
+ * The web console (console/, Vite) is built first, into console/ next to the bundle, where the local gateway
+ * serves it from (core/platform/local/console-files.ts).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST_DIR = join(root, "dist");
@@ -21,18 +24,35 @@ export function scratchBuildDir(name: string): string {
   return mkdtempSync(join(parent, `${name}-`));
 }
 
-/** `entry` names the main bundle's source (the benchmark builds its own gateway server the same way). */
+/**
+ * Builds into `<outdir>/builds/<id>/`, then points the launcher `<outdir>/<entry name>.mjs` at it and deletes the
+ * builds no running process may still need. Returns the build's folder. `entry` names the main bundle's source
+ * (the benchmark builds its own gateway server the same way).
+ */
 export async function buildLocal(
   outdir = DIST_DIR,
   entry: { name: string; source: string } = { name: "main", source: "core/platform/local/main.ts" },
-): Promise<void> {
-  rmSync(outdir, { recursive: true, force: true });
+): Promise<string> {
+  const { id, dir } = newBuildDir(outdir);
+  try {
+    await bundleLocal(dir, entry);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  publishBuild(outdir, id, entry.name);
+  removeUnusedBuilds(outdir, id);
+  return dir;
+}
+
+async function bundleLocal(outdir: string, entry: { name: string; source: string }): Promise<void> {
   await buildConsole(join(outdir, "console"));
   const { metafile } = await esbuild.build({
     absWorkingDir: root,
     entryPoints: {
       [entry.name]: entry.source,
       "storage-worker": "core/platform/local/storage-worker.ts",
+      "check-worker": "core/platform/node/check-worker.ts",
     },
     outdir,
     outExtension: { ".js": ".mjs" },

@@ -1,13 +1,12 @@
-import { HttpError } from "../http/errors.ts";
+import { HttpError, upstreamTooLargeIn } from "../http/errors.ts";
 import { CustomHostBlockedError, type TrustedHosts, checkCustomHost } from "../security/custom-host.ts";
 import { guardedFetch } from "../security/guarded-dispatcher.ts";
-import { readBounded } from "../util/read-bounded.ts";
 import { AGENT_CARD_MAX_BYTES, type AgentCardJson, cardTooLarge, invalidCard, parseAgentCard } from "./card-rules.ts";
 
 /**
  * Fetches an agent card from a caller-given URL under the SSRF rules: the URL (and every redirect target) is
  * checked like a custom host, the connection goes through the guarded dispatcher, the call is bounded by a
- * timeout and at most 1 MB is read. A URL ending in `.json` is the card itself; any other is the agent's base
+ * timeout (headers and body alike) and at most 1 MB is read. A URL ending in `.json` is the card itself; any other is the agent's base
  * URL, whose `/.well-known/agent-card.json` is read, falling back to the older `/.well-known/agent.json`.
  */
 
@@ -49,14 +48,15 @@ export async function fetchAgentCard(rawUrl: string, options: CardFetchOptions):
         "agent_card_unavailable",
       );
     }
-    return { card: parseAgentCard(await readCardText(response)), cardUrl: candidate };
+    return { card: parseAgentCard(await readCardText(response, candidate)), cardUrl: candidate };
   }
   throw invalidCard("No agent card was found.", "agent_card_unavailable");
 }
 
 /** Up to MAX_REDIRECTS redirects, each target checked like the first URL (private hosts refused with 400). */
 async function fetchFollowingPublicRedirects(first: string, options: CardFetchOptions): Promise<Response> {
-  const fetchGuarded = guardedFetch(options.trustedHosts);
+  // The body is bounded as it is read (AGENT_CARD_MAX_BYTES; a larger declared length is refused at once).
+  const fetchGuarded = guardedFetch(options.trustedHosts, { maxBytes: AGENT_CARD_MAX_BYTES, what: "The agent card" });
   const signal = AbortSignal.timeout(options.timeoutMs);
   let target = first;
   for (let hop = 0; ; hop++) {
@@ -81,6 +81,7 @@ async function fetchFollowingPublicRedirects(first: string, options: CardFetchOp
 }
 
 function fetchFailure(error: unknown, target: string): HttpError {
+  if (upstreamTooLargeIn(error)) return cardTooLarge();
   const cause = (error as { cause?: unknown }).cause;
   if (error instanceof CustomHostBlockedError || cause instanceof CustomHostBlockedError) {
     const blocked = (cause instanceof CustomHostBlockedError ? cause : error) as Error;
@@ -91,12 +92,14 @@ function fetchFailure(error: unknown, target: string): HttpError {
   return invalidCard(`The agent card could not be fetched from ${target}.`, "agent_card_unavailable");
 }
 
-async function readCardText(response: Response): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? "NaN");
-  if (declared > AGENT_CARD_MAX_BYTES) {
-    await response.body?.cancel().catch(() => {});
-    throw cardTooLarge();
+/**
+ * The card's text. Reading it is bounded in size (the fetch) and in time (the same timeout as the fetch: a card
+ * that trickles in fails like one that never comes), and every failure is the caller's 4xx, never a 500.
+ */
+async function readCardText(response: Response, target: string): Promise<string> {
+  try {
+    return await response.text();
+  } catch (error) {
+    throw fetchFailure(error, target);
   }
-  if (!response.body) return "";
-  return (await readBounded(response.body, AGENT_CARD_MAX_BYTES, cardTooLarge)).toString("utf8");
 }

@@ -1,8 +1,9 @@
 import { HttpError } from "../http/errors.ts";
+import { maxJsonDepth, withinJsonDepth } from "../util/json-depth.ts";
 
 /**
- * What the gateway accepts as an agent card (spec 7 and 8): a JSON object of at most 1 MB with a string `url`
- * and `name`. Anything else is refused with a 422 naming what is wrong.
+ * What the gateway accepts as an agent card (spec 7 and 8): a JSON object of at most 1 MB, nested no deeper than
+ * GATEWAY_MAX_JSON_DEPTH, with a string `url` and `name`. Anything else is refused with a 422 naming what is wrong.
  */
 
 export const AGENT_CARD_MAX_BYTES = 1024 * 1024;
@@ -24,6 +25,12 @@ export function parseAgentCard(text: string): AgentCardJson {
   } catch {
     throw invalidCard("The agent card is not valid JSON.");
   }
+  // A card is stored and served again: nesting past the body limit would fail those later, as a 500.
+  if (!withinJsonDepth(value))
+    throw invalidCard(
+      `The agent card nests objects and arrays deeper than the limit of ${maxJsonDepth()} levels (GATEWAY_MAX_JSON_DEPTH).`,
+      "agent_card_too_deep",
+    );
   return checkAgentCard(value);
 }
 

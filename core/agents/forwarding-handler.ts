@@ -2,6 +2,7 @@ import type { AgentCard } from "@a2a-js/sdk";
 import type { RequestOptions, Transport } from "@a2a-js/sdk/client";
 import { ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import { type HttpError, upstreamTooLargeIn } from "../http/errors.ts";
 
 type Method<K extends keyof A2ARequestHandler> = A2ARequestHandler[K];
 
@@ -18,6 +19,8 @@ export class ForwardingRequestHandler implements A2ARequestHandler {
   readonly #unary: () => RequestOptions;
   /** Per stream: the client's signal only (streams may run long). */
   readonly #streaming: RequestOptions;
+  /** How a unary call failed when the upstream's answer was too large (invocation.ts answers it with 502). */
+  upstreamTooLarge: HttpError | undefined;
 
   constructor(upstream: Transport, card: AgentCard, signal: AbortSignal, timeoutMs: number) {
     this.#upstream = upstream;
@@ -36,18 +39,26 @@ export class ForwardingRequestHandler implements A2ARequestHandler {
     throw new ExtendedAgentCardNotConfiguredError("The gateway serves only the agent's public card.");
   };
 
-  sendMessage: Method<"sendMessage"> = (params) => this.#upstream.sendMessage(params, this.#unary());
+  sendMessage: Method<"sendMessage"> = (params) => this.#noted(this.#upstream.sendMessage(params, this.#unary()));
 
   sendMessageStream: Method<"sendMessageStream"> = (params) =>
     this.#upstream.sendMessageStream(params, this.#streaming);
 
-  getTask: Method<"getTask"> = (params) => this.#upstream.getTask(params, this.#unary());
+  getTask: Method<"getTask"> = (params) => this.#noted(this.#upstream.getTask(params, this.#unary()));
 
-  listTasks: Method<"listTasks"> = (params) => this.#upstream.listTasks(params, this.#unary());
+  listTasks: Method<"listTasks"> = (params) => this.#noted(this.#upstream.listTasks(params, this.#unary()));
 
-  cancelTask: Method<"cancelTask"> = (params) => this.#upstream.cancelTask(params, this.#unary());
+  cancelTask: Method<"cancelTask"> = (params) => this.#noted(this.#upstream.cancelTask(params, this.#unary()));
 
   resubscribe: Method<"resubscribe"> = (params) => this.#upstream.resubscribeTask(params, this.#streaming);
+
+  /** A unary call, noting a size refusal of the upstream's answer. */
+  #noted<T>(call: Promise<T>): Promise<T> {
+    return call.catch((error: unknown) => {
+      this.upstreamTooLarge ??= upstreamTooLargeIn(error);
+      throw error;
+    });
+  }
 
   createTaskPushNotificationConfig: Method<"createTaskPushNotificationConfig"> = async () => refusePush();
   getTaskPushNotificationConfig: Method<"getTaskPushNotificationConfig"> = async () => refusePush();

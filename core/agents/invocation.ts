@@ -1,6 +1,7 @@
 import type { AgentCard } from "@a2a-js/sdk";
 import { newOutcome } from "../gateway/outcome.ts";
 import type { RequestContext } from "../http/context.ts";
+import { type HttpError, UPSTREAM_TOO_LARGE } from "../http/errors.ts";
 import { json, readText } from "../http/json.ts";
 import { withHeaders } from "../http/response-headers.ts";
 import type { AgentCardJson } from "./card-rules.ts";
@@ -8,7 +9,7 @@ import { ForwardingRequestHandler } from "./forwarding-handler.ts";
 import { gatewayAgentCard } from "./gateway-card.ts";
 import { loadVisibleAgent, openHeaders } from "./integrations-service.ts";
 import type { AgentIntegration } from "./records.ts";
-import { type RpcEnvelope, answerRpc, readRpcCall } from "./rpc-endpoint.ts";
+import { type RpcCall, type RpcEnvelope, answerRpc, readRpcCall } from "./rpc-endpoint.ts";
 import { upstreamFetch, upstreamTransport } from "./upstream.ts";
 
 /**
@@ -55,7 +56,10 @@ export async function invokeAgent(request: Request, ctx: RequestContext): Promis
   try {
     const admission = await services.policies.admitRequest(ctx, A2A_PROVIDER);
     const headers = agent.headers ? await openHeaders(services.stores.secrets, agent.headers) : {};
-    const transport = await upstreamTransport(agent.agent_card, upstreamFetch(services.trustedHosts, headers));
+    const transport = await upstreamTransport(
+      agent.agent_card,
+      upstreamFetch(services.trustedHosts, headers, services.settings.AGENT_MAX_RESPONSE_BYTES),
+    );
     const card = gatewayAgentCard(agent.agent_card as AgentCardJson, endpointOf(request, ctx, agent));
     const handler = new ForwardingRequestHandler(
       transport,
@@ -84,13 +88,31 @@ export async function invokeAgent(request: Request, ctx: RequestContext): Promis
         outcome.finish();
       },
     });
-    return withHeaders(response, admission.headers);
+    return withHeaders(
+      handler.upstreamTooLarge ? tooLargeAnswer(call, handler.upstreamTooLarge) : response,
+      admission.headers,
+    );
   } catch (error) {
     const status = (error as { status?: number }).status ?? 500;
     outcome.error = { status, message: (error as Error).message, code: (error as { code?: string }).code ?? null };
     outcome.finish();
     throw error;
   }
+}
+
+/**
+ * A unary call whose upstream answer was too large: the JSON-RPC error with HTTP 502 (a gateway's answer for an
+ * upstream it could not use), its data an A2A ErrorInfo whose metadata names the code.
+ */
+function tooLargeAnswer(call: RpcCall, error: HttpError): Response {
+  const info = {
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    reason: "UPSTREAM_RESPONSE_TOO_LARGE",
+    domain: "ai-gateway",
+    metadata: { code: UPSTREAM_TOO_LARGE },
+  };
+  const envelope = { jsonrpc: "2.0", id: call.id, error: { code: -32603, message: error.message, data: [info] } };
+  return new Response(JSON.stringify(envelope), { status: 502, headers: { "content-type": "application/json" } });
 }
 
 /** A JSON-RPC error as the status its log records (the HTTP answer itself is 200, as JSON-RPC has it). */

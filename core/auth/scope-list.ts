@@ -33,6 +33,9 @@ export const ALL_SCOPES: readonly string[] = Object.freeze([
   "scim_groups.list",
   ...crud("configs"),
   ...crud("integrations"),
+  // Saving a secret reference (`env:`, `file:`, `secretsmanager:`, `ssm:`) as a provider credential: it reads
+  // what the gateway process can read (core/control/credential-refs.ts).
+  "secret_references.create",
   ...crud("providers"),
   ...crud("model_pricing"),
   ...crud("guardrails"),

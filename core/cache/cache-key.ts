@@ -5,6 +5,10 @@ import type { ProviderTarget } from "../providers/types.ts";
  * Cache keys. A key is the SHA-256 of the tenant (organisation, workspace), the namespace, the target that
  * answers and the request body in a canonical form, so that:
  * - one workspace (or organisation) can never compute another's key: the tenant is inside the hash;
+ * - an answer is reused only for the same resolved target: provider, custom host or cloud deployment, saved
+ *   integration, provider account (a hash of the credential's identity, never the credential) and the headers
+ *   forwarded to the provider. Two integrations of one workspace with different keys, or one reached through
+ *   another custom host, never share entries;
  * - field order and explicit defaults (`temperature: 1`, `n: 1`, `stream: false`...) do not split keys;
  * - fields that change how an answer is delivered, not what it says (`stream`, `stream_options`), or that only
  *   label the request (`user`, `metadata`, `store`), do not split keys: a JSON request may be served from a
@@ -44,15 +48,41 @@ const DEFAULTS: Record<string, unknown> = {
   encoding_format: "float",
 };
 
-/** The part of the key that names the target answering: provider, model and where it is reached. */
+/**
+ * The part of the key that names the target answering: provider, where it is reached, which saved integration
+ * and provider account, and what else is sent with the request (forwarded headers). Computed once per attempt
+ * and shared by the exact and semantic lookups and the write.
+ */
 export function targetIdentity(target: ProviderTarget): unknown[] {
+  const { azure, vertex, aws, forwardHeaders } = target;
   return [
     target.provider,
     target.customHost ?? null,
-    target.azure ? [target.azure.resourceName, target.azure.deploymentId, target.azure.apiVersion] : null,
-    target.vertex ? [target.vertex.projectId, target.vertex.region] : null,
-    target.aws?.region ?? null,
+    azure ? [azure.resourceName, azure.deploymentId, azure.apiVersion, azure.modelName] : null,
+    vertex ? [vertex.projectId, vertex.region] : null,
+    aws?.region ?? null,
+    target.integrationId ?? null,
+    credentialIdentity(target),
+    forwardHeaders ? sortedEntries(forwardHeaders) : null,
   ];
+}
+
+/**
+ * Which provider account answers, as a hash: the API key, the AWS access key id or role (not the secret key nor
+ * a session token, which rotate while the account stays), the Vertex service account. Null without any.
+ */
+function credentialIdentity(target: ProviderTarget): string | null {
+  const { apiKey, aws, vertex } = target;
+  const account = aws ? [aws.accessKeyId, aws.roleArn, aws.externalId] : null;
+  if (apiKey === undefined && account === null && vertex?.serviceAccountJson === undefined) return null;
+  return sha256Hex(JSON.stringify(["credential-v1", apiKey ?? null, account, vertex?.serviceAccountJson ?? null]));
+}
+
+/** A header map as sorted [name, value] pairs (names lower-cased): the order headers were given in does not count. */
+export function sortedEntries(headers: Record<string, string>): Array<[string, string]> {
+  return Object.entries(headers)
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** The canonical JSON of a request body: keys sorted, ignored fields and explicit defaults left out. */
@@ -81,7 +111,7 @@ export function canonicalJson(value: unknown): string {
 export function cacheKey(scope: CacheScope, family: string, target: unknown[], request: string): string {
   return sha256Hex(
     JSON.stringify([
-      "v1",
+      "v2",
       scope.organisationId,
       scope.workspaceId ?? null,
       scope.namespace ?? null,

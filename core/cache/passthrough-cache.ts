@@ -3,12 +3,13 @@ import type { RequestContext } from "../http/context.ts";
 import { sha256Hex } from "../ids.ts";
 import type { ProviderTarget } from "../providers/types.ts";
 import type { CacheSettings } from "../routing/config.ts";
-import { cacheKey, cacheScopeOf, canonicalBody, targetIdentity } from "./cache-key.ts";
+import { cacheKey, cacheScopeOf, canonicalBody, sortedEntries, targetIdentity } from "./cache-key.ts";
 import { CACHE_STATUS } from "./inference-cache.ts";
 
 /**
- * The cache step of pass-through routes: the key is the method, the provider path with its query and the body
- * (canonical JSON when it is a JSON object, else its bytes' hash), for the target that answers. A 200 answer is
+ * The cache step of pass-through routes: the key is the method, the provider path with its query, the body
+ * (canonical JSON when it is a JSON object, else its bytes' hash) and the client headers forwarded with it, for
+ * the target that answers (cache-key.ts: provider, host, integration, account). A 200 answer is
  * stored as the provider sent it (status, headers, bytes) once its body has been relayed to the end; a body
  * cut short, failed or cancelled by the client never is, and neither is one over the size cap.
  */
@@ -21,7 +22,34 @@ export interface PassthroughCachedCall {
   path: string;
   json: Record<string, unknown> | null;
   bytes: Uint8Array | undefined;
+  /** The client's headers forwarded to the provider (`anthropic-version`, `openai-beta`... change the answer). */
+  headers: Record<string, string>;
   outcome: InferenceOutcome & { finish(): void };
+}
+
+/**
+ * Forwarded request headers that describe the client or one delivery, not the question: left out of the key so
+ * that the same request from another SDK version, trace or retry still hits.
+ */
+const NOT_KEYED = new Set([
+  "user-agent",
+  "accept",
+  "content-type",
+  "traceparent",
+  "tracestate",
+  "baggage",
+  "x-request-id",
+  "idempotency-key",
+  "origin",
+  "referer",
+]);
+
+/** The forwarded headers that are part of the key (sorted; client-describing ones and `x-stainless-*` left out). */
+function keyedHeaders(headers: Record<string, string>): Array<[string, string]> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (!NOT_KEYED.has(name) && !name.startsWith("x-stainless-")) kept[name] = value;
+  return sortedEntries(kept);
 }
 
 /** Response headers that describe one delivery, not the answer: never replayed. */
@@ -54,7 +82,8 @@ export async function cachedPassthrough(
     : call.bytes
       ? `sha256:${sha256Hex(Buffer.from(call.bytes).toString("base64"))}`
       : "";
-  const key = cacheKey(scope, "passthrough", targetIdentity(call.target), `${call.method} ${call.path}\n${request}`);
+  const identity = [...targetIdentity(call.target), keyedHeaders(call.headers)];
+  const key = cacheKey(scope, "passthrough", identity, `${call.method} ${call.path}\n${request}`);
   const refresh = gateway?.cacheForceRefresh === true;
   if (!refresh) {
     const entry = await cache.store.get(scope, key).catch(() => undefined);

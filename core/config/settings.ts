@@ -32,6 +32,12 @@ const positiveInt =
     return parsed;
   };
 
+/** An integer from `min` to `max`, or undefined when unset (the platform then picks a value of its own). */
+const optionalInt =
+  (min: number, max: number): Parser<number | undefined> =>
+  (raw) =>
+    raw === undefined || raw.trim() === "" ? undefined : positiveInt(min, min, max)(raw);
+
 const commaList: Parser<string[]> = (raw) =>
   (raw ?? "")
     .split(",")
@@ -64,6 +70,14 @@ const optionalJwks: Parser<string | undefined> = (raw) => {
   return raw;
 };
 
+/**
+ * GATEWAY_MAX_HEADER_BYTES by default: 512 KB. Node's own limit (--max-http-header-size) is 16 KB, too small for
+ * an inline `x-gateway-config`; the largest one spec 8 allows (1,000 conditional targets), with a provider key
+ * and a model per target and a condition each, is about 300 KB (test/e2e/hostile-input.test.ts). The local server
+ * passes this as its maxHeaderSize, so Node's flag plays no part.
+ */
+export const DEFAULT_MAX_HEADER_BYTES = 512 * 1024;
+
 const SETTINGS = {
   GATEWAY_PLATFORM: oneOf(["local", "aws"], "local"),
   PORT: positiveInt(8787, 0), // 0 picks a free port (tests)
@@ -75,8 +89,15 @@ const SETTINGS = {
   // Deepest nesting of objects/arrays in a JSON body or config (core/http/json.ts): deeper answers 400.
   GATEWAY_MAX_JSON_DEPTH: positiveInt(128),
   // Total bytes of a request's header block (core/platform/local/server.ts): larger answers 431.
-  GATEWAY_MAX_HEADER_BYTES: positiveInt(256 * 1024, 16 * 1024),
+  GATEWAY_MAX_HEADER_BYTES: positiveInt(DEFAULT_MAX_HEADER_BYTES, 16 * 1024),
   GATEWAY_API_KEY_CACHE_SECONDS: positiveInt(30),
+  // Guardrails on long texts (core/guardrails/budget.ts): the characters a request's checks may read in all (a
+  // check past it follows its guardrail's on_error), and the worker threads that judge checks of long texts
+  // (local platform; unset: one a core beyond the event loop's, 1 to 4; 0: none, every check on the event loop).
+  GATEWAY_GUARDRAIL_BUDGET_CHARS: positiveInt(32 * 1024 * 1024),
+  GATEWAY_GUARDRAIL_THREADS: optionalInt(0, 64),
+  // How long a request's body may take to arrive on the local server, from its headers (408 past it).
+  GATEWAY_BODY_TIMEOUT_MS: positiveInt(300_000, 1000, 2 ** 31 - 1),
   REQUEST_TIMEOUT: positiveInt(300_000, 1, 2 ** 31 - 1), // timers hold at most 2^31-1 ms
   TRUSTED_CUSTOM_HOSTS: commaList,
   BLOCK_INLINE_CONFIG: booleanFlag,
@@ -96,6 +117,35 @@ const SETTINGS = {
   LOG_STORE_CONNECTION_FAILURE_THRESHOLD: positiveInt(5),
   LOG_STORE_CONNECTION_BACKOFF_MS: positiveInt(60_000),
   LOG_STORE_CONNECTION_TIMEOUT_MS: positiveInt(15_000),
+  // Where the local server keeps its state (core/platform/local/gateway.ts): `embedded` (SQLite and a folder under
+  // GATEWAY_DATA_DIR, one process) or `mysql` (core/platform/mysql: MySQL 8 / MariaDB shared by several processes).
+  GATEWAY_STORE: oneOf(["embedded", "mysql"], "embedded"),
+  // MySQL store (docs/self-hosting.md): DATABASE_URL (mysql://user:password@host:port/database) or the parts.
+  DATABASE_URL: optionalString,
+  DB_HOST: optionalString,
+  DB_PORT: positiveInt(3306, 1, 65_535),
+  DB_USER: optionalString,
+  DB_PASSWORD: optionalString,
+  DB_NAME: optionalString,
+  DB_POOL_SIZE: positiveInt(12, 1, 1000),
+  // TLS to the database: `off`, `on` (verified against the system CAs or DB_TLS_CA_FILE), `skip-verify`.
+  DB_TLS: oneOf(["off", "on", "skip-verify"], "off"),
+  DB_TLS_CA_FILE: optionalString,
+  // Request logs on another database (server) than the rest; the same one by default.
+  LOG_STORE_DATABASE_URL: optionalString,
+  // Logs the log store could not take, kept on local disk until it is back: where, and how much at most.
+  GATEWAY_LOG_BUFFER_DIR: optionalString,
+  GATEWAY_LOG_BUFFER_MAX_MB: positiveInt(512, 1, 1_000_000),
+  // The 32-byte base64 master key in a file (a mounted secret) instead of GATEWAY_MASTER_KEY.
+  GATEWAY_MASTER_KEY_FILE: optionalString,
+  // Blobs of the MySQL store: an S3-compatible bucket (GATEWAY_BUCKET) or a folder every process mounts.
+  GATEWAY_BLOB_STORE: oneOf(["s3", "folder"], "s3"),
+  GATEWAY_BLOB_DIR: optionalString,
+  GATEWAY_S3_ENDPOINT: optionalUrl,
+  GATEWAY_S3_PUBLIC_ENDPOINT: optionalUrl,
+  GATEWAY_S3_REGION: stringWithDefault("us-east-1"),
+  GATEWAY_S3_FORCE_PATH_STYLE: ((raw) =>
+    raw === undefined || !/^(0|false|no|off)$/i.test(raw.trim())) as Parser<boolean>,
   // Stored responses (core/responses): kept this many days, then absent (GET /v1/responses/{id} answers 404).
   GATEWAY_RESPONSES_RETENTION_DAYS: positiveInt(30, 1, 3650),
   GATEWAY_INVITE_TTL_HOURS: positiveInt(168), // invites (core/routes/handlers/users.ts)
@@ -131,9 +181,11 @@ const SETTINGS = {
   // SSO console sessions (core/sso/sessions.ts): how long a sign-in lasts
   GATEWAY_SESSION_TTL_SECONDS: positiveInt(8 * 3600, 60, 30 * 86_400),
   // Secret references in provider credentials (core/store/secret-refs.ts): how long a resolved value is kept,
-  // the only folder `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references
-  // must have (AWS; infra scopes the IAM permissions to it).
+  // the prefix `env:` references' variable names must have (local; unset: no env: reference), the only folder
+  // `file:` references may read (local), the name prefix `secretsmanager:`/`ssm:` references must have (AWS;
+  // infra scopes the IAM permissions to it; unset: no AWS reference).
   GATEWAY_SECRET_REF_CACHE_SECONDS: positiveInt(60, 0, 3600),
+  GATEWAY_SECRET_REF_ENV_PREFIX: stringWithDefault(""),
   GATEWAY_SECRET_FILES_DIR: optionalString,
   GATEWAY_SECRET_REF_PREFIX: stringWithDefault(""),
   // Self-hosted deployment self-report (core/platform/local/deployment-heartbeat.ts): off unless both the
@@ -142,6 +194,12 @@ const SETTINGS = {
   GATEWAY_DEPLOYMENT_KEY: optionalString,
   GATEWAY_DEPLOYMENT_NAME: stringWithDefault("local-gateway"),
   GATEWAY_DEPLOYMENT_HEARTBEAT_SECONDS: positiveInt(60, 1, 86_400),
+  // The most of an upstream's answer the gateway reads whole (core/util/read-bounded.ts; 502
+  // upstream_response_too_large past it): a provider's JSON answer (streams relayed as they come are not
+  // limited), an MCP server's answer, an A2A agent's.
+  GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES: positiveInt(128 * 1024 * 1024, 1024),
+  MCP_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
+  AGENT_MAX_RESPONSE_BYTES: positiveInt(16 * 1024 * 1024, 1024),
   // MCP gateway (core/mcp; docs/mcp.md)
   // How MCP request logs keep a call's arguments: a hash (default), the structure with every value masked, or
   // in full (also what the OTLP export sends).

@@ -100,7 +100,7 @@ async function keyDefaults(
   if (!defaults) return undefined;
   const { config_id: ref, ...rest } = defaults;
   if (ref === undefined || ref === null) return rest;
-  const config = await configStore(deps.records).get(principal.organisationId, ref);
+  const config = await configStore(deps.records).get(principal.organisationId, ref, { workspaceId });
   if (!config || (workspaceId !== undefined && config.workspaceId !== undefined && config.workspaceId !== workspaceId))
     throw new Invalid(`No config '${ref}' this key can use.`, {
       param: "defaults.config_id",

@@ -86,8 +86,8 @@ async function checkedConfig(deps: ConfigDeps, raw: unknown): Promise<Record<str
 
 /** A config the caller may see: its workspace's and organisation-level ones (NotFound otherwise, alike). */
 async function loadVisible(deps: ControlDeps, principal: Principal, idOrSlug: string): Promise<ConfigResource> {
-  const config = await configStore(deps.records).get(principal.organisationId, idOrSlug);
   const bound = boundWorkspace(principal);
+  const config = await configStore(deps.records).get(principal.organisationId, idOrSlug, { workspaceId: bound });
   if (!config || (bound && config.workspaceId && config.workspaceId !== bound))
     throw new NotFound(`No config '${idOrSlug}'.`, { code: "config_not_found" });
   return config;

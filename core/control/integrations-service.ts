@@ -3,6 +3,8 @@ import { requireAdmin, workspaceScope } from "../auth/scopes.ts";
 import { newId } from "../ids.ts";
 import type { TrustedHosts } from "../security/custom-host.ts";
 import type { Page, Secrets } from "../store/ports.ts";
+import type { SecretResolver } from "../store/secret-refs.ts";
+import { admitCredentialRefs } from "./credential-refs.ts";
 import type { ControlDeps } from "./deps.ts";
 import { Conflict, Forbidden, NotFound } from "./errors.ts";
 import { providerStore } from "./providers.ts";
@@ -20,6 +22,7 @@ import { type PageRequest, readPage } from "./paging.ts";
 import {
   assertWritable,
   boundWorkspace,
+  openCredentials,
   parseCredentialInput,
   providerId,
   sealCredentials,
@@ -47,6 +50,8 @@ export interface IntegrationDeps extends ControlDeps {
   secrets: Secrets;
   /** TRUSTED_CUSTOM_HOSTS: a `custom_host` is SSRF-checked against them when saved. */
   trustedHosts: TrustedHosts;
+  /** Admits secret references in credentials (credential-refs.ts); none: every reference is refused. */
+  secretRefs?: SecretResolver;
 }
 
 /** How one family of routes names and shows integrations. */
@@ -122,6 +127,12 @@ export interface IntegrationRef {
 
 type Face = SavedProviderFace<object>;
 
+/** How a secret field is named in errors: `key`, or under the body's `configurations` (parseCredentialInput's names). */
+const secretParam =
+  (configurations = "configurations") =>
+  (field: string) =>
+    field === "key" ? "key" : `${configurations}.${field}`;
+
 /** `@slug` names integrations and workspace providers alike: a slug one of them holds is refused to the other. */
 async function refuseProviderSlug(deps: ControlDeps, principal: Principal, slug: string | undefined): Promise<void> {
   if (slug && (await providerStore(deps.records).get(principal.organisationId, slug)))
@@ -179,6 +190,7 @@ export async function createIntegration<V extends object>(
     deps.trustedHosts,
     input.configurationsParam,
   );
+  await admitCredentialRefs(deps, principal, parsed.secrets, {}, secretParam(input.configurationsParam));
   const credentials = await sealCredentials(deps.secrets, provider, parsed.settings, parsed.secrets);
   const created = await integrationStore(deps.records).create(
     principal.organisationId,
@@ -261,6 +273,8 @@ export async function updateIntegration<V extends object>(
       deps.trustedHosts,
       body.configurationsParam,
     );
+    const stored = await openCredentials(deps.secrets, current.credentials);
+    await admitCredentialRefs(deps, principal, parsed.secrets, stored, secretParam(body.configurationsParam));
     changes.credentials = await updateCredentials(deps.secrets, current.credentials, parsed);
   }
   return face.present(await save(deps, principal, current, changes, face));

@@ -40,7 +40,13 @@ export interface WorkspaceResource extends Resource {
   defaults?: { config_id?: string | null; user_api_key_config?: string | null; [key: string]: unknown };
 }
 
-export const configStore = (records: Records) => new ResourceStore<ConfigResource>(records, "CONFIG", "pc");
+/**
+ * Config slugs are unique per workspace (ResourceStore's `slugScope: "workspace"`): a config is looked up by the
+ * caller's view, its workspace's configs and the organisation-level ones, so that is where a slug must be unique,
+ * and a 409 never tells a workspace that another workspace has a config of that slug.
+ */
+export const configStore = (records: Records) =>
+  new ResourceStore<ConfigResource>(records, "CONFIG", "pc", [], "workspace");
 export const workspaceStore = (records: Records) => new ResourceStore<WorkspaceResource>(records, "WORKSPACE", "ws");
 
 // --- config versions ---------------------------------------------------------------------------------------
@@ -186,14 +192,15 @@ export async function resolveSavedConfig(idOrSlug: string, ctx: SavedResourceCal
   const principal = principalOf(ctx);
   const records = ctx.services.stores.records;
   const caches = cachesOf(records);
-  const key = `${principal.organisationId}:${idOrSlug}`;
+  const bound = boundWorkspace(principal);
+  // A slug names a config in the caller's workspace first: the cache key holds the workspace.
+  const key = `${principal.organisationId}:${bound ?? ""}:${idOrSlug}`;
   let resource = caches.configs.get(key);
   if (!resource) {
-    resource = await configStore(records).get(principal.organisationId, idOrSlug);
+    resource = await configStore(records).get(principal.organisationId, idOrSlug, { workspaceId: bound });
     if (!resource) throw unknownConfig(idOrSlug);
     caches.configs.set(key, resource);
   }
-  const bound = boundWorkspace(principal);
   if (bound && resource.workspaceId && resource.workspaceId !== bound) {
     // As if it did not exist: another workspace's ids and slugs must not be told apart from unknown ones.
     throw unknownConfig(idOrSlug);
@@ -270,7 +277,8 @@ export async function resolveSavedProvider(slug: string, ctx: SavedResourceCalle
     }
     if (!resource) throw unknownProvider(slug);
     const opened = await openCredentials(secrets, resource.credentials);
-    const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, slug));
+    const owner = { records, organisationId: resource.organisationId, slug };
+    const target = targetOf(resource.credentials, await resolveCredentialRefs(opened, secretRefs, owner));
     const rules = modelRulesOf(resource);
     if (rules) target.modelRules = rules;
     target.integrationId = resource.id;

@@ -192,6 +192,7 @@ export async function updateWorkspace(
       principal.organisationId,
       current.defaults ?? {},
       body.defaults,
+      current.id,
     );
   }
   const updated = await workspaceStore(deps.records).update(current, changes);

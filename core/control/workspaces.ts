@@ -3,6 +3,7 @@ import type { Records } from "../store/ports.ts";
 import { Conflict, Invalid } from "./errors.ts";
 import { type OrganisationRecord, findOrganisation, organisationBlocksInlineConfig } from "./organisation.ts";
 import { type Resource, ResourceStore } from "./resource-store.ts";
+import { configStore } from "./saved-resources.ts";
 import type { WorkspaceDefaultsInput } from "./workspaces-schemas.ts";
 
 /**
@@ -38,34 +39,40 @@ export interface Workspace extends Resource {
 
 export const WORKSPACE_KIND = "WORKSPACE";
 export const WORKSPACE_ID_PREFIX = "ws";
-export const CONFIG_KIND = "CONFIG";
-export const CONFIG_ID_PREFIX = "pc";
 export const PROMPT_KINDS = ["PROMPT", "PROMPT_PARTIAL"] as const;
 
 export const workspaceStore = (records: Records) =>
   new ResourceStore<Workspace>(records, WORKSPACE_KIND, WORKSPACE_ID_PREFIX);
-export const configStore = (records: Records) => new ResourceStore<Resource>(records, CONFIG_KIND, CONFIG_ID_PREFIX);
 
-/** A config by id or slug, in the organisation; Invalid naming `param` when there is none. Returns its id. */
+/**
+ * A config by id or slug, in the organisation (a slug in `workspaceId`'s own configs first); Invalid naming
+ * `param` when there is none. Returns its id.
+ */
 export async function resolveConfigRef(
   records: Records,
   organisationId: string,
   ref: string,
   param: string,
+  workspaceId?: string,
 ): Promise<string> {
-  const config = await configStore(records).get(organisationId, ref);
-  if (!config || config.status === "deleted" || config.status === "archived") {
+  const config = await configStore(records).get(organisationId, ref, { workspaceId });
+  const status: string = config?.status ?? "";
+  if (!config || status === "deleted" || status === "archived") {
     throw new Invalid(`No config '${ref}' in this organisation.`, { param, code: "config_not_found" });
   }
   return config.id;
 }
 
-/** Validates and normalises written defaults: config references become ids; `null` clears a field. */
+/**
+ * Validates and normalises written defaults: config references become ids; `null` clears a field. `workspaceId`:
+ * the workspace they are the defaults of, once it exists (its configs' slugs come first).
+ */
 export async function normaliseDefaults(
   records: Records,
   organisationId: string,
   current: WorkspaceDefaults,
   input: WorkspaceDefaultsInput | undefined,
+  workspaceId?: string,
 ): Promise<WorkspaceDefaults> {
   const next: WorkspaceDefaults = { ...current };
   if (!input) return next;
@@ -73,7 +80,7 @@ export async function normaliseDefaults(
     const value = input[field];
     if (value === undefined) continue;
     if (value === null) delete next[field];
-    else next[field] = await resolveConfigRef(records, organisationId, value, `defaults.${field}`);
+    else next[field] = await resolveConfigRef(records, organisationId, value, `defaults.${field}`, workspaceId);
   }
   if (input.metadata !== undefined) next.metadata = input.metadata;
   return next;

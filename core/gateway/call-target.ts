@@ -23,6 +23,7 @@ export interface TargetCall {
   route: RouteKind;
   /** The validated, OpenAI-shaped request body. */
   body: Record<string, any>;
+  /** The target with its model rules applied (applyModelRules: checked before the cache is looked up). */
   target: ProviderTarget;
   timeoutMs: number;
   signal: AbortSignal;
@@ -51,7 +52,7 @@ export async function callTarget(call: TargetCall): Promise<Response> {
   }
   const stream = call.body.stream === true && routeAdapter.stream !== undefined;
   const ctx: TransformContext = {
-    target: applyModelRules(call.target, call.body.model),
+    target: call.target,
     route: call.route,
     stream,
     model: call.body.model,
@@ -155,25 +156,6 @@ export async function callTarget(call: TargetCall): Promise<Response> {
     failureEvent: (failure) => streamFailureEvent(call.route, failure),
     recordUsage: (usage, answer) => recordUsage(outcome, call, usage, answer),
   });
-}
-
-/**
- * A saved integration's model rules: refuses (403, so a fallback moves on) a model the integration does not
- * enable, and adds the model's custom headers to what is sent to the provider.
- */
-export function applyModelRules(target: ProviderTarget, model: unknown): ProviderTarget {
-  const rules = target.modelRules;
-  if (!rules) return target;
-  const entry = typeof model === "string" ? rules.models[model] : undefined;
-  if (entry ? !entry.enabled : !rules.allowAll) {
-    throw new UpstreamError(403, `The model '${String(model)}' is not enabled for this saved provider.`, {
-      type: "permission_error",
-      code: "model_not_allowed",
-      param: "model",
-    });
-  }
-  if (!entry?.headers || Object.keys(entry.headers).length === 0) return target;
-  return { ...target, forwardHeaders: { ...entry.headers, ...target.forwardHeaders } };
 }
 
 /** The most of a text answer the request log keeps (a transcript); audio is never kept. */

@@ -15,6 +15,7 @@ import { logRequest } from "../logs/log-request.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { guardrailFreeContext } from "../guardrails/resolve.ts";
 import { callTarget } from "./call-target.ts";
+import { applyModelRules } from "./model-rules.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
@@ -123,45 +124,48 @@ export async function routeInference(
         const resolved = await resolver.resolve(leaf);
         provider = resolved.target.provider;
         const params = applyParams(body, leaf.settings);
-        const target = resolved.target.provider;
+        const providerId = resolved.target.provider;
         // Pipeline step 3: usage and rate limits, once per request (a 429 here ends the request, no fallback).
         // Token and cost limits reserve the request's estimated usage, settled when the outcome is done.
-        await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, target));
+        await ctx.services.policies?.admitRequest(ctx, provider, () => reservationFor(route, params, providerId));
         // Pipeline step 4: the target's input guardrails, once each per request. A denial is the answer: no
         // provider is called and no fallback follows. A redaction is what the provider and the cache see.
         const guarded = await guardrails.input(leaf.settings, params);
         if (guarded.answer) return guarded.answer;
         const sent = guarded.body;
-        const upstream = () =>
-          callTarget({
-            route,
-            body: sent,
-            target: resolved.target,
-            timeoutMs: resolved.timeoutMs,
-            signal: ctx.signal,
-            requestId,
-            outcome,
-            startedAt: ctx.startedAt,
-            trustedHosts: ctx.services.trustedHosts,
-            prices: ctx.principal
-              ? priceOverridesFor(ctx.services.stores.records, ctx.principal, resolved.target.integrationId)
-              : undefined,
-          });
-        // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success.
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
-          cachedInference(
+        // Pipeline step 5: the cache answers a hit without calling the provider, and stores a success. The saved
+        // integration's model rules come first: a model disabled after its answer was cached is refused (403,
+        // so a fallback moves on), never answered from the cache.
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
+          const target = applyModelRules(resolved.target, sent.model);
+          const upstream = () =>
+            callTarget({
+              route,
+              body: sent,
+              target,
+              timeoutMs: resolved.timeoutMs,
+              signal: ctx.signal,
+              requestId,
+              outcome,
+              startedAt: ctx.startedAt,
+              trustedHosts: ctx.services.trustedHosts,
+              prices: ctx.principal
+                ? priceOverridesFor(ctx.services.stores.records, ctx.principal, target.integrationId)
+                : undefined,
+            });
+          return cachedInference(
             {
               ctx,
               family: route,
               settings: leaf.settings.cache,
-              target: resolved.target,
+              target,
               body: sent,
               outcome,
               embed: leaf.settings.cache?.mode === "semantic" ? gatewayEmbedder(request, ctx) : undefined,
             },
             upstream,
-          ),
-        );
+          );
+        });
       },
     });
     outcome.retries = result.retries;

@@ -44,6 +44,11 @@ export interface InferenceOutcome {
   requestedModel: string;
   answeredModel?: string;
   status?: number;
+  /**
+   * The status the client was answered with, when the gateway answered another than `status` (246: a guardrail
+   * that does not deny failed): what the request log records. `status` stays the provider's (the cache reads it).
+   */
+  clientStatus?: number;
   usage?: ChatUsage;
   /** What a family billed by the unit used (images, seconds, characters, searches, pages). */
   units?: BilledUnits;

@@ -5,7 +5,7 @@ import { withHeaders } from "../http/response-headers.ts";
 import { HttpError, RouteNotMatched, badRequest } from "../http/errors.ts";
 import { mapUpstreamError } from "../providers/errors.ts";
 import { loadProvider } from "../providers/registry.ts";
-import type { UpstreamRequest } from "../providers/types.ts";
+import type { ProviderTarget, UpstreamRequest } from "../providers/types.ts";
 import { UpstreamError } from "../providers/types.ts";
 import { joinUrl } from "../providers/url.ts";
 import { RoutingFailure, runStrategy } from "../routing/engine.ts";
@@ -16,6 +16,7 @@ import type { TrustedHosts } from "../security/custom-host.ts";
 import { cachedPassthrough } from "../cache/passthrough-cache.ts";
 import { InferenceGuardrails } from "../guardrails/pipeline.ts";
 import { passthroughRouteOf } from "../guardrails/passthrough-route.ts";
+import { applyModelRules } from "./model-rules.ts";
 import { newOutcome } from "./outcome.ts";
 import { MAX_MODEL_LENGTH } from "./schemas/limits.ts";
 import {
@@ -111,8 +112,13 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           if (guarded.answer) return guarded.answer;
           if (guarded.body !== sent) redacted = guarded.body;
         }
-        const call = async () => {
-          const adapter = (await loadProvider(resolved.target.provider))!;
+        // The JSON body as forwarded when the gateway rewrites it (a redaction, param rules); else the bytes go.
+        const rewritten =
+          redacted ??
+          (hasParamRules(leaf.settings) && jsonBody() ? applyParams(jsonBody()!, leaf.settings) : undefined);
+        const sentModel = (rewritten ?? jsonBody())?.model;
+        const call = async (target: ProviderTarget) => {
+          const adapter = (await loadProvider(target.provider))!;
           // Logged on failures too: the provider that answered last, or failed last.
           outcome.provider = adapter.id;
           if (!adapter.passthrough) {
@@ -121,23 +127,18 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
               param: "x-gateway-provider",
             });
           }
-          const endpoint = await adapter.passthrough(resolved.target, {
+          const endpoint = await adapter.passthrough(target, {
             trustedHosts: ctx.services.trustedHosts,
             signal: ctx.signal,
             path: providerPath,
             search: url.search,
             headers: forwarded,
           });
-          const object = hasParamRules(leaf.settings) ? jsonBody() : null;
           const unsigned: UpstreamRequest = {
             url: joinUrl(endpoint.baseUrl, endpoint.path ?? providerPath + url.search),
             method,
             headers: { ...forwarded, ...lowerCased(endpoint.headers) },
-            body: redacted
-              ? JSON.stringify(redacted)
-              : object
-                ? JSON.stringify(applyParams(object, leaf.settings))
-                : bytes,
+            body: rewritten ? JSON.stringify(rewritten) : bytes,
           };
           const upstreamRequest = endpoint.sign ? await endpoint.sign(unsigned) : unsigned;
           const response = await relay(
@@ -154,22 +155,25 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
           outcome.upstreamFirstByteMs = performance.now() - ctx.startedAt;
           return response;
         };
-        // Pipeline step 5: the same cache as inference, keyed by method, path, query and body.
-        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () =>
-          cachedPassthrough(
+        // Pipeline step 5: the same cache as inference, keyed by method, path, query, body and forwarded headers.
+        // A body naming its model meets the saved integration's model rules first, as on chat.
+        return recordedAttempt(outcome, { path: leaf.path, provider, retry }, () => {
+          const target = typeof sentModel === "string" ? applyModelRules(resolved.target, sentModel) : resolved.target;
+          return cachedPassthrough(
             {
               ctx,
               settings: leaf.settings.cache,
-              target: resolved.target,
+              target,
               method,
               path: providerPath + url.search,
               json: redacted ?? jsonBody(),
               bytes,
+              headers: forwarded,
               outcome,
             },
-            call,
-          ),
-        );
+            () => call(target),
+          );
+        });
       },
     });
     outcome.retries = result.retries;

@@ -5,7 +5,8 @@ import type { RequestContext } from "../http/context.ts";
 import { HttpError, errorResponse } from "../http/errors.ts";
 import { logRequest } from "../logs/log-request.ts";
 import { resolveRouting } from "../routing/source.ts";
-import { boundedText, parsedJson } from "./outbound-json.ts";
+import { readBounded } from "../util/read-bounded.ts";
+import { AnswerTooLarge, MAX_ANSWER_BYTES, parsedJson } from "./outbound-json.ts";
 import { guardrailFreeContext } from "./resolve.ts";
 import type { CheckEnvironment } from "./types.ts";
 
@@ -54,7 +55,9 @@ export function checkInference(request: Request, ctx: RequestContext): CheckEnvi
     }
     let text: string;
     try {
-      text = response.body ? await boundedText(response.body, () => {}) : "";
+      text = response.body
+        ? (await readBounded(response.body, MAX_ANSWER_BYTES, () => new AnswerTooLarge())).toString("utf8")
+        : "";
     } finally {
       if (ctx.principal) ctx.waitUntil(logRequest(subRequest, response, { path }, sub));
     }

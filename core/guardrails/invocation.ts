@@ -1,4 +1,5 @@
 import type { RequestContext } from "../http/context.ts";
+import { GuardrailBudget } from "./budget.ts";
 import { checkEnvironment } from "./check-environment.ts";
 import type { GuardrailInvokeRequest } from "./invoke-request.ts";
 import { runGuardrail } from "./runner.ts";
@@ -41,7 +42,10 @@ export async function invokeGuardrail(
     headers: request.headers,
     env: checkEnvironment(request, ctx),
   };
-  const run = await runGuardrail(definition, input, ctx.signal);
+  const run = await runGuardrail(definition, input, ctx.signal, {
+    budget: new GuardrailBudget(ctx.services.settings.GATEWAY_GUARDRAIL_BUDGET_CHARS),
+    threads: ctx.services.guardrailThreads,
+  });
   const { verdict } = run;
   if (ctx.principal) {
     recordGuardrailSpans([verdict], {

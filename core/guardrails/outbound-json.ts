@@ -52,11 +52,9 @@ export async function outboundJson(
   }
   let text: string;
   try {
-    text = await boundedText(reply.body, () => reply.abort());
+    text = await reply.text(MAX_ANSWER_BYTES);
   } catch (error) {
-    throw failed(error instanceof AnswerTooLarge ? error.message : reply.failure(error).message);
-  } finally {
-    reply.release();
+    throw failed((error as Error).message);
   }
   return { status: reply.status, json: parsedJson(text) };
 }
@@ -105,21 +103,6 @@ export class AnswerTooLarge extends Error {
   constructor() {
     super(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
   }
-}
-
-/** A body as text, refused (AnswerTooLarge, after `stop`) once it passes MAX_ANSWER_BYTES. */
-export async function boundedText(body: AsyncIterable<Uint8Array>, stop: () => void): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      stop();
-      throw new AnswerTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** The JSON in a body's text; undefined when empty or not JSON. Refused when nested deeper than the limit. */

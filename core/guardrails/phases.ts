@@ -5,6 +5,7 @@ import type { RequestContext } from "../http/context.ts";
 import { isLateJson } from "../logs/late-json.ts";
 import { resolveLateJson } from "../logs/log-layout.ts";
 import { MEDIA_ROUTES, type RouteKind } from "../providers/types.ts";
+import { GuardrailBudget } from "./budget.ts";
 import { findCheck } from "./checks/registry.ts";
 import {
   deniedBody,
@@ -70,11 +71,14 @@ export class GuardrailPhases {
   readonly #ran = new Set<string>();
   /** The input texts a redaction rewrote, and what it made of them: reused for the next target's body. */
   #rewrite?: { from: readonly string[]; to: readonly string[] };
+  /** The characters this request's checks may still read, both phases together (budget.ts). */
+  readonly #budget: GuardrailBudget;
   /** A guardrail refused the request: the answer is the denial, nothing more is judged. */
   denied = false;
 
   constructor(request: GuardedRequest) {
     this.#request = request;
+    this.#budget = new GuardrailBudget(request.ctx.services.settings.GATEWAY_GUARDRAIL_BUDGET_CHARS);
   }
 
   /** Input guardrails of one target on the body about to be sent to it. */
@@ -268,6 +272,8 @@ export class GuardrailPhases {
       },
       textOf: texts.textOf,
       onAsyncVerdict: (verdict) => this.#record([verdict]),
+      budget: this.#budget,
+      threads: ctx.services.guardrailThreads,
     });
     (phase === "input" ? this.#input : this.#output).push(...run.verdicts);
     this.#record(run.verdicts);
@@ -342,10 +348,15 @@ export class GuardrailPhases {
     };
   }
 
-  /** 246 (Portkey's "hooks failed") when a guardrail that held the request failed without denying it. */
+  /**
+   * 246 (Portkey's "hooks failed") when a guardrail that held the request failed without denying it; the log
+   * then records the 246 the client got.
+   */
   #status(status: number): number {
     const failed = [...this.#input, ...this.#output].some((verdict) => !verdict.verdict);
-    return failed && status === 200 ? HOOKS_FAILED_STATUS : status;
+    if (!failed || status !== 200) return status;
+    this.#request.outcome.clientStatus = HOOKS_FAILED_STATUS;
+    return HOOKS_FAILED_STATUS;
   }
 
   /** A JSON answer with `hook_results` added (as Portkey does) when guardrails held the request. */

@@ -1,52 +1,86 @@
+import { type GuardrailBudget, placeCheck, Turns } from "./budget.ts";
 import { findCheck } from "./checks/registry.ts";
 import type {
   CheckDefinition,
   CheckInput,
   CheckSpec,
+  CheckThreads,
   CheckVerdict,
   GuardrailDefinition,
   GuardrailVerdict,
   PhaseRun,
   RunGuardrails,
+  ThreadedCheckInput,
 } from "./types.ts";
 
 /**
  * Runs one phase's guardrails over a request's input or its answer (the contract is `RunGuardrails` in
  * types.ts):
- * - async guardrails start at once on the texts as they came, are handed to `waitUntil` and only logged;
- * - of the others, the checks that may rewrite the texts (PII redaction, a webhook) run first, one after
- *   another in the order written, each on the previous rewrite; every other check then runs concurrently on the
- *   result, so a guardrail's latency is its slowest check, not their sum;
- * - each check is bounded by its guardrail's `timeout_ms`; one that throws or times out passes (`on_error:
- *   open`, the error logged) or fails (`closed`).
+ * - of the guardrails that hold the request, the checks that may rewrite the texts (PII redaction, a webhook) run
+ *   first, one after another in the order written, each on the previous rewrite; every other check then starts
+ *   on the result and they run concurrently, so a guardrail's latency is its slowest check, not their sum;
+ * - async guardrails then start on the texts as they came, are handed to `waitUntil` and only logged;
+ * - each check spends what it reads from the request's budget and runs on the event loop or, on a long text, on
+ *   a worker thread (budget.ts); checks judged on the event loop give it a turn every TURN_MS;
+ * - each check is bounded by its guardrail's `timeout_ms`; one that throws, times out or is over the budget
+ *   passes (`on_error: open`, the error logged) or fails (`closed`).
  */
 export const runGuardrails: RunGuardrails = async (definitions, input, options) => {
-  const textOf = options.textOf ?? ((parts: readonly string[]) => parts.at(-1) ?? "");
+  const textOf = options.textOf ?? lastPart;
+  const held = definitions.filter((definition) => !definition.actions.async);
+  const run: PhaseRun = held.length > 0 ? await runHeld(held, input, options, textOf) : { verdicts: [] };
+  // Started after the held guardrails have spent what they read: a guardrail that only logs never leaves one
+  // that denies over the budget.
   for (const definition of definitions) {
     if (!definition.actions.async) continue;
     // An async guardrail outlives the request if need be (the platform waits for it), bounded by its timeouts.
-    const work = runGuardrail(definition, { ...input }, new AbortController().signal, textOf).then((run) =>
-      options.onAsyncVerdict?.(run.verdict),
+    const work = runGuardrail(definition, { ...input }, new AbortController().signal, { ...options, textOf }).then(
+      (result) => options.onAsyncVerdict?.(result.verdict),
     );
     options.waitUntil(work.catch((error) => console.error("async guardrail failed", (error as Error).message)));
   }
-  const held = definitions.filter((definition) => !definition.actions.async);
-  if (held.length === 0) return { verdicts: [] };
+  return run;
+};
 
+type RunOptions = Parameters<RunGuardrails>[2];
+
+/** Where the checks of one phase run: the request's signal, budget and threads, and the event loop's turns. */
+interface CheckContext {
+  signal: AbortSignal;
+  budget?: GuardrailBudget;
+  threads?: CheckThreads;
+  turns: Turns;
+}
+
+/** The guardrails that hold the request: rewriting checks in order, then the others concurrently. */
+async function runHeld(
+  held: readonly GuardrailDefinition[],
+  input: Omit<CheckInput, "signal">,
+  options: RunOptions,
+  textOf: (parts: readonly string[]) => string,
+): Promise<PhaseRun> {
   const started = new Map<GuardrailDefinition, number>();
   const results = new Map<GuardrailDefinition, CheckVerdict[]>();
   for (const definition of held) {
     started.set(definition, performance.now());
     results.set(definition, []);
   }
+  const context: CheckContext = {
+    signal: options.signal,
+    budget: options.budget,
+    threads: options.threads,
+    turns: new Turns(),
+  };
 
   // Rewriting checks, in order, each on the texts the previous one left.
   let parts = input.parts;
   let rewritten = false;
   const plan = await planChecks(held);
   for (const step of plan.rewriting) {
+    const turn = context.turns.next();
+    if (turn) await turn;
     const current = { ...input, parts, text: rewritten ? textOf(parts) : input.text };
-    const outcome = await runCheck(step, current, options.signal);
+    const outcome = await runCheck(step, current, context);
     results.get(step.definition)!.push(outcome.verdict);
     if (outcome.transformedParts && outcome.transformedParts.length === parts.length) {
       parts = outcome.transformedParts;
@@ -54,9 +88,15 @@ export const runGuardrails: RunGuardrails = async (definitions, input, options) 
     }
   }
 
-  // The rest, concurrently, on the rewritten texts.
+  // The rest, concurrently, on the rewritten texts; the event loop gets a turn between long stretches of them.
   const current = rewritten ? { ...input, parts, text: textOf(parts) } : input;
-  const concurrent = await Promise.all(plan.others.map((step) => runCheck(step, current, options.signal)));
+  const running: Promise<CheckOutcome>[] = [];
+  for (const step of plan.others) {
+    const turn = context.turns.next();
+    if (turn) await turn;
+    running.push(runCheck(step, current, context));
+  }
+  const concurrent = await Promise.all(running);
   for (const [index, step] of plan.others.entries()) results.get(step.definition)!.push(concurrent[index]!.verdict);
 
   const verdicts = held.map((definition) =>
@@ -72,23 +112,26 @@ export const runGuardrails: RunGuardrails = async (definitions, input, options) 
   if (denied) run.denied = denied;
   if (rewritten) run.transformedParts = parts;
   return run;
-};
+}
 
 /** One guardrail alone (async ones, and the invoke endpoint): the same two stages over its checks. */
 export async function runGuardrail(
   definition: GuardrailDefinition,
   input: Omit<CheckInput, "signal">,
   signal: AbortSignal,
-  textOf: (parts: readonly string[]) => string = (parts) => parts.at(-1) ?? "",
+  options: Pick<RunOptions, "textOf" | "budget" | "threads"> = {},
 ): Promise<{ verdict: GuardrailVerdict; transformedParts?: string[] }> {
-  const run = await runGuardrails([{ ...definition, actions: { ...definition.actions, async: false } }], input, {
-    signal,
-    waitUntil: () => {},
-    textOf,
-  });
+  const run = await runHeld(
+    [definition],
+    input,
+    { ...options, signal, waitUntil: () => {} },
+    options.textOf ?? lastPart,
+  );
   const verdict = { ...run.verdicts[0]!, async: definition.actions.async };
   return run.transformedParts ? { verdict, transformedParts: run.transformedParts } : { verdict };
 }
+
+const lastPart = (parts: readonly string[]) => parts.at(-1) ?? "";
 
 interface CheckStep {
   definition: GuardrailDefinition;
@@ -135,11 +178,16 @@ async function prepare(spec: CheckSpec): Promise<PreparedCheck> {
   return prepared;
 }
 
+interface CheckOutcome {
+  verdict: CheckVerdict;
+  transformedParts?: string[];
+}
+
 async function runCheck(
   step: CheckStep,
   input: Omit<CheckInput, "signal">,
-  requestSignal: AbortSignal,
-): Promise<{ verdict: CheckVerdict; transformedParts?: string[] }> {
+  context: CheckContext,
+): Promise<CheckOutcome> {
   const { definition, spec, check } = step;
   const started = performance.now();
   const base = { id: spec.id, ...(spec.name ? { name: spec.name } : {}) };
@@ -155,6 +203,8 @@ async function runCheck(
     },
   });
   if (!check || step.problem) return errored(step.problem ?? "unknown check");
+  const placement = placeCheck(check, step.parameters, input, context);
+  if (placement.where === "over-budget") return errored(placement.message);
   // One controller per check, aborted by its time limit or by the request; the timer is cleared as soon as the
   // check is done (AbortSignal.timeout's timer would fire seconds after every request, for nothing).
   const controller = new AbortController();
@@ -163,12 +213,16 @@ async function runCheck(
     timedOut = true;
     controller.abort(new DOMException(`timed out after ${definition.actions.timeout_ms} ms`, "TimeoutError"));
   }, definition.actions.timeout_ms);
+  const requestSignal = context.signal;
   const onRequestAbort = () => controller.abort(requestSignal.reason);
   if (requestSignal.aborted) onRequestAbort();
   else requestSignal.addEventListener("abort", onRequestAbort, { once: true });
   const signal = controller.signal;
   try {
-    const ran = check.run({ ...input, signal }, step.parameters);
+    const ran =
+      placement.where === "thread"
+        ? context.threads!.run({ id: check.id, parameters: step.parameters, input: threadedInput(input) }, signal)
+        : check.run({ ...input, signal }, step.parameters);
     // A check that answered at once (most do) needs no race against its signal.
     const result = ran instanceof Promise ? await untilAborted(ran, signal) : ran;
     const rewrites = check.rewrites?.(step.parameters) === true && result.transformedParts !== undefined;
@@ -192,6 +246,12 @@ async function runCheck(
     clearTimeout(timer);
     requestSignal.removeEventListener("abort", onRequestAbort);
   }
+}
+
+/** What a check judged on a worker thread is sent: its texts and the little else a self-contained check reads. */
+function threadedInput(input: Omit<CheckInput, "signal">): ThreadedCheckInput {
+  const { phase, route, text, parts, model, metadata } = input;
+  return { phase, route, text, parts, model, metadata };
 }
 
 /** The check's promise, or a rejection as soon as the signal aborts (a check that ignores its signal cannot hold the request). */

@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { RouteKind } from "../providers/types.ts";
+import type { GuardrailBudget } from "./budget.ts";
 
 /**
  * Guardrails (spec 1, 4.8, 5.5, 6, 7): checks run on a request's input before the provider is called and on
@@ -38,9 +39,12 @@ export interface GuardrailActions {
   async: boolean;
   /** With `deny`: answer HTTP 200 with the denial as a chat completion (a stream when streaming) instead of 446. */
   soft_deny_200: boolean;
-  /** A check that throws or times out: `open` passes it (the error is logged; default), `closed` fails it. */
+  /**
+   * A check that throws, times out or is over the request's guardrail budget (budget.ts): `open` passes it (the
+   * error is logged; default), `closed` fails it.
+   */
   on_error: "open" | "closed";
-  /** Per-check time limit in ms. */
+  /** Per-check time limit in ms, from when the check starts (waiting for a guardrail thread included). */
   timeout_ms: number;
   on_success?: { feedback?: GuardrailFeedback };
   on_fail?: { feedback?: GuardrailFeedback };
@@ -143,7 +147,31 @@ export interface CheckDefinition<P = any> {
    * result. A rewrite from a check that does not declare it is ignored.
    */
   rewrites?(parameters: P): boolean;
+  /**
+   * How many characters of its input the check reads with these parameters (default: the judged text's length;
+   * 0 for a check that reads only the model, metadata or headers). It is what the check spends of the request's
+   * guardrail budget, and what decides whether it is judged on the event loop or on a worker thread (budget.ts).
+   */
+  cost?(input: Pick<CheckInput, "text" | "parts">, parameters: P): number;
+  /**
+   * True when, with these parameters, the check reads nothing but `phase`, `route`, `text`, `parts`, `model` and
+   * `metadata` (no `env`, `headers`, `request` or `response`, no `signal` to obey): it may then be judged on a
+   * worker thread (`CheckThreads`), where a long text does not hold the event loop and its time limit stops it.
+   */
+  selfContained?(parameters: P): boolean;
   run(input: CheckInput, parameters: P): Promise<CheckResult> | CheckResult;
+}
+
+/** What a self-contained check is given on a worker thread. */
+export type ThreadedCheckInput = Pick<CheckInput, "phase" | "route" | "text" | "parts" | "model" | "metadata">;
+
+/**
+ * Judges self-contained checks on worker threads (the platform's: core/platform/node/check-threads.ts). A check
+ * runs once a thread is free; when `signal` aborts (its time limit, or the client left) it is dropped from the
+ * queue or its thread is stopped, and the promise rejects with the signal's reason.
+ */
+export interface CheckThreads {
+  run(check: { id: string; parameters: unknown; input: ThreadedCheckInput }, signal: AbortSignal): Promise<CheckResult>;
 }
 
 /** One check's outcome, as logged and returned (446 body, invoke). */
@@ -190,9 +218,9 @@ export interface PhaseRun {
 
 /**
  * The runner's signature: runs the definitions' enabled checks over one phase's input. Synchronous guardrails
- * run concurrently and are awaited (each check bounded by its `timeout_ms`, errors following `on_error`); a
- * redacting check's rewrite feeds the checks after it in the same guardrail. Async guardrails start at once and
- * are handed to `waitUntil`; their verdicts reach `onAsyncVerdict` (the request log) when done.
+ * run concurrently and are awaited (each check bounded by its `timeout_ms` and paid for from `budget`, errors
+ * following `on_error`); a redacting check's rewrite feeds the checks after it. Async guardrails start once those
+ * are judged and are handed to `waitUntil`; their verdicts reach `onAsyncVerdict` (the request log) when done.
  */
 export type RunGuardrails = (
   definitions: readonly GuardrailDefinition[],
@@ -203,5 +231,9 @@ export type RunGuardrails = (
     /** The judged text of rewritten parts (default: the last part). */
     textOf?(parts: readonly string[]): string;
     onAsyncVerdict?(verdict: GuardrailVerdict): void;
+    /** The request's guardrail budget, shared by its phases (absent: unbounded). */
+    budget?: GuardrailBudget;
+    /** Where checks of long texts are judged off the event loop (absent: on it, as every other check). */
+    threads?: CheckThreads;
   },
 ) => Promise<PhaseRun>;

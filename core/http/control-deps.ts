@@ -17,6 +17,7 @@ export const credentialDeps = (ctx: RequestContext): IntegrationDeps => ({
   ...controlDeps(ctx),
   secrets: ctx.services.stores.secrets,
   trustedHosts: ctx.services.trustedHosts,
+  secretRefs: ctx.services.stores.secretRefs,
 });
 
 /** API keys also read organisation settings, drop cached key lookups and tell the enforcer of key limits. */

@@ -75,3 +75,26 @@ export class RouteNotMatched extends Error {
     this.name = "RouteNotMatched";
   }
 }
+
+/** The code of an upstream answer larger than the gateway buffers (core/util/read-bounded.ts). */
+export const UPSTREAM_TOO_LARGE = "upstream_response_too_large";
+
+/**
+ * An upstream answer (an MCP server's, an agent's, a JWKS, a token endpoint's...) over the bytes the gateway
+ * buffers for it: 502, and nothing past the limit was read. `what` names the upstream, `setting` the variable
+ * that sets the limit, when one does.
+ */
+export const upstreamTooLarge = (what: string, limit: number, setting?: string) =>
+  new HttpError(502, `${what} is larger than the limit of ${limit} bytes${setting ? ` (${setting})` : ""}.`, {
+    code: UPSTREAM_TOO_LARGE,
+  });
+
+/** The size refusal `error` is or was caused by (SDK clients wrap what their fetch threw), if any. */
+export function upstreamTooLargeIn(error: unknown): HttpError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof HttpError && current.code === UPSTREAM_TOO_LARGE) return current;
+    current = current.cause;
+  }
+  return undefined;
+}

@@ -43,7 +43,7 @@ export async function logRequest(
     method: request.method,
     route: route.path,
     path: outcome && outcome !== ctx.outcome ? route.path : (ctx.path ?? new URL(request.url).pathname),
-    status: outcome?.error?.status ?? outcome?.status ?? response.status,
+    status: outcome?.error?.status ?? outcome?.clientStatus ?? outcome?.status ?? response.status,
     provider: outcome?.provider,
     requestedModel: outcome?.requestedModel || undefined,
     answeredModel: outcome?.answeredModel,

@@ -1,7 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.ts";
 import type { RequestContext } from "../http/context.ts";
-import { HttpError } from "../http/errors.ts";
+import { HttpError, upstreamTooLargeIn } from "../http/errors.ts";
 import { parseGatewayHeaders } from "../http/gateway-headers.ts";
 import { readText } from "../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
@@ -11,7 +11,8 @@ import { type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { closeUpstream, connectUpstream } from "./upstream-client.ts";
+import { withUpstreamStatus } from "./upstream-status.ts";
+import { closeUpstream, connectUpstream, upstreamFailureOf } from "./upstream-client.ts";
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, over the streamable HTTP transport in
@@ -121,10 +122,13 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
         try {
           return await upstream.get();
         } catch (error) {
+          // An answer too large while connecting is told as such (proxy-server.ts gives it its code).
+          if (upstreamTooLargeIn(error)) throw error;
           const { McpError } = await import("@modelcontextprotocol/sdk/types.js");
           throw new McpError(-32603, upstreamFailure(error).message);
         }
       },
+      explain: (error) => upstreamFailureOf(upstream.client, error),
       allowed: target.allowed,
       timeoutMs: services.settings.MCP_UPSTREAM_TIMEOUT_MS,
       admitToolCall: async () => {
@@ -159,6 +163,7 @@ export async function serveMcpRequest(request: Request, ctx: RequestContext): Pr
   let answered: Response;
   try {
     answered = await transport.handleRequest(request, { parsedBody: body });
+    if (wellFormed) answered = await withUpstreamStatus(answered);
   } catch (error) {
     cleanUp();
     throw error;
@@ -179,13 +184,20 @@ function methodOf(message: Record<string, unknown> | null): string {
 /** The upstream client of one request: connected on first use, closed when the request ends. */
 function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarget) {
   let connecting: Promise<Client> | undefined;
-  return {
+  const upstream = {
+    /** Once connected. */
+    client: undefined as Client | undefined,
     get(): Promise<Client> {
       connecting ??= upstreamAuthHeaders(ctx.services, target.integration, {
         server: target.server,
         userId: principal.userId,
         signal: ctx.signal,
-      }).then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal));
+      })
+        .then((headers) => connectUpstream(ctx.services, target.integration, headers, ctx.signal))
+        .then((client) => {
+          upstream.client = client;
+          return client;
+        });
       return connecting;
     },
     async close(): Promise<void> {
@@ -193,6 +205,7 @@ function lazyUpstream(ctx: RequestContext, principal: Principal, target: McpTarg
       if (client) await closeUpstream(client);
     },
   };
+  return upstream;
 }
 
 /** A message for a failed upstream connection that says what happened without any credential. */

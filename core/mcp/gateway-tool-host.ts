@@ -1,13 +1,13 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Principal } from "../auth/principal.ts";
-import { HttpError } from "../http/errors.ts";
+import { HttpError, UPSTREAM_TOO_LARGE, upstreamTooLargeIn } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { admitMcpToolCall } from "./limits.ts";
 import { type McpRequestRecord, writeMcpLog } from "./request-log.ts";
 import { McpToolError, type McpToolDescriptor, type McpToolHost, type McpToolResult } from "./tool-host.ts";
 import { upstreamAuthHeaders } from "./upstream-auth.ts";
-import { connectUpstream } from "./upstream-client.ts";
+import { connectUpstream, upstreamFailureOf } from "./upstream-client.ts";
 import { UpstreamPool } from "./upstream-pool.ts";
 
 /** At most this many tools are offered from one server (a model's tool list has limits of its own). */
@@ -128,7 +128,10 @@ async function withUpstream<T>(
         // Not the caller's signal: a kept client outlives this call.
         return connectUpstream(services, integration, headers);
       },
-      use,
+      (client) =>
+        use(client).catch((error: unknown) => {
+          throw upstreamFailureOf(client, error);
+        }),
     );
   } catch (error) {
     throw error instanceof McpToolError ? error : upstreamError(error);
@@ -140,6 +143,8 @@ function upstreamError(error: unknown): McpToolError {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === -32001) return new McpToolError(504, `The MCP server timed out: ${message}`, "mcp_upstream_timeout");
+  const tooLarge = upstreamTooLargeIn(error);
+  if (tooLarge) return new McpToolError(502, tooLarge.message, UPSTREAM_TOO_LARGE);
   if (error instanceof HttpError) return new McpToolError(502, error.message, error.code ?? "mcp_upstream_refused");
   return new McpToolError(502, `The MCP server failed: ${message.slice(0, 300)}`, "mcp_upstream_error");
 }

@@ -7,6 +7,7 @@ import type {
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+import { UPSTREAM_TOO_LARGE, upstreamTooLargeIn } from "../http/errors.ts";
 import type { AllowList } from "./access.ts";
 
 /**
@@ -22,6 +23,8 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export interface ProxyHooks {
   /** The connected upstream client (connected on first use). */
   upstream(): Promise<Client>;
+  /** What a failed upstream call reports (upstream-client.ts upstreamFailureOf: an answer too large). */
+  explain(error: unknown): unknown;
   allowed: AllowList;
   timeoutMs: number;
   /** Before a tool call is forwarded (rate limits); throws to refuse it. */
@@ -86,7 +89,15 @@ export async function buildProxyServer(hooks: ProxyHooks, identity?: UpstreamIde
     async (...args: A): Promise<R> => {
       try {
         return await handler(...args);
-      } catch (error) {
+      } catch (thrown) {
+        const error = hooks.explain(thrown);
+        const tooLarge = upstreamTooLargeIn(error);
+        if (tooLarge) {
+          // The caller's wire format: a JSON-RPC error whose data names the code (endpoint.ts answers a lone
+          // request's with HTTP 502).
+          hooks.note({ error: { message: tooLarge.message, code: UPSTREAM_TOO_LARGE } });
+          throw new McpError(ErrorCode.InternalError, tooLarge.message, { code: UPSTREAM_TOO_LARGE });
+        }
         const code = (error as { code?: unknown }).code;
         hooks.note({
           error: { message: (error as Error).message, code: `jsonrpc_${code ?? ErrorCode.InternalError}` },

@@ -27,10 +27,10 @@ import type { UsageEstimate } from "./reservation.ts";
  * The limit compared is always the policy's current one (nothing caches an "exhausted" verdict), so raising
  * `credit_limit` re-enables exhausted groups at once (spec 3).
  *
- * Policies are cached per organisation, reloaded in the background once half of `refreshMs` has passed (so
- * requests under steady traffic never wait for a reload: zero store reads for the policies themselves) and never
- * used older than `refreshMs`: changes made elsewhere apply within refreshMs; through this process, at once
- * (`changed`).
+ * Policies are cached per organisation and refreshed in the background every `refreshMs` (so requests never
+ * wait for a refresh once warm: zero store reads for the policies themselves); changes made through this
+ * process apply at once (`changed`), changes made through another within `refreshMs` (a request after an idle
+ * spell waits for the refresh rather than use older policies).
  *
  * `admit` is the reusable check (MCP tool calls and any other caller); `admitRequest` is the inference
  * pipeline's wrapper, memoised per request so fallbacks and retries are admitted once.
@@ -384,11 +384,11 @@ export class PolicyEnforcer {
     const entry = this.#cache.get(organisationId);
     if (entry) {
       const age = this.#now() - entry.loadedAt;
-      // Reloaded ahead of time, in the background: under steady traffic no request waits for it...
+      // Refreshed in the background from half the period on, so steady traffic never waits; past the period
+      // (no request for a while) the request waits for the store, so no process uses policies older than
+      // refreshMs, however long it was idle (another process may have changed them meanwhile).
       if (!entry.refreshing && age > this.#refreshMs / 2) this.#refresh(organisationId, entry);
       if (age <= this.#refreshMs) return entry.policies;
-      // ...and never used once older than refreshMs: a process that sat idle (a Lambda instance between
-      // invocations) would otherwise admit its next request by policies of an hour ago.
       return entry.refreshing!.then(() => entry.policies);
     }
     let loading = this.#loading.get(organisationId);

@@ -63,7 +63,8 @@ export async function renderPrompt(
     );
   }
 
-  // A view without a prototype: `{{constructor}}` finds a variable of that name or nothing.
+  // Names resolve among the variables' own keys only (template.ts): `{{constructor}}` or `{{v.length}}` finds a
+  // variable of that name or nothing.
   const view: Record<string, string> = Object.assign(Object.create(null), request.variables);
   const partialTexts: Record<string, string> = Object.create(null);
   for (const [slug, partial] of partials) partialTexts[slug] = partial.text;

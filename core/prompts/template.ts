@@ -123,6 +123,31 @@ export function collectNeeds(tokens: MustacheToken[], needs: TemplateNeeds): Tem
 export const emptyNeeds = (): TemplateNeeds => ({ variables: new Set(), sections: new Set(), partials: new Set() });
 
 /**
+ * The names a prompt template may read: the request's variables and nothing else. Mustache's own Context walks
+ * dotted names through whatever it finds (`{{v.length}}` prints the length of the string `v`,
+ * `{{v.constructor}}` its String constructor) and climbs prototypes; this one resolves a name, dots included,
+ * only as one of the given variables' own keys (`{{a.b}}` is the variable named `a.b`, as the missing-variable
+ * check reads it). Inside a section `{{.}}` is the section's value, the variable that opened it.
+ */
+class VariablesContext extends Mustache.Context {
+  readonly #variables: Readonly<Record<string, string>>;
+
+  constructor(variables: Readonly<Record<string, string>>, view?: string, parent?: VariablesContext) {
+    super(view, parent);
+    this.#variables = variables;
+  }
+
+  override push(view: unknown): VariablesContext {
+    return new VariablesContext(this.#variables, typeof view === "string" ? view : undefined, this);
+  }
+
+  override lookup(name: string): string | undefined {
+    if (name === ".") return this.view as string | undefined;
+    return Object.hasOwn(this.#variables, name) ? this.#variables[name] : undefined;
+  }
+}
+
+/**
  * Renders one mustache text with string variables and already-loaded partials. No HTML escaping: prompts are
  * not HTML, and `&` or `<` must reach the model as they were written.
  */
@@ -131,5 +156,5 @@ export function renderMustache(
   variables: Record<string, string>,
   partials: Record<string, string>,
 ): string {
-  return Mustache.render(text, variables, partials, { escape: (value: string) => value });
+  return Mustache.render(text, new VariablesContext(variables), partials, { escape: (value: string) => value });
 }

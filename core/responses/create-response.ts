@@ -118,9 +118,9 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
     : undefined;
   if (storing) ctx.waitUntil(storing);
   if (body.stream === true) return storing ? endAfter(response, storing) : response;
-  if (storing) await storing;
   // A JSON answer: presented in the schema the client asked for, with the chain it belongs to.
   const answer = (await response.json()) as Record<string, any>;
+  await storing;
   if (body.previous_response_id) answer.previous_response_id = body.previous_response_id;
   const presented = answer.object === "response" ? responses.presentResponse(answer, schema) : answer;
   if (answer.gateway_mcp) presented.gateway_mcp = answer.gateway_mcp;

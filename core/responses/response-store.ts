@@ -11,9 +11,12 @@ import { type ResponseOwner, workspaceOf } from "./owner.ts";
  * `.../input_items`, `DELETE`, `.../cancel` and `previous_response_id` read.
  *
  * Layout, on single-item conditional writes only (DynamoDB without transactions):
- * - an index item, pk `RESPONSE#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model, provider, native,
- *   background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created + retention (past it
- *   the response is absent on every platform);
+ * - an index item, pk `RESPONSE#<org>#<workspace>#<id>`, sk `RESPONSE`: owner (org, ws), status, created_at, model,
+ *   provider, native, background, previousResponseId, the key of the blob holding the JSON, and `ttl` = created +
+ *   retention (past it the response is absent on every platform). The id is a provider's (`resp_...` from OpenAI
+ *   and the like, or any string a custom host sends), so it is unique only per owner: two workspaces whose
+ *   providers answered with the same id each store and read their own. Responses stored before the key held
+ *   the owner (pk `RESPONSE#<id>`) are still read, for their owner, until their ttl;
  * - the JSON (response, input items, context) in one blob under `responses/<org>/<workspace>/<id>/`: it may be far
  *   larger than a DynamoDB item's 400 KB. A status change writes a new blob and then moves the index's pointer with
  *   a condition on the pointer it read, so two writers never mix halves of each other's writes, and a `cancelled`
@@ -53,7 +56,9 @@ export interface ResponseStoreOptions {
 }
 
 const SORT = "RESPONSE";
-const partition = (id: string) => `RESPONSE#${id}`;
+const partition = (owner: ResponseOwner, id: string) => `RESPONSE#${owner.organisationId}#${workspaceOf(owner)}#${id}`;
+/** Where responses were stored before the key held their owner (read only; gone with their ttl). */
+const legacyPartition = (id: string) => `RESPONSE#${id}`;
 export const RESPONSES_BLOB_PREFIX = "responses/";
 
 /** Statuses a status may move to: a finished (or cancelled) response never changes again. */
@@ -70,6 +75,8 @@ const NEXT: Record<ResponseStatus, readonly ResponseStatus[]> = {
 const RESPONSE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Concurrent writers retry this often before giving up (each round another writer made progress). */
+/** Pauses before looking again for a previous response that is not stored yet (ms; 0.7 s in all). */
+const UNSTORED_RETRY_MS = [100, 200, 400];
 const MAX_ATTEMPTS = 8;
 
 export class ResponseStore {
@@ -91,8 +98,8 @@ export class ResponseStore {
   }
 
   /**
-   * Stores a new response (once per id: ConditionFailedError if the id is taken). Later changes of a background
-   * response go through setStatus.
+   * Stores a new response (once per id and owner: ConditionFailedError if the owner already has one with this id).
+   * Later changes of a background response go through setStatus.
    */
   async save(owner: ResponseOwner, entry: StoredResponse): Promise<void> {
     const id = String(entry.response.id);
@@ -101,7 +108,7 @@ export class ResponseStore {
     const createdAt = typeof entry.response.created_at === "number" ? entry.response.created_at : nowSeconds;
     const blob = await this.#writeBlob(owner, id, entry);
     const item: RecordItem = {
-      pk: partition(id),
+      pk: partition(owner, id),
       sk: SORT,
       id,
       org: owner.organisationId,
@@ -147,7 +154,7 @@ export class ResponseStore {
   async delete(owner: ResponseOwner, id: string): Promise<boolean> {
     const item = await this.#ownedItem(owner, id);
     if (!item) return false;
-    await this.#records.delete(partition(id), SORT);
+    await this.#records.delete(String(item.pk), SORT);
     // A status change racing with this finds the index gone and deletes its own new blob.
     let cursor: string | undefined;
     do {
@@ -169,7 +176,14 @@ export class ResponseStore {
    * as input items. 404 (param previous_response_id) when unknown; 400 while it is still queued or running.
    */
   async conversation(owner: ResponseOwner, id: string): Promise<Record<string, any>[]> {
-    const entry = await this.get(owner, id);
+    let entry = await this.get(owner, id);
+    // A streamed response is stored once its stream ended: a client continuing the chain the moment it read the
+    // last event, through another process, may be a few milliseconds early. Look again before answering 404.
+    for (const wait of UNSTORED_RETRY_MS) {
+      if (entry) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      entry = await this.get(owner, id);
+    }
     if (!entry) throw previousResponseNotFound(id);
     const status = entry.response.status;
     if (status === "queued" || status === "in_progress") throw previousResponseNotFinished(id, status);
@@ -197,7 +211,7 @@ export class ResponseStore {
       const blob = await this.#writeBlob(owner, id, entry);
       try {
         await this.#records.update(
-          partition(id),
+          String(item.pk),
           SORT,
           { set: { status, blob } },
           { equals: { blob: item.blob, status: item.status } },
@@ -213,9 +227,11 @@ export class ResponseStore {
     throw new Error(`response ${id} kept changing while its status was being set`);
   }
 
+  /** The owner's index item (its `pk` says where it is: under the owner, or under the legacy key). */
   async #ownedItem(owner: ResponseOwner, id: string): Promise<RecordItem | undefined> {
     if (!RESPONSE_ID.test(id)) return undefined;
-    const item = await this.#records.get(partition(id), SORT);
+    const item =
+      (await this.#records.get(partition(owner, id), SORT)) ?? (await this.#records.get(legacyPartition(id), SORT));
     if (!item || item.org !== owner.organisationId || (item.ws ?? "") !== workspaceOf(owner)) return undefined;
     return item;
   }

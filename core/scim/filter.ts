@@ -22,6 +22,15 @@ export interface AttrPath {
 
 export class FilterSyntaxError extends Error {}
 
+/**
+ * Bounds of a filter, so that a hostile one answers 400 instead of exhausting the stack (the parser recurses per
+ * group) or the CPU (each term is evaluated against every resource). Identity providers send a comparison or
+ * two (`userName eq "..."`, `emails[type eq "work"].value eq "..."`); these leave ample room.
+ */
+export const MAX_FILTER_CHARS = 4096;
+/** Groups `( )`, `not ( )` and value filters `[ ]` nested in one another. */
+export const MAX_FILTER_DEPTH = 16;
+
 const COMPARE_OPS = new Set(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
 const CORE_URN = /^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i;
 
@@ -86,8 +95,20 @@ export function parsePatchPath(text: string): AttrPath {
 
 /** Parses a filter; FilterSyntaxError (SCIM `invalidFilter`) when it is not one. */
 export function parseFilter(input: string): Filter {
+  if (input.length > MAX_FILTER_CHARS) {
+    throw new FilterSyntaxError(`The filter is longer than ${MAX_FILTER_CHARS} characters.`);
+  }
   const tokens = tokenize(input);
   let position = 0;
+  let depth = 0;
+  const nested = <T>(parse: () => T): T => {
+    if (++depth > MAX_FILTER_DEPTH) {
+      throw new FilterSyntaxError(`The filter nests groups deeper than ${MAX_FILTER_DEPTH} levels.`);
+    }
+    const result = parse();
+    depth--;
+    return result;
+  };
   const peek = () => tokens[position];
   const next = () => {
     const token = tokens[position++];
@@ -123,7 +144,7 @@ export function parseFilter(input: string): Filter {
   }
   function parseGroup(): Filter {
     if (next().type !== "(") throw new FilterSyntaxError("Expected '('.");
-    const inner = parseOr();
+    const inner = nested(parseOr);
     if (next().type !== ")") throw new FilterSyntaxError("Expected ')'.");
     return inner;
   }
@@ -142,7 +163,7 @@ export function parseFilter(input: string): Filter {
     const head = token.text.replace(CORE_URN, "");
     if (peek()?.type === "[") {
       next();
-      const where = parseOr();
+      const where = nested(parseOr);
       if (next().type !== "]") throw new FilterSyntaxError("Expected ']'.");
       const after = peek();
       let sub: string | undefined;

@@ -1,5 +1,7 @@
 import { isIP } from "node:net";
 import type { Agent, buildConnector } from "undici";
+import { upstreamTooLarge } from "../http/errors.ts";
+import { boundedResponse } from "../util/read-bounded.ts";
 import { addressAllowed, CustomHostBlockedError, guardedLookup, type TrustedHosts } from "./custom-host.ts";
 
 /**
@@ -55,14 +57,41 @@ function guardedConnector(trusted: TrustedHosts, build: typeof buildConnector): 
   };
 }
 
+/** The most of a side request's answer read (a JWKS, OAuth metadata, a token): they are a few KB. */
+export const SIDE_ANSWER_MAX_BYTES = 1024 * 1024;
+
+export interface AnswerLimit {
+  /** Bytes of one answer's body (default SIDE_ANSWER_MAX_BYTES). */
+  maxBytes: number;
+  /** Names the upstream in the error (`The MCP server's answer`). */
+  what: string;
+  /** The variable that sets the limit, when one does. */
+  setting?: string;
+  /** Told when an answer passes the limit (an SDK client to close, whose readers would otherwise wait on). */
+  onTooLarge?: (error: Error) => void;
+}
+
+const SIDE_ANSWERS: AnswerLimit = { maxBytes: SIDE_ANSWER_MAX_BYTES, what: "The upstream's answer" };
+
 /**
- * A fetch through the guarded dispatcher, for side requests that want fetch's shape (jose's JWKS fetch, OAuth
- * token exchanges). Redirects are refused by the caller's `redirect` option; the inference path uses the
- * dispatcher directly (core/gateway/upstream/client.ts).
+ * A fetch through the guarded dispatcher, for calls that want fetch's shape (jose's JWKS fetch, OAuth token
+ * exchanges, the MCP and A2A SDK transports). Every answer's body is bounded (core/util/read-bounded.ts): past
+ * `limit.maxBytes` it errors with a 502 `upstream_response_too_large` HttpError, whoever reads it. Redirects
+ * are refused by the caller's `redirect` option; the inference path uses the dispatcher directly
+ * (core/gateway/upstream/client.ts).
  */
-export function guardedFetch(trusted: TrustedHosts): typeof fetch {
+export function guardedFetch(trusted: TrustedHosts, limit: AnswerLimit = SIDE_ANSWERS): typeof fetch {
+  const tooLarge = () => {
+    const error = upstreamTooLarge(limit.what, limit.maxBytes, limit.setting);
+    limit.onTooLarge?.(error);
+    return error;
+  };
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const [{ fetch: undiciFetch }, dispatcher] = await Promise.all([loadUndici(), guardedDispatcher(trusted)]);
-    return undiciFetch(input as string, { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1]);
+    const response = await undiciFetch(
+      input as string,
+      { ...(init as object), dispatcher } as Parameters<typeof undiciFetch>[1],
+    );
+    return boundedResponse(response as unknown as Response, limit.maxBytes, tooLarge);
   }) as unknown as typeof fetch;
 }

@@ -6,6 +6,12 @@
  * - `env:<VAR>` and `file:<path>` (local platform; files only under GATEWAY_SECRET_FILES_DIR).
  * The port resolves them; each platform has its adapter (core/platform/aws, core/platform/local).
  * Resolved values are never logged nor returned; errors name the reference's kind, never a value.
+ *
+ * A reference reads what the gateway's process can read, so it is confined (issue 38): each platform admits
+ * only names inside a namespace the operator configures (`env:` variables with GATEWAY_SECRET_REF_ENV_PREFIX,
+ * files under GATEWAY_SECRET_FILES_DIR, AWS names under GATEWAY_SECRET_REF_PREFIX; none configured: none
+ * admitted), only a principal holding `secret_references.create` may save one, and a reference resolves only
+ * for the organisation that first saved it (core/control/secret-ref-owners.ts).
  */
 
 export type SecretRef =
@@ -27,7 +33,12 @@ export class SecretRefError extends Error {
 }
 
 export interface SecretResolver {
-  /** The secret's current value; SecretRefError when it cannot be had. */
+  /**
+   * Throws SecretRefError ("unsupported" or "invalid") unless the reference is inside the namespace the operator
+   * configured for this platform. Reads nothing: a reference is checked when saved, before anything exists.
+   */
+  admit(ref: SecretRef): void;
+  /** The secret's current value; SecretRefError when it cannot be had (an unadmitted reference included). */
   resolve(ref: SecretRef): Promise<string>;
 }
 
@@ -84,9 +95,13 @@ export function formatSecretRef(ref: SecretRef): string {
 }
 
 /** Where no adapter is configured: every reference is unsupported. */
+const unavailable = (ref: SecretRef) =>
+  new SecretRefError("unsupported", `${ref.scheme}: references are not available on this gateway.`);
 export const NO_SECRET_REFS: SecretResolver = {
-  resolve: (ref) =>
-    Promise.reject(new SecretRefError("unsupported", `${ref.scheme}: references are not available on this gateway.`)),
+  admit: (ref) => {
+    throw unavailable(ref);
+  },
+  resolve: (ref) => Promise.reject(unavailable(ref)),
 };
 
 /**
@@ -103,6 +118,10 @@ export class CachingSecretResolver implements SecretResolver {
     this.#inner = inner;
     this.#ttlMs = ttlMs;
     this.#now = now;
+  }
+
+  admit(ref: SecretRef): void {
+    this.#inner.admit(ref);
   }
 
   resolve(ref: SecretRef): Promise<string> {

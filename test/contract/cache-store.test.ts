@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, inject } from "vitest";
 import { createLocalStores } from "../../core/platform/local/local-stores.ts";
 import type { Stores } from "../../core/store/ports.ts";
 import { emulatorStores } from "../helpers/aws-stores.ts";
+import { type TestMysqlStores, testMysqlStores } from "../helpers/mysql-stores.ts";
 import { cacheStoreContract } from "./cache-store.contract.ts";
 
-/** The cache store's contract on both platforms' stores: local (SQLite + folder) and AWS (dynalite + fauxqs S3). */
+/** The cache store's contract on every store family: local (SQLite + folder), AWS (dynalite + fauxqs S3) and MySQL (MariaDB + S3). */
 
 describe("local stores", () => {
   let dataDir: string;
@@ -32,4 +33,15 @@ describe("AWS stores (dynalite + fauxqs)", () => {
     await stores?.close();
   });
   cacheStoreContract(() => stores);
+});
+
+describe("MySQL stores (MariaDB + fauxqs S3)", () => {
+  let opened: TestMysqlStores;
+  beforeAll(async () => {
+    opened = await testMysqlStores("cache");
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  cacheStoreContract(() => opened.stores);
 });

@@ -50,6 +50,43 @@ export function controlContract(stores: () => Stores): void {
     expect((await store.create("org_a", { slug: "uno", name: "Uno again" })).slug).toBe("uno");
   });
 
+  it("with per-workspace slugs: a 409 only for a slug the workspace sees taken, lookups by the caller's workspace", async () => {
+    const store = new ResourceStore<Thing>(
+      stores().records,
+      `WTHING${randomUUID().slice(0, 8)}`,
+      "wth",
+      [],
+      "workspace",
+    );
+    const inA = await store.create("org_a", { slug: "shared", name: "A's", workspaceId: "ws_a" });
+    // Another workspace's resource under the slug is not told apart from none: B may take the slug too.
+    const inB = await store.create("org_a", { slug: "shared", name: "B's", workspaceId: "ws_b" });
+    expect((await store.get("org_a", "shared", { workspaceId: "ws_a" }))?.id).toBe(inA.id);
+    expect((await store.get("org_a", "shared", { workspaceId: "ws_b" }))?.id).toBe(inB.id);
+    // Without a workspace, the organisation's alias: held by the first to claim it.
+    expect((await store.get("org_a", "shared"))?.id).toBe(inA.id);
+    // Taken in B's own namespace, and (for A) by its own resource: 409.
+    for (const workspaceId of ["ws_a", "ws_b"]) {
+      const again = await store.create("org_a", { slug: "shared", name: "again", workspaceId }).catch((e) => e);
+      expect(again, workspaceId).toBeInstanceOf(Conflict);
+    }
+    // An organisation-level resource is every workspace's to see: its slug is taken for all of them.
+    await store.create("org_a", { slug: "everyone", name: "Org's" });
+    const hidden = await store.create("org_a", { slug: "everyone", name: "C's", workspaceId: "ws_c" }).catch((e) => e);
+    expect(hidden).toBeInstanceOf(Conflict);
+    expect((await store.get("org_a", "everyone", { workspaceId: "ws_c" }))?.name).toBe("Org's");
+    // Renaming and deleting free both pointers; the alias is free for the next claimant.
+    const renamed = await store.update(inA, { slug: "renamed" });
+    expect(await store.get("org_a", "shared", { workspaceId: "ws_a" })).toBeUndefined();
+    expect((await store.get("org_a", "renamed", { workspaceId: "ws_a" }))?.id).toBe(inA.id);
+    await store.delete(renamed);
+    expect(await store.get("org_a", "renamed")).toBeUndefined();
+    const later = await store.create("org_a", { slug: "shared", name: "A's again", workspaceId: "ws_a" });
+    expect((await store.get("org_a", "shared", { workspaceId: "ws_a" }))?.id).toBe(later.id);
+    expect((await store.get("org_a", "shared", { workspaceId: "ws_b" }))?.id).toBe(inB.id);
+    expect((await store.get("org_a", "shared"))?.id).toBe(later.id);
+  });
+
   it("lists newest first across pages with cursors and filters", async () => {
     const store = things();
     for (let i = 0; i < 7; i++) {

@@ -61,6 +61,40 @@ export function responseStoreContract(stores: () => Stores) {
       expect(await store().get(who, id)).toBeDefined();
     });
 
+    it("keeps one id per owner: two workspaces store and read their own response under the same id", async () => {
+      const [first, second] = [owner(), owner()];
+      const id = `resp_${randomUUID().replaceAll("-", "")}`;
+      const mine = entry({ id }, "first workspace");
+      const theirs = entry({ id }, "second workspace");
+      await store().save(first, mine);
+      await store().save(second, theirs);
+      expect(await store().get(first, id)).toEqual(mine);
+      expect(await store().get(second, id)).toEqual(theirs);
+      await expect(store().save(first, entry({ id }))).rejects.toThrow();
+      expect(await store().delete(first, id)).toBe(true);
+      expect(await store().get(second, id)).toEqual(theirs);
+    });
+
+    it("reads a response stored under the key before it held the owner, for its owner only", async () => {
+      const who = owner();
+      const saved = entry({ status: "queued", background: true });
+      const id = saved.response.id;
+      await store().save(who, saved);
+      // Moved to where it was stored before (pk RESPONSE#<id>), as a response of an earlier version is.
+      const { records } = stores();
+      const ownerKey = `RESPONSE#${who.organisationId}#${who.workspaceId}#${id}`;
+      const current = await records.get(ownerKey, "RESPONSE");
+      expect(current).toBeDefined();
+      await records.put({ ...current!, pk: `RESPONSE#${id}` });
+      await records.delete(ownerKey, "RESPONSE");
+      expect((await store().get(who, id))?.response.id).toBe(id);
+      expect(await store().get(owner(), id)).toBeUndefined();
+      expect((await store().setStatus(who, id, "completed"))?.applied).toBe(true);
+      expect(await store().status(who, id)).toBe("completed");
+      expect(await store().delete(who, id)).toBe(true);
+      expect(await records.get(`RESPONSE#${id}`, "RESPONSE")).toBeUndefined();
+    });
+
     it("deletes the index and every blob of the response", async () => {
       const who = owner();
       const saved = entry({ status: "queued", background: true });

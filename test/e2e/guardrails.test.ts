@@ -408,6 +408,35 @@ describe("logs and analytics", () => {
   });
 });
 
+describe("the status a log records", () => {
+  it("a guardrail that only logs: the client gets 246, and so does the log (JSON and stream)", async () => {
+    const lenient = client(configOf({ input_guardrails: [forbid("(?i)password", { deny: false })] }));
+    const { response } = await ask(lenient, "password?");
+    expect(response.status).toBe(246);
+    expect((await logOf(lenient.traceId)).status).toBe(246);
+
+    const streaming = client(configOf({ input_guardrails: [forbid("(?i)password", { deny: false })] }));
+    const raw = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: "Bearer sk-upstream",
+        "x-gateway-api-key": gateway.adminKey,
+        "x-gateway-config": configOf({ input_guardrails: [forbid("(?i)password", { deny: false })] }),
+        "x-gateway-trace-id": streaming.traceId,
+      },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "password?" }], stream: true }),
+    });
+    expect(raw.status).toBe(246);
+    expect(await raw.text()).toContain("[DONE]");
+    expect((await logOf(streaming.traceId)).status).toBe(246);
+
+    const passing = client(configOf({ input_guardrails: [forbid("(?i)password", { deny: false })] }));
+    expect((await ask(passing, "Hello")).response.status).toBe(200);
+    expect((await logOf(passing.traceId)).status).toBe(200);
+  });
+});
+
 describe("organisation defaults", () => {
   it("apply to every request, except in an excluded workspace", async () => {
     const { records } = gateway.gateway.services.stores;

@@ -64,6 +64,25 @@ async function chat(body: string, extra: Record<string, string> = {}) {
   return { status: response.status, json, text };
 }
 
+/** A POST through node:http, which sends headers of any size (fetch refuses large ones). */
+function rawPost(
+  target: TestGateway,
+  sent: Record<string, string>,
+  body: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${target.url}/v1/chat/completions`, { method: "POST", headers: sent }, (res) => {
+      let text = "";
+      res.on("data", (chunk) => {
+        text += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** The longest time the event loop went without turning while `work` ran (this process hosts the gateway). */
 async function longestBlock(work: () => Promise<unknown>): Promise<number> {
   let longest = 0;
@@ -170,25 +189,44 @@ describe("hostile input", () => {
     expect(ok.status).toBe(200);
 
     // Over the limit: a 431 with a message (node:http's own answer is a bare 431, or a reset connection).
-    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = httpRequest(
-        `${gateway.url}/v1/chat/completions`,
-        { method: "POST", headers: headers({ "x-gateway-config": config.repeat(2) }) },
-        (res) => {
-          let text = "";
-          res.on("data", (chunk) => {
-            text += chunk;
-          });
-          res.on("end", () => resolve({ status: res.statusCode!, text }));
-        },
-      );
-      req.on("error", reject);
-      req.end(body);
-    });
+    const answer = await rawPost(gateway, headers({ "x-gateway-config": config.repeat(2) }), body);
     expect(answer.status).toBe(431);
     const error = JSON.parse(answer.text).error;
     expect(error.code).toBe("request_headers_too_large");
     expect(error.message).toMatch(/GATEWAY_MAX_HEADER_BYTES/);
+  });
+
+  it("by default (GATEWAY_MAX_HEADER_BYTES 512 KB) admits the largest inline config spec 8 allows, with keys and conditions", async () => {
+    const defaults = await startTestGateway();
+    try {
+      const apiKey = `sk-proj-${"A".repeat(156)}`;
+      const targets = Array.from({ length: 1_000 }, (_, index) => ({
+        name: `target-${index}`,
+        provider: "openai",
+        api_key: apiKey,
+        override_params: { model: "gpt-4o-mini" },
+      }));
+      const conditions = targets.map((target, index) =>
+        when({ "metadata.tier": { $eq: `tier-${index}` } }, target.name),
+      );
+      const config = JSON.stringify({
+        strategy: { mode: "conditional", conditions, default: "target-0" },
+        custom_host: `${upstream.url}/v1`,
+        targets,
+      });
+      // Above the 256 KB the default once was, below the 512 KB it is.
+      expect(config.length).toBeGreaterThan(300 * 1024);
+      expect(config.length).toBeLessThan(512 * 1024 - 8 * 1024);
+      const body = JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
+      const sent = { ...headers({ "x-gateway-config": config }), "x-gateway-api-key": defaults.adminKey };
+      const ok = await rawPost(defaults, sent, body);
+      expect(ok.status, ok.text.slice(0, 300)).toBe(200);
+      const over = await rawPost(defaults, { ...sent, "x-gateway-config": `${config}${" ".repeat(200 * 1024)}` }, body);
+      expect(over.status).toBe(431);
+      expect(JSON.parse(over.text).error.message).toContain(`limit of ${512 * 1024} bytes`);
+    } finally {
+      await defaults.close();
+    }
   });
 
   it("answers a pathological config $regex at once", async () => {

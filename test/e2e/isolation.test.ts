@@ -177,6 +177,8 @@ let admin: string;
 /** A's resources: id, and slug where the resource has one. */
 const a: Record<string, { id: string; slug?: string }> = {};
 const callers: Record<string, string> = {};
+/** A's own workspace key (not a caller probing A: those are B's). */
+let ownKeyOfA: string;
 
 async function make(name: string, run: () => Promise<{ status: number; body: any; text: string }>, slug = false) {
   const answer = await run();
@@ -203,6 +205,7 @@ beforeAll(async () => {
     scopes: ["*"],
   });
   a.key = { id: keyA.id };
+  ownKeyOfA = keyA.key;
   callers.workspaceKeyB = (
     await createKey(gateway, admin, "workspace", "service", { name: "b-service", workspace_id: wsB.id, scopes: ["*"] })
   ).key;
@@ -547,5 +550,42 @@ describe("workspace isolation", () => {
       name: "Isolation A",
     });
     expect((await call(gateway, admin, "GET", `/v2/policies/usage-limits/${a.usageLimit!.id}`)).status).toBe(200);
+  });
+
+  it("lets B save a config under A's slug (no 409 telling B it exists); each workspace's slug names its own", async () => {
+    // Runs last: from here on, B's data-plane lookups of the slug find B's own config.
+    const slug = a.config!.slug!;
+    const config = { provider: "openai", custom_host: "http://127.0.0.1:9/v1", api_key: "sk-b" };
+    const mine = await call(gateway, callers.workspaceKeyB, "POST", "/v1/configs", { name: "b-config", slug, config });
+    expect(mine.status, mine.text).toBe(201);
+    expect((await call(gateway, callers.workspaceKeyB, "GET", `/v1/configs/${slug}`)).body.id).toBe(mine.body.id);
+    expect((await call(gateway, ownKeyOfA, "GET", `/v1/configs/${slug}`)).body.id).toBe(a.config!.id);
+    // An organisation key looks slugs up in the organisation: the first config saved under it.
+    expect((await call(gateway, admin, "GET", `/v1/configs/${slug}`)).body.id).toBe(a.config!.id);
+    // Taken where B sees it (its own config, an organisation-level one): 409.
+    const again = await call(gateway, callers.workspaceKeyB, "POST", "/v1/configs", { name: "again", slug, config });
+    expect(again.status).toBe(409);
+    const shared = await call(gateway, admin, "POST", "/v1/configs", { name: "org-wide", slug: "org-wide", config });
+    expect(shared.status).toBe(201);
+    const hidden = await call(gateway, callers.workspaceKeyB, "POST", "/v1/configs", {
+      name: "b-org-wide",
+      slug: "org-wide",
+      config,
+    });
+    expect(hidden.status).toBe(409);
+    // The data plane resolves the slug in the caller's workspace: B's config (its custom host), A's for A.
+    const chat = (key: string) =>
+      call(
+        gateway,
+        key,
+        "POST",
+        "/v1/chat/completions",
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+        { "x-gateway-config": slug },
+      );
+    for (const key of [ownKeyOfA, callers.workspaceKeyB!]) {
+      const answer = await chat(key);
+      expect(answer.body.error?.code).not.toBe("config_not_found");
+    }
   });
 });

@@ -15,7 +15,7 @@ import { type McpServer, mcpIntegrationStore, mcpServerStore } from "../../core/
 import { createSession } from "../../core/sso/sessions.ts";
 import { seedMember, seedUser, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
-import { codeOf, form, hiddenField, signInWithKeyAndAllow } from "../helpers/oauth-browser.ts";
+import { codeOf, form, hiddenField, pageForm, signInWithKeyAndAllow } from "../helpers/oauth-browser.ts";
 import { startOidcProvider } from "../helpers/oidc-provider.ts";
 
 /**
@@ -163,14 +163,22 @@ async function authorizeWithKey(
   const signIn = await page.text();
   const signedIn = await fetch(
     `${gateway.url}/oauth/authorize/sign-in`,
-    form({ request_id: hiddenField(signIn, "request_id")!, csrf: hiddenField(signIn, "csrf")!, api_key: apiKey }),
+    pageForm(gateway.url, {
+      request_id: hiddenField(signIn, "request_id")!,
+      csrf: hiddenField(signIn, "csrf")!,
+      api_key: apiKey,
+    }),
   );
   const consent = await signedIn.text();
   expect(signedIn.status, consent).toBe(200);
   expect(consent).toContain("Allow");
   const decided = await fetch(
     `${gateway.url}/oauth/authorize/consent`,
-    form({ request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "approve" }),
+    pageForm(gateway.url, {
+      request_id: hiddenField(consent, "request_id")!,
+      csrf: hiddenField(consent, "csrf")!,
+      decision: "approve",
+    }),
   );
   expect(decided.status).toBe(302);
   const location = new URL(decided.headers.get("location")!);
@@ -198,6 +206,9 @@ const exchange = (clientId: string, code: string, verifier: string) =>
     code_verifier: verifier,
     redirect_uri: REDIRECT,
   });
+
+const refreshWith = (clientId: string, refreshToken: string) =>
+  token({ grant_type: "refresh_token", client_id: clientId, refresh_token: refreshToken });
 
 async function introspect(tokenValue: string, key = gateway.adminKey) {
   const init = form({ token: tokenValue });
@@ -346,12 +357,12 @@ describe("authorize", () => {
     const requestId = hiddenField(signIn, "request_id")!;
     const forged = await fetch(
       `${gateway.url}/oauth/authorize/sign-in`,
-      form({ request_id: requestId, csrf: "forged", api_key: workspaceKey }),
+      pageForm(gateway.url, { request_id: requestId, csrf: "forged", api_key: workspaceKey }),
     );
     expect(forged.status).toBe(400);
     const refused = await fetch(
       `${gateway.url}/oauth/authorize/sign-in`,
-      form({ request_id: requestId, csrf: hiddenField(signIn, "csrf")!, api_key: otherWorkspaceKey }),
+      pageForm(gateway.url, { request_id: requestId, csrf: hiddenField(signIn, "csrf")!, api_key: otherWorkspaceKey }),
     );
     expect(refused.status).toBe(401);
     expect(await refused.text()).toContain("cannot reach");
@@ -365,7 +376,7 @@ describe("authorize", () => {
     const signInAgain = await (await fetch(authorizeUrl(clientId, challenge))).text();
     const elsewhere = await fetch(
       `${gateway.url}/oauth/authorize/sign-in`,
-      form({
+      pageForm(gateway.url, {
         request_id: hiddenField(signInAgain, "request_id")!,
         csrf: hiddenField(signInAgain, "csrf")!,
         api_key: otherOrganisation.secret,
@@ -385,17 +396,28 @@ describe("authorize", () => {
     const fields = { request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")! };
     const withoutCookie = await fetch(
       `${gateway.url}/oauth/authorize/consent`,
-      form({ ...fields, decision: "approve" }),
+      pageForm(gateway.url, { ...fields, decision: "approve" }),
     );
     expect(withoutCookie.status).toBe(403);
     const crossSite = await fetch(`${gateway.url}/oauth/authorize/consent`, {
-      ...form({ ...fields, decision: "approve" }),
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: "https://evil.example.com" },
+      ...pageForm(gateway.url, { ...fields, decision: "approve" }, { cookie, origin: "https://evil.example.com" }),
     });
     expect(crossSite.status).toBe(403);
+    // Not a form of the gateway's page: without Origin (or `Origin: null`), only Sec-Fetch-Site: same-origin passes.
+    const refusedHeaders: Array<Record<string, string>> = [
+      { "content-type": "application/x-www-form-urlencoded", cookie },
+      { "content-type": "application/x-www-form-urlencoded", cookie, origin: "null" },
+      { "content-type": "application/x-www-form-urlencoded", cookie, "sec-fetch-site": "cross-site" },
+    ];
+    for (const headers of refusedHeaders) {
+      const noOrigin = await fetch(`${gateway.url}/oauth/authorize/consent`, {
+        ...form({ ...fields, decision: "approve" }),
+        headers,
+      });
+      expect(noOrigin.status, JSON.stringify(headers)).toBe(403);
+    }
     const approved = await fetch(`${gateway.url}/oauth/authorize/consent`, {
-      ...form({ ...fields, decision: "approve" }),
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      ...pageForm(gateway.url, { ...fields, decision: "approve" }, { cookie }),
     });
     expect(approved.status).toBe(302);
     const code = new URL(approved.headers.get("location")!).searchParams.get("code")!;
@@ -405,8 +427,7 @@ describe("authorize", () => {
     expect(principal).toMatchObject({ kind: "oauth", userId, workspaceId: server.workspaceId, organisationId });
     // A decided request cannot be decided again.
     const again = await fetch(`${gateway.url}/oauth/authorize/consent`, {
-      ...form({ ...fields, decision: "approve" }),
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      ...pageForm(gateway.url, { ...fields, decision: "approve" }, { cookie }),
     });
     expect(again.status).toBe(400);
   });
@@ -418,7 +439,7 @@ describe("authorize", () => {
     const consent = await (
       await fetch(
         `${gateway.url}/oauth/authorize/sign-in`,
-        form({
+        pageForm(gateway.url, {
           request_id: hiddenField(signIn, "request_id")!,
           csrf: hiddenField(signIn, "csrf")!,
           api_key: workspaceKey,
@@ -427,7 +448,11 @@ describe("authorize", () => {
     ).text();
     const denied = await fetch(
       `${gateway.url}/oauth/authorize/consent`,
-      form({ request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "deny" }),
+      pageForm(gateway.url, {
+        request_id: hiddenField(consent, "request_id")!,
+        csrf: hiddenField(consent, "csrf")!,
+        decision: "deny",
+      }),
     );
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
   });
@@ -466,11 +491,7 @@ describe("tokens", () => {
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe("invalid_grant");
     expect(await bearer(first.body.access_token)).toBeInstanceOf(HttpError);
-    const refresh = await token({
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: first.body.refresh_token,
-    });
+    const refresh = await refreshWith(clientId, first.body.refresh_token);
     expect(refresh.body.error).toBe("invalid_grant");
   });
 
@@ -481,8 +502,12 @@ describe("tokens", () => {
     const answers = await Promise.all([exchange(clientId, code, verifier), exchange(clientId, code, verifier)]);
     expect(answers.filter((answer) => answer.status === 200).length).toBeLessThanOrEqual(1);
     expect(answers.some((answer) => answer.body.error === "invalid_grant")).toBe(true);
+    // OAuth 2.1 section 4.1.3: the loser's exchange is a replay, which revokes what the winner got (docs/mcp-oauth.md).
     for (const answer of answers) {
-      if (answer.status === 200) expect(await bearer(answer.body.access_token)).toBeInstanceOf(HttpError);
+      if (answer.status !== 200) continue;
+      expect(await bearer(answer.body.access_token)).toBeInstanceOf(HttpError);
+      const refresh = await refreshWith(clientId, answer.body.refresh_token);
+      expect(refresh.body.error).toBe("invalid_grant");
     }
     const late = await authorizeWithKey(clientId, challenge, workspaceKey);
     const { sha256Hex } = await import("../../core/ids.ts");
@@ -530,11 +555,7 @@ describe("tokens", () => {
     const clientId = await publicClient();
     const { verifier, challenge } = pkce();
     const issued = (await exchange(clientId, await authorizeWithKey(clientId, challenge, workspaceKey), verifier)).body;
-    const rotated = await token({
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: issued.refresh_token,
-    });
+    const rotated = await refreshWith(clientId, issued.refresh_token);
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(issued.refresh_token);
     expect((await introspect(issued.refresh_token)).body.active).toBe(false);
@@ -543,20 +564,75 @@ describe("tokens", () => {
       token_type: "refresh_token",
     });
     expect(await bearer(rotated.body.access_token)).toMatchObject({ kind: "oauth" });
-    const reused = await token({
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: issued.refresh_token,
-    });
+    const reused = await refreshWith(clientId, issued.refresh_token);
     expect(reused.body.error).toBe("invalid_grant");
     // The whole family ends: the newest tokens too.
     expect(await bearer(rotated.body.access_token)).toBeInstanceOf(HttpError);
-    const next = await token({
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: rotated.body.refresh_token,
-    });
+    const next = await refreshWith(clientId, rotated.body.refresh_token);
     expect(next.body.error).toBe("invalid_grant");
+  });
+
+  it("refuses a refresh or a code exchange once the API key or the user behind the grant is gone, and ends the grant", async () => {
+    const clientId = await publicClient();
+    const { verifier, challenge } = pkce();
+    const revokeKey = async (id: string) => {
+      const answer = await fetch(`${gateway.url}/v1/api-keys/${id}`, {
+        method: "DELETE",
+        headers: { "x-gateway-api-key": gateway.adminKey },
+      });
+      expect(answer.status).toBeLessThan(300);
+    };
+    const newKey = (name: string) =>
+      createApiKey(records(), {
+        organisationId,
+        workspaceId: server.workspaceId,
+        name,
+        keyType: "workspace",
+        keySubType: "service",
+        scopes: ["mcp_servers.read"],
+      });
+
+    // A refresh after the key was revoked: invalid_grant, and the refresh token does not come back to life.
+    const key = await newKey("revoked before refresh");
+    const issued = (await exchange(clientId, await authorizeWithKey(clientId, challenge, key.secret), verifier)).body;
+    await revokeKey(key.id);
+    const refreshed = await refreshWith(clientId, issued.refresh_token);
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body.error).toBe("invalid_grant");
+    expect(refreshed.body.access_token).toBeUndefined();
+    expect((await introspect(issued.refresh_token)).body.active).toBe(false);
+
+    // A code whose key was revoked between consent and exchange issues nothing.
+    const other = await newKey("revoked before exchange");
+    const code = await authorizeWithKey(clientId, challenge, other.secret);
+    await revokeKey(other.id);
+    const exchanged = await exchange(clientId, code, verifier);
+    expect(exchanged.status).toBe(400);
+    expect(exchanged.body.error).toBe("invalid_grant");
+
+    // A session grant ends with its user: deactivated (SCIM active: false), the refresh is refused, and
+    // reactivating the user does not revive the grant.
+    const user = await seedUser(gateway, `leaver-${randomBytes(3).toString("hex")}@example.com`);
+    await seedMember(gateway, server.workspaceId, user.id, "member");
+    const session = await createSession(records(), { organisationId, userId: user.id }, 3600);
+    const cookie = `gateway_session=${session.id}`;
+    const consent = await (await fetch(authorizeUrl(clientId, challenge), { headers: { cookie } })).text();
+    const approved = await fetch(`${gateway.url}/oauth/authorize/consent`, {
+      ...pageForm(
+        gateway.url,
+        { request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "approve" },
+        { cookie },
+      ),
+    });
+    const sessionTokens = (await exchange(clientId, codeOf(approved), verifier)).body;
+    expect(sessionTokens.refresh_token).toMatch(/^gwort_/);
+    const { userStore } = await import("../../core/control/users.ts");
+    const stored = (await userStore(records()).get(organisationId, user.id))!;
+    const deactivated = await userStore(records()).update(stored, { active: false });
+    const afterLeaving = await refreshWith(clientId, sessionTokens.refresh_token);
+    expect(afterLeaving.body.error).toBe("invalid_grant");
+    await userStore(records()).update(deactivated, { active: true });
+    expect(await bearer(sessionTokens.access_token)).toBeInstanceOf(HttpError);
   });
 
   it("confidential clients authenticate with their secret (basic)", async () => {
@@ -657,11 +733,7 @@ describe("introspection and revocation", () => {
     expect(revoked.status).toBe(200);
     expect((await introspect(issued.access_token)).body.active).toBe(false);
     expect((await introspect(issued.refresh_token)).body.active).toBe(true);
-    const refreshed = await token({
-      grant_type: "refresh_token",
-      client_id: clientId,
-      refresh_token: issued.refresh_token,
-    });
+    const refreshed = await refreshWith(clientId, issued.refresh_token);
     expect(refreshed.status).toBe(200);
     await fetch(`${gateway.url}/oauth/revoke`, form({ token: refreshed.body.refresh_token, client_id: clientId }));
     expect((await introspect(refreshed.body.access_token)).body.active).toBe(false);
@@ -772,12 +844,11 @@ describe("sign-in with SSO", () => {
       const consent = await (await fetch(`${gateway.url}${back}`, { headers: { cookie } })).text();
       expect(consent).toContain("Signed in as dana@example.com");
       const decided = await fetch(`${gateway.url}/oauth/authorize/consent`, {
-        ...form({
-          request_id: hiddenField(consent, "request_id")!,
-          csrf: hiddenField(consent, "csrf")!,
-          decision: "approve",
-        }),
-        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+        ...pageForm(
+          gateway.url,
+          { request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "approve" },
+          { cookie },
+        ),
       });
       const code = new URL(decided.headers.get("location")!).searchParams.get("code")!;
       const issued = (await exchange(clientId, code, verifier)).body;

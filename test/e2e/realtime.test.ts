@@ -42,12 +42,12 @@ function openaiHeaders(extra: Record<string, string> = {}): Record<string, strin
   };
 }
 
-async function logOf(traceId: string): Promise<any> {
-  const headers = { "x-gateway-api-key": gateway.adminKey };
+async function logOf(traceId: string, target = gateway): Promise<any> {
+  const headers = { "x-gateway-api-key": target.adminKey };
   const poll = async () => {
-    const list = await (await fetch(`${gateway.url}/v1/logs?trace_id=${traceId}`, { headers })).json();
+    const list = await (await fetch(`${target.url}/v1/logs?trace_id=${traceId}`, { headers })).json();
     const id = list.data?.[0]?.id;
-    return id ? (await fetch(`${gateway.url}/v1/logs/${id}`, { headers })).json() : undefined;
+    return id ? (await fetch(`${target.url}/v1/logs/${id}`, { headers })).json() : undefined;
   };
   await expect.poll(poll, { timeout: 5000 }).toBeDefined();
   return poll();
@@ -304,6 +304,51 @@ describe("realtime sessions through the gateway", () => {
       (e) => e,
     );
     expect(refused.status).toBe(404);
+  });
+});
+
+describe("a message over GATEWAY_REALTIME_MAX_MESSAGE_BYTES", () => {
+  const LIMIT = 64 * 1024;
+  let small: TestGateway;
+
+  beforeAll(async () => {
+    small = await startTestGateway({ GATEWAY_REALTIME_MAX_MESSAGE_BYTES: String(LIMIT) });
+  });
+
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  const open = async (traceId: string) => {
+    const before = upstream.connections.length;
+    const url = `${small.url.replace(/^http/, "ws")}/v1/realtime?model=gpt-realtime`;
+    const headers = { ...openaiHeaders({ "x-gateway-trace-id": traceId }), "x-gateway-api-key": small.adminKey };
+    const client = await openRealtime(url, headers);
+    await client.next("session.created");
+    return { client, connection: upstream.connections[before]! };
+  };
+
+  it("closes both sides with 1009 (Message Too Big) whichever side sent it, and logs it", async () => {
+    const fromClient = await open(`rt-too-big-client-${Date.now()}`);
+    fromClient.client.ws.send(Buffer.alloc(LIMIT + 1, 0x62), { binary: true });
+    expect((await fromClient.client.closed).code).toBe(1009);
+    await fromClient.connection.closed;
+    expect(fromClient.connection.closedWith?.code).toBe(1009);
+
+    const traceId = `rt-too-big-provider-${Date.now()}`;
+    const fromProvider = await open(traceId);
+    fromProvider.client.send({ type: "test.large", bytes: LIMIT + 1 });
+    expect((await fromProvider.client.closed).code).toBe(1009);
+    await fromProvider.connection.closed;
+    expect(fromProvider.connection.closedWith?.code).toBe(1009);
+    expect((await logOf(traceId, small)).error).toMatchObject({ code: "websocket_close_1009" });
+  });
+
+  it("relays a message at the limit", async () => {
+    const { client } = await open(`rt-at-limit-${Date.now()}`);
+    client.ws.send(Buffer.alloc(LIMIT, 0x63), { binary: true });
+    expect((await client.nextBinary()).byteLength).toBe(LIMIT);
+    client.ws.close(1000);
   });
 });
 

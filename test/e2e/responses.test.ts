@@ -302,4 +302,37 @@ describe("responses on every provider", () => {
     ).rejects.toMatchObject({ status: 404, param: "previous_response_id" });
     expect((await a.responses.retrieve(mine.id)).id).toBe(mine.id);
   });
+
+  it("two workspaces whose provider answered with the same response id each store and read their own", async () => {
+    // A custom host whose ids are not unique (a fixed one here): the second workspace's answer was not stored.
+    const sameIds = await startOpenAIMock({ reply: "Same id.", responseId: "resp_not_unique" });
+    mocks.push(sameIds);
+    const headers = { "x-gateway-provider": "openai", "x-gateway-custom-host": `${sameIds.url}/v1` };
+    const [wsA, wsB] = [await seedWorkspace(gateway, "same-id-a"), await seedWorkspace(gateway, "same-id-b")];
+    const clients = await Promise.all(
+      [wsA, wsB].map(async (workspace) => {
+        const key = await createKey(gateway, gateway.adminKey, "workspace", "service", {
+          name: workspace.name,
+          workspace_id: workspace.id,
+          scopes: ["*"],
+        });
+        return clientFor(headers, key.key);
+      }),
+    );
+    for (const [index, client] of clients.entries()) {
+      const created = await client.responses.create({ model: "gpt-4o-mini", input: `workspace ${index}` });
+      expect(created.id).toBe("resp_not_unique");
+    }
+    for (const [index, client] of clients.entries()) {
+      await expect
+        .poll(async () => (await client.responses.retrieve("resp_not_unique").catch(() => undefined))?.id)
+        .toBe("resp_not_unique");
+      const items = await client.responses.inputItems.list("resp_not_unique");
+      expect(JSON.stringify(items.data)).toContain(`workspace ${index}`);
+    }
+    // Each deletes its own only.
+    await clients[0]!.responses.delete("resp_not_unique");
+    await expect(clients[0]!.responses.retrieve("resp_not_unique")).rejects.toMatchObject({ status: 404 });
+    expect((await clients[1]!.responses.retrieve("resp_not_unique")).id).toBe("resp_not_unique");
+  });
 });

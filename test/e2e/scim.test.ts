@@ -307,6 +307,22 @@ describe("Entra ID", () => {
     const noGroupName = await scim("POST", "/Groups", { schemas: [GROUP] });
     expect(noGroupName.body.detail).toContain("displayName");
   });
+
+  it("answers 400 invalidFilter for a filter of 100,000 parentheses or one nested too deep, never a 500", async () => {
+    for (const filter of ["(".repeat(100_000), `${"(".repeat(17)}userName eq "a@b.c"${")".repeat(17)}`]) {
+      for (const resource of ["Users", "Groups"]) {
+        const answer = await scim("GET", `/${resource}?filter=${encodeURIComponent(filter)}`);
+        expect(answer.status, `${resource} ${filter.slice(0, 40)}`).toBe(400);
+        expect(answer.body).toMatchObject({
+          scimType: "invalidFilter",
+          detail: expect.stringMatching(/longer|deeper/),
+        });
+      }
+    }
+    const nested = await scim("GET", `/Users?filter=${encodeURIComponent('((((userName eq "nobody@b.c"))))')}`);
+    expect(nested.status).toBe(200);
+    expect(nested.body.totalResults).toBe(0);
+  });
 });
 
 describe("isolation", () => {

@@ -32,6 +32,8 @@ export interface BundleOptions {
   /** Start on this existing data folder (a restart); the caller deletes it. The admin key is then `adminKey`. */
   dataDir?: string;
   adminKey?: string;
+  /** Start from this build folder (buildLocal's outdir) rather than the file's shared scratch build. */
+  dist?: string;
 }
 
 let built: Promise<string> | undefined;
@@ -62,7 +64,7 @@ export async function startBundleGateway(
   env: Record<string, string> = {},
   options: BundleOptions = {},
 ): Promise<BundleGateway> {
-  const dist = await builtBundle();
+  const dist = options.dist ?? (await builtBundle());
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "gateway-bundle-"));
   const start = npmStartCommand();
   const child: ChildProcess = spawn(join(ROOT, "node_modules/.bin/node"), [...start.nodeArgs, join(dist, "main.mjs")], {

@@ -16,6 +16,19 @@ export function form(values: Record<string, string>): RequestInit {
   };
 }
 
+/**
+ * A form post from one of the gateway's OAuth pages (sign-in, consent) as a browser sends it: with the page's
+ * `Origin` (the pages' Referrer-Policy is same-origin, so the browser names the origin rather than `null`).
+ */
+export function pageForm(
+  gatewayUrl: string,
+  values: Record<string, string>,
+  headers: Record<string, string> = {},
+): RequestInit {
+  const init = form(values);
+  return { ...init, headers: { ...(init.headers as Record<string, string>), origin: gatewayUrl, ...headers } };
+}
+
 export const hiddenField = (html: string, name: string) =>
   new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1]?.replace(/&amp;/g, "&");
 
@@ -25,12 +38,20 @@ export async function signInWithKeyAndAllow(gatewayUrl: string, authorizeUrl: st
   const consent = await (
     await fetch(
       `${gatewayUrl}/oauth/authorize/sign-in`,
-      form({ request_id: hiddenField(signIn, "request_id")!, csrf: hiddenField(signIn, "csrf")!, api_key: apiKey }),
+      pageForm(gatewayUrl, {
+        request_id: hiddenField(signIn, "request_id")!,
+        csrf: hiddenField(signIn, "csrf")!,
+        api_key: apiKey,
+      }),
     )
   ).text();
   return fetch(
     `${gatewayUrl}/oauth/authorize/consent`,
-    form({ request_id: hiddenField(consent, "request_id")!, csrf: hiddenField(consent, "csrf")!, decision: "approve" }),
+    pageForm(gatewayUrl, {
+      request_id: hiddenField(consent, "request_id")!,
+      csrf: hiddenField(consent, "csrf")!,
+      decision: "approve",
+    }),
   );
 }
 

@@ -9,8 +9,8 @@ import { type WebSocket, WebSocketServer } from "ws";
  * on 127.0.0.1. It accepts `/v1/realtime?model=…` with `Authorization: Bearer <key>` (OpenAI) and
  * `/openai/realtime?api-version=…&deployment=…` or `/openai/v1/realtime?model=…` with `api-key` (Azure OpenAI,
  * learn.microsoft.com "GPT Realtime API via WebSockets"); a wrong key is refused 401 with OpenAI's error body.
- * Test hooks, not OpenAI's: a binary frame is echoed back as it came, and a `test.close` event makes the server
- * close with its `code` and `reason`.
+ * Test hooks, not OpenAI's: a binary frame is echoed back as it came, a `test.close` event makes the server
+ * close with its `code` and `reason`, and `test.large` sends a binary frame of `bytes` bytes.
  */
 
 export const REALTIME_KEY = "sk-realtime-test-key";
@@ -138,6 +138,9 @@ export async function startRealtimeMock(): Promise<RealtimeMock> {
         }
         case "test.close":
           ws.close(event.code, event.reason);
+          break;
+        case "test.large":
+          ws.send(Buffer.alloc(event.bytes, 0x61), { binary: true });
           break;
       }
     });

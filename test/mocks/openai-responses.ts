@@ -12,6 +12,11 @@ import { sendJson } from "../helpers/mock-server.ts";
 export interface ResponsesMockOptions {
   reply?: string;
   toolArguments?: Record<string, unknown>;
+  /**
+   * One id for every response, as a custom host may answer (a Responses-compatible server that counts from 1 per
+   * process, or one that echoes a fixed id): not OpenAI's behaviour, whose ids are unique.
+   */
+  responseId?: string;
 }
 
 const CREATED = 1_700_000_000;
@@ -47,7 +52,7 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
         content: [{ type: "output_text", text: reply, annotations: [], logprobs: [] }],
       };
   const response = {
-    id: `resp_mock_${serial}`,
+    id: options.responseId ?? `resp_mock_${serial}`,
     object: "response",
     created_at: CREATED,
     status: "completed",

@@ -166,6 +166,8 @@ export interface OpenAIMockOptions {
   models?: string[];
   /** Azure flavour: content filter annotations in answers and a first stream chunk without choices. */
   azure?: boolean;
+  /** Every Responses API answer with this id (see ResponsesMockOptions.responseId). */
+  responseId?: string;
   /** Runs first: return an answer to send instead of the normal one (auth checks, path checks). */
   guard?: (request: RecordedRequest) => { status: number; body: unknown } | undefined;
 }
@@ -230,7 +232,11 @@ async function answer(
   if (path.endsWith("/completions")) return completion(body, res, options, fault);
   if (path.endsWith("/embeddings")) return embeddings(body, res, options);
   if (path.endsWith("/responses"))
-    return answerResponses(body, res, { reply: options.reply, toolArguments: options.toolArguments });
+    return answerResponses(body, res, {
+      reply: options.reply,
+      toolArguments: options.toolArguments,
+      responseId: options.responseId,
+    });
   return sendJson(res, 404, openAIError(404, `no route ${path}`));
 }
 

@@ -2,9 +2,11 @@ import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Dispatcher } from "undici";
 import type { UpstreamRequest } from "../../providers/types.ts";
+import { UPSTREAM_TOO_LARGE } from "../../http/errors.ts";
 import { UpstreamError } from "../../providers/types.ts";
 import type { TrustedHosts } from "../../security/custom-host.ts";
 import { guardedDispatcher } from "../../security/guarded-dispatcher.ts";
+import { maxUpstreamAnswerBytes } from "./answer-limit.ts";
 import { AttemptAbort } from "./attempt.ts";
 import { timeoutError, transportFailure } from "./failures.ts";
 
@@ -30,10 +32,13 @@ export interface UpstreamReply {
   abort(): void;
   /** The attempt is over: timer and client-signal listener removed. */
   release(): void;
-  /** Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError. */
-  text(): Promise<string>;
+  /**
+   * Reads the whole body as text within the remaining time; a timeout becomes a 408 UpstreamError, a body over
+   * `limit` bytes (default GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES) a 502 `upstream_response_too_large` one.
+   */
+  text(limit?: number): Promise<string>;
   /** Reads the whole body as bytes, like text() (pass-through keeps a provider's error as it came). */
-  bytes(): Promise<Uint8Array>;
+  bytes(limit?: number): Promise<Uint8Array>;
   /** Maps an error met while reading the body (timeout, client gone, network) to an UpstreamError. */
   failure(error: unknown): UpstreamError;
   /** Throws the body away (redirects, errors not worth reading). */
@@ -125,13 +130,13 @@ class DispatcherReply implements UpstreamReply {
     this.#attempt.release();
   }
 
-  async text(): Promise<string> {
-    return (await this.bytes()).toString("utf8");
+  async text(limit?: number): Promise<string> {
+    return (await this.bytes(limit)).toString("utf8");
   }
 
-  async bytes(): Promise<Buffer> {
+  async bytes(limit = maxUpstreamAnswerBytes()): Promise<Buffer> {
     try {
-      return await readAll(this.body);
+      return await readAll(this.body, limit);
     } catch (error) {
       throw this.#failure(error);
     } finally {
@@ -156,14 +161,30 @@ function streamBody(body: ReadableStream<Uint8Array>): Readable {
   return Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
 }
 
+/** An answer over the limit: a failed target (a fallback moves on), 502 `upstream_response_too_large`. */
+function answerTooLarge(limit: number): UpstreamError {
+  const setting = limit === maxUpstreamAnswerBytes() ? " (GATEWAY_MAX_UPSTREAM_RESPONSE_BYTES)" : "";
+  return new UpstreamError(502, `The upstream's answer is larger than the limit of ${limit} bytes${setting}.`, {
+    code: UPSTREAM_TOO_LARGE,
+  });
+}
+
 /**
  * A whole body, from its 'data' and 'end' events: a stream's async iterator costs a promise and a
- * 'readable' round trip per chunk, which showed on the hot path of every JSON answer.
+ * 'readable' round trip per chunk, which showed on the hot path of every JSON answer. Past `limit` bytes the
+ * body is destroyed (the connection closed, nothing more read) and the read fails.
  */
-function readAll(body: Readable): Promise<Buffer> {
+function readAll(body: Readable, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    body.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    body.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= limit) return void chunks.push(chunk);
+      chunks.length = 0;
+      reject(answerTooLarge(limit));
+      body.destroy();
+    });
     body.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     body.once("error", reject);
     body.once("close", () => {

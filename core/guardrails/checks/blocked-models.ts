@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { CheckDefinition } from "../types.ts";
+import { readsNoText } from "../budget.ts";
 import { matchingEntry, modelList } from "./model-patterns.ts";
 
 /**
@@ -16,6 +17,8 @@ export const blockedModels: CheckDefinition<Parameters> = {
   description: "Fails when the requested model is in the blocked list (names or `prefix*`).",
   phases: ["input"],
   parameters,
+  cost: readsNoText,
+  selfContained: () => true,
   run(input, { models }) {
     const model = input.model;
     const entry = model ? matchingEntry(models, model) : undefined;

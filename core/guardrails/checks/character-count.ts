@@ -32,6 +32,7 @@ export const characterCount: CheckDefinition<Parameters> = {
   description:
     "Passes when the text has between `minCharacters` and `maxCharacters` characters (as a reader counts them); `not` inverts it.",
   parameters,
+  selfContained: () => true,
   problem: ({ minCharacters, maxCharacters }) =>
     rangeProblem(minCharacters, maxCharacters, "minCharacters", "maxCharacters"),
   run(input, { minCharacters, maxCharacters, not }) {

@@ -61,6 +61,7 @@ export const containsCode: CheckDefinition<Parameters> = {
   id: "default.containsCode",
   description: "Passes when the text contains code (in `format`, when given); `not` inverts it.",
   parameters,
+  selfContained: () => true,
   run(input, { format, not }) {
     const blocks = codeBlocks(input.text);
     const counted = blocks.filter((block) =>

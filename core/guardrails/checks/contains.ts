@@ -69,6 +69,7 @@ export const contains: CheckDefinition<Parameters> = {
   description:
     "Passes when any, all or none of the given words or phrases appear in the text (whole words, any case, by default).",
   parameters,
+  selfContained: () => true,
   run(input, { words, operator, wholeWords, caseSensitive }) {
     const fold = (value: string) => (caseSensitive ? value : value.toLowerCase());
     const text = fold(input.text);

@@ -23,6 +23,7 @@ export const jsonKeys: CheckDefinition<Parameters> = {
   id: "default.jsonKeys",
   description: "Passes when any, all or none of the given keys are top-level keys of the JSON object in the text.",
   parameters,
+  selfContained: () => true,
   run(input, { keys, operator }) {
     const objects = jsonInText(input.text).filter(isObject);
     if (objects.length === 0) {

@@ -103,6 +103,7 @@ export const jsonSchema: CheckDefinition<Parameters> = {
   id: "default.jsonSchema",
   description: "Passes when the text carries JSON that a JSON Schema accepts; `not` inverts it.",
   parameters,
+  selfContained: () => true,
   problem({ schema }) {
     try {
       compiled(schema);

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { sha256Hex } from "../../ids.ts";
 import { TtlCache } from "../../util/ttl-cache.ts";
 import type { CheckDefinition, CheckInput, CheckResult } from "../types.ts";
+import { readsNoText } from "../budget.ts";
 
 /**
  * `default.jwt`: passes when the request carries a JWT (in `headerKey`, default `Authorization`, a `Bearer `
@@ -142,6 +143,8 @@ export const jwt: CheckDefinition<Parameters> = {
   description: "Passes when the request carries a JWT that verifies against a JWKS (expiry, age, issuer, audience).",
   phases: ["input"],
   parameters,
+  // Reads one request header (bounded by the header size limit), never the texts.
+  cost: readsNoText,
   async run(input, parameters) {
     const { jwksUri, headerKey, algorithms, cacheMaxAge, clockTolerance, maxTokenAge, issuer, audience } = parameters;
     const header = input.headers.get(headerKey);

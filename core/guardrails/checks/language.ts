@@ -100,6 +100,9 @@ export const language: CheckDefinition<Parameters> = {
   aliases: ["portkey.language"],
   description: "Passes when the text is in one of the listed languages (ISO 639-1 or 639-3 codes); `not` inverts it.",
   parameters,
+  // franc reads the text's first SAMPLE characters only.
+  cost: (input) => Math.min(input.text.length, SAMPLE),
+  selfContained: () => true,
   problem({ language: codes }) {
     const unknown = codes.filter((code) => francCodes(code).length === 0);
     if (unknown.length === 0) return undefined;

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { CheckDefinition } from "../types.ts";
+import { readsNoText } from "../budget.ts";
 import { matchingEntry, modelList } from "./model-patterns.ts";
 
 /**
@@ -21,6 +22,8 @@ export const modelWhitelist: CheckDefinition<Parameters> = {
   description: "Passes when the requested model is in the allowed list (names or `prefix*`); `not` inverts it.",
   phases: ["input"],
   parameters,
+  cost: readsNoText,
+  selfContained: () => true,
   run(input, { models, not }) {
     const model = input.model;
     const entry = model ? matchingEntry(models, model) : undefined;

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { CheckDefinition } from "../types.ts";
+import { partsCost } from "../budget.ts";
 import { type Finding, PII_CATEGORIES, type PiiCategory } from "./pii/categories.ts";
 
 /**
@@ -50,6 +51,9 @@ export const pii: CheckDefinition<Parameters> = {
     "Finds emails, phone numbers, payment card numbers, IBANs, US SSNs, IP addresses and secrets (API keys, " +
     "tokens, private keys); fails when it finds any, or with `redact` replaces each with `[CATEGORY]`.",
   parameters,
+  // Every part of the phase; on a worker thread its phone number scan is stopped with the thread.
+  cost: partsCost,
+  selfContained: () => true,
   async load() {
     scan ??= await import("./pii/scan.ts");
   },

@@ -32,6 +32,7 @@ export const regexMatch: CheckDefinition<z.infer<typeof parameters>> = {
   id: "default.regexMatch",
   description: "Passes when the text matches a regular expression (RE2 syntax); `not` inverts it.",
   parameters,
+  selfContained: () => true,
   problem({ rule }) {
     try {
       compiled(rule);

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { CheckDefinition } from "../types.ts";
+import { readsNoText } from "../budget.ts";
 import { listExplanation, listOperator, listVerdict } from "./list-operator.ts";
 
 /**
@@ -20,6 +21,8 @@ export const requiredMetadataKeys: CheckDefinition<Parameters> = {
   description: "Passes when all (default), any or none of the given keys are in the request's metadata.",
   phases: ["input"],
   parameters,
+  cost: readsNoText,
+  selfContained: () => true,
   run(input, { metadataKeys, operator }) {
     const present = metadataKeys.filter((key) => Object.hasOwn(input.metadata, key));
     const missing = metadataKeys.filter((key) => !Object.hasOwn(input.metadata, key));

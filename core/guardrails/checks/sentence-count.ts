@@ -31,6 +31,7 @@ export const sentenceCount: CheckDefinition<Parameters> = {
   id: "default.sentenceCount",
   description: "Passes when the text has between `minSentences` and `maxSentences` sentences; `not` inverts it.",
   parameters,
+  selfContained: () => true,
   problem: ({ minSentences, maxSentences }) => rangeProblem(minSentences, maxSentences, "minSentences", "maxSentences"),
   run(input, { minSentences, maxSentences, not, locale }) {
     const count = countSentences(input.text, locale);

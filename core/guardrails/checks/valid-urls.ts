@@ -72,6 +72,8 @@ export const validUrls: CheckDefinition<Parameters> = {
   id: "default.validUrls",
   description: "Passes when every URL in the text is an http(s) URL with a valid host (that resolves, with `onlyDNS`).",
   parameters,
+  // Its DNS lookups (`onlyDNS`) go out from whichever thread runs it, under the same bounds.
+  selfContained: () => true,
   async run(input, { onlyDNS, not }) {
     const urls = urlsInText(input.text);
     const judged = urls.map(judgeUrl);

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { HOP_HEADERS, HTTP_TOKEN } from "../../http/gateway-headers.ts";
 import { isPlainObject } from "../../routing/query.ts";
 import { type CheckDefinition, type CheckInput, MAX_CHECK_TIMEOUT_MS } from "../types.ts";
+import { partsCost } from "../budget.ts";
 import { phaseTexts, textsRouteOf } from "../texts.ts";
 import { webhookPayload } from "./webhook-payload.ts";
 
@@ -77,6 +78,8 @@ export const webhook: CheckDefinition<Parameters> = {
   description:
     "POSTs the request (and on output the answer) to a webhook, which answers {verdict} and may rewrite the texts.",
   parameters,
+  // About what it sends: the request's texts (in its JSON) and the judged text.
+  cost: (input) => partsCost(input) + input.text.length,
   // A webhook may answer a rewrite (Portkey's transformedData): it runs before the other checks, in order.
   rewrites: () => true,
   async run(input, params) {

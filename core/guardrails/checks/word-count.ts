@@ -29,6 +29,7 @@ export const wordCount: CheckDefinition<Parameters> = {
   id: "default.wordCount",
   description: "Passes when the text has between `minWords` and `maxWords` words; `not` inverts it.",
   parameters,
+  selfContained: () => true,
   problem: ({ minWords, maxWords }) => rangeProblem(minWords, maxWords, "minWords", "maxWords"),
   run(input, { minWords, maxWords, not, locale }) {
     const count = countWords(input.text, locale);

@@ -32,7 +32,9 @@ ${body}
       "content-security-policy": csp,
       "x-frame-options": "DENY",
       "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
+      // Not no-referrer: with it a browser sends `Origin: null` on the pages' own form posts, which the
+      // same-origin check (page-forms.ts) needs to see. same-origin still tells no other site anything.
+      "referrer-policy": "same-origin",
       "cache-control": "no-store",
     },
   });

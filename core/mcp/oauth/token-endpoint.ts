@@ -2,6 +2,7 @@ import type { Settings } from "../../config/settings.ts";
 import type { Records } from "../../store/ports.ts";
 import { type OAuthClient, authenticateClient, extendClient, presentedClient } from "./clients.ts";
 import { claimCode } from "./codes.ts";
+import { currentPrincipal } from "./grant-subject.ts";
 import { OAuthError } from "./oauth-errors.ts";
 import { verifyPkce } from "./pkce.ts";
 import {
@@ -16,7 +17,8 @@ import {
 /**
  * `POST /oauth/token` (OAuth 2.1 section 3.2): the authorization_code grant (single-use codes, PKCE S256, the
  * same client and redirect_uri as the authorize request) and the refresh_token grant (rotation: each refresh
- * token works once; reuse of a rotated one revokes its family).
+ * token works once; reuse of a rotated one revokes its family). Either grant is refused, and its family revoked,
+ * once the identity behind it (API key, user, membership) no longer holds.
  */
 
 export type TokenSettings = Pick<
@@ -55,6 +57,13 @@ export async function exchangeToken(
     grantType === "authorization_code"
       ? await codeGrant(records, client, form)
       : await refreshGrant(records, client, form);
+  // A grant never outlives its identity: a revoked or expired API key, a deactivated user or a lost membership ends
+  // it here too, as every use of its access tokens does (bearer.ts). The whole family goes, so nothing of it
+  // comes back should the identity return (a user reactivated).
+  if (!(await currentPrincipal(records, grant.subject))) {
+    await revokeFamily(records, grant.familyId);
+    throw new OAuthError("invalid_grant", "The identity behind this grant no longer holds; authorize again.");
+  }
   const lifetimes = {
     accessSeconds: settings.GATEWAY_OAUTH_ACCESS_TOKEN_TTL_SECONDS,
     refreshSeconds: settings.GATEWAY_OAUTH_REFRESH_TOKEN_TTL_SECONDS,

@@ -5,9 +5,9 @@ import { type SecretRef, SecretRefError, type SecretResolver } from "../../store
 /**
  * Secret references on the AWS platform: `secretsmanager:` through GetSecretValue (the secret string, or one
  * field of it when the reference has `#key`) and `ssm:` through GetParameter with decryption. The clients are
- * loaded on first use (their own chunk: most requests never resolve a reference). With a naming prefix
- * (GATEWAY_SECRET_REF_PREFIX, which infra also scopes the IAM permissions to) other names are refused here,
- * before AWS would deny them.
+ * loaded on first use (their own chunk: most requests never resolve a reference). Only names under the naming
+ * prefix (GATEWAY_SECRET_REF_PREFIX, which infra also scopes the IAM permissions to) are admitted, here, before
+ * AWS would deny them; without a prefix no reference is (the functions' role may read other secrets).
  */
 export interface AwsSecretClients {
   secretsManager(): Promise<SecretsManagerClient>;
@@ -23,20 +23,32 @@ export class AwsSecretResolver implements SecretResolver {
     this.#prefix = options.prefix ?? "";
   }
 
+  admit(ref: SecretRef): void {
+    if (ref.scheme === "secretsmanager")
+      // An ARN's name is after `:secret:`; AWS appends a random suffix to it, the prefix is at its start anyway.
+      this.#checkPrefix(ref.id.startsWith("arn:") ? afterMarker(ref.id, ":secret:") : ref.id, "secretsmanager:");
+    else if (ref.scheme === "ssm")
+      this.#checkPrefix(
+        ref.name.startsWith("arn:") ? afterMarker(ref.name, ":parameter/") : ref.name.replace(/^\//, ""),
+        "ssm:",
+      );
+    else throw new SecretRefError("unsupported", `${ref.scheme}: references are for the local platform.`);
+  }
+
   async resolve(ref: SecretRef): Promise<string> {
+    this.admit(ref);
     if (ref.scheme === "secretsmanager") return this.#secret(ref.id, ref.jsonKey);
-    if (ref.scheme === "ssm") return this.#parameter(ref.name);
-    throw new SecretRefError("unsupported", `${ref.scheme}: references are for the local platform.`);
+    return this.#parameter((ref as { name: string }).name);
   }
 
   #checkPrefix(name: string, kind: string): void {
-    if (this.#prefix && !name.startsWith(this.#prefix))
+    if (!this.#prefix)
+      throw new SecretRefError("unsupported", `${kind} references need GATEWAY_SECRET_REF_PREFIX to be set.`);
+    if (!name.startsWith(this.#prefix))
       throw new SecretRefError("invalid", `${kind} references must name secrets under the configured prefix.`);
   }
 
   async #secret(id: string, jsonKey: string | undefined): Promise<string> {
-    // An ARN's name is after `:secret:`; AWS appends a random suffix to it, the prefix is at its start anyway.
-    this.#checkPrefix(id.startsWith("arn:") ? id.slice(id.indexOf(":secret:") + 8) : id, "secretsmanager:");
     const { GetSecretValueCommand } = await import("@aws-sdk/client-secrets-manager");
     const client = await this.#clients.secretsManager();
     let text: string;
@@ -65,10 +77,6 @@ export class AwsSecretResolver implements SecretResolver {
   }
 
   async #parameter(name: string): Promise<string> {
-    this.#checkPrefix(
-      name.startsWith("arn:") ? name.slice(name.indexOf(":parameter/") + 11) : name.replace(/^\//, ""),
-      "ssm:",
-    );
     const { GetParameterCommand } = await import("@aws-sdk/client-ssm");
     const client = await this.#clients.ssm();
     try {
@@ -78,6 +86,12 @@ export class AwsSecretResolver implements SecretResolver {
       throw failure(error, "ssm:");
     }
   }
+}
+
+/** The part of an ARN after `marker`; empty (so never under a prefix) when the ARN has no such part. */
+function afterMarker(arn: string, marker: string): string {
+  const at = arn.indexOf(marker);
+  return at === -1 ? "" : arn.slice(at + marker.length);
 }
 
 function nonEmpty(value: string, kind: string): string {

@@ -24,7 +24,7 @@ const RETRYABLE_NAMES = new Set([
 ]);
 
 /** Socket-level failures: the service could not be reached at all. */
-const NETWORK_CODES = new Set([
+export const NETWORK_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",

@@ -1,14 +1,17 @@
 import { mkdirSync } from "node:fs";
 import { type BootstrapResult, ensureOrganisation } from "../../control/bootstrap.ts";
-import { loadSettings } from "../../config/settings.ts";
+import { loadSettings, type Settings } from "../../config/settings.ts";
 import { createApp } from "../../http/app.ts";
 import { ALL_HANDLERS } from "../../routes/handlers/index.ts";
 import { ROUTE_FAMILIES } from "../../routes/table.ts";
 import { type Services, createServices } from "../../services.ts";
 import { QUEUE_CONSUMERS } from "../../workers/consumer.ts";
 import { SCHEDULED_TASKS } from "../../workers/scheduled.ts";
+import { CheckThreadPool, defaultCheckThreads } from "../node/check-threads.ts";
 import { createRealtimeUpgrade } from "../node/realtime-upgrade.ts";
-import { CachingSecretResolver } from "../../store/secret-refs.ts";
+import type { Stores } from "../../store/ports.ts";
+import { CachingSecretResolver, type SecretResolver } from "../../store/secret-refs.ts";
+import type { ScheduledTask } from "../../workers/scheduled-task.ts";
 import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment-heartbeat.ts";
 import { LocalSecretResolver } from "./local-secret-refs.ts";
 import { folderConsoleFiles } from "./console-files.ts";
@@ -29,29 +32,45 @@ export interface LocalGateway {
 }
 
 /**
- * The whole gateway in one process: every route family, SQLite/folder stores under GATEWAY_DATA_DIR and the
- * queue worker loop. `npm start` runs this; the end-to-end tests start it on a free port.
+ * The whole gateway in one process: every route family, its stores (SQLite/folder under GATEWAY_DATA_DIR, or
+ * MySQL shared with other processes: GATEWAY_STORE) and the queue worker loop. `npm start` runs this; the
+ * end-to-end tests start it on a free port.
  */
 export async function startLocalGateway(env: Record<string, string | undefined> = process.env): Promise<LocalGateway> {
   const settings = loadSettings(env);
   mkdirSync(settings.GATEWAY_DATA_DIR, { recursive: true });
   let listeningUrl: string | undefined;
   const publicBaseUrl = () => settings.GATEWAY_PUBLIC_URL ?? listeningUrl ?? `http://localhost:${settings.PORT}`;
-  const stores = createLocalStores({
-    dataDir: settings.GATEWAY_DATA_DIR,
-    publicBaseUrl,
-    vectorLimits: {
-      maxEntries: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES,
-      maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
-    },
-    secretRefs: new CachingSecretResolver(
-      new LocalSecretResolver({ env, filesDir: settings.GATEWAY_SECRET_FILES_DIR }),
-      settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
-    ),
-  });
+  const secretRefs = new CachingSecretResolver(
+    new LocalSecretResolver({
+      env,
+      envPrefix: settings.GATEWAY_SECRET_REF_ENV_PREFIX,
+      filesDir: settings.GATEWAY_SECRET_FILES_DIR,
+    }),
+    settings.GATEWAY_SECRET_REF_CACHE_SECONDS * 1000,
+  );
+  // The store selection point: embedded (SQLite and a folder, one process) or MySQL (several processes).
+  const { stores, tasks } =
+    settings.GATEWAY_STORE === "mysql"
+      ? await mysqlStores(settings, publicBaseUrl, secretRefs)
+      : {
+          stores: createLocalStores({
+            dataDir: settings.GATEWAY_DATA_DIR,
+            publicBaseUrl,
+            vectorLimits: {
+              maxEntries: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES,
+              maxEntriesPerScope: settings.GATEWAY_SEMANTIC_CACHE_MAX_ENTRIES_PER_SCOPE,
+            },
+            secretRefs,
+          }),
+          tasks: SCHEDULED_TASKS,
+        };
   const services = createServices(settings, stores);
   services.consoleFiles = folderConsoleFiles();
-  const bootstrap = await ensureOrganisation(stores.records);
+  const checkThreads = settings.GATEWAY_GUARDRAIL_THREADS ?? defaultCheckThreads();
+  const guardrailThreads = checkThreads > 0 ? new CheckThreadPool(checkThreads) : undefined;
+  services.guardrailThreads = guardrailThreads;
+  const bootstrap = await ensureOrganisation(stores.records, { adminKeySecret: settings.GATEWAY_BOOTSTRAP_ADMIN_KEY });
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
   const pending = new Set<Promise<unknown>>();
@@ -60,6 +79,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     host: settings.HOST,
     pending,
     maxHeaderBytes: settings.GATEWAY_MAX_HEADER_BYTES,
+    bodyTimeoutMs: settings.GATEWAY_BODY_TIMEOUT_MS,
     // Realtime (WebSocket) sessions in the same process (core/realtime).
     upgrade: (waitUntil) => createRealtimeUpgrade(services, { waitUntil }),
   });
@@ -68,7 +88,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     pollMs: settings.GATEWAY_WORKER_POLL_MS,
     visibilityTimeoutSeconds: settings.GATEWAY_QUEUE_VISIBILITY_SECONDS,
     concurrency: { batches: settings.GATEWAY_BATCH_WORKERS },
-    tasks: SCHEDULED_TASKS,
+    tasks,
   });
   worker.start();
   const heartbeat =
@@ -96,9 +116,24 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
         await server.close();
         await worker.stop();
         await services.analytics.flush().catch((error) => console.error("analytics flush on shutdown failed", error));
+        await guardrailThreads?.close();
         await stores.close();
       })();
       return closing;
     },
   };
+}
+
+/**
+ * The MySQL stores (core/platform/mysql), loaded only when chosen, and the scheduled tasks claimed so that one
+ * process at a time runs each.
+ */
+async function mysqlStores(
+  settings: Settings,
+  publicBaseUrl: () => string,
+  secretRefs: SecretResolver,
+): Promise<{ stores: Stores; tasks: ScheduledTask[] }> {
+  const { mysqlStoresFromSettings } = await import("../mysql/mysql-config.ts");
+  const stores = await mysqlStoresFromSettings(settings, { publicBaseUrl, secretRefs });
+  return { stores, tasks: stores.claimTasks(SCHEDULED_TASKS) };
 }

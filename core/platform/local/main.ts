@@ -3,7 +3,9 @@ import { startLocalGateway } from "./gateway.ts";
 /** `npm start`: the gateway as one Node process with embedded storage. */
 const gateway = await startLocalGateway();
 
-console.log(`AI gateway listening on ${gateway.url}/v1 (data in ${gateway.services.settings.GATEWAY_DATA_DIR})`);
+const { settings } = gateway.services;
+const where = settings.GATEWAY_STORE === "mysql" ? "state in MySQL" : `data in ${settings.GATEWAY_DATA_DIR}`;
+console.log(`AI gateway listening on ${gateway.url}/v1 (${where})`);
 if (gateway.bootstrap.adminApiKey) {
   console.log(
     [

@@ -3,15 +3,17 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { DEFAULT_MAX_HEADER_BYTES } from "../../config/settings.ts";
 import type { FetchHandler } from "../../http/app.ts";
 import { takeSseSource } from "../../gateway/stream/sse-source.ts";
 import type { UpgradeHandler } from "../node/realtime-upgrade.ts";
+import { watchBodyDeadline } from "./body-deadline.ts";
 import { installLightResponse } from "./light-response.ts";
 import { withNodeHeaders } from "./node-headers.ts";
 import { writeSseResponse } from "./response-writer.ts";
 
-/** Total bytes of a request's header block (GATEWAY_MAX_HEADER_BYTES): room for the largest inline config spec 8 allows. */
-export const DEFAULT_MAX_HEADER_BYTES = 512 * 1024;
+/** How long a request's body may take to arrive (GATEWAY_BODY_TIMEOUT_MS). */
+export const DEFAULT_BODY_TIMEOUT_MS = 300_000;
 
 /**
  * Answers a request node:http could not parse. Its own answer to headers over maxHeaderSize is a bare 431 (and
@@ -72,6 +74,8 @@ export async function startServer(
     host: string;
     pending: Set<Promise<unknown>>;
     maxHeaderBytes?: number;
+    /** GATEWAY_BODY_TIMEOUT_MS: how long a request's body may take to arrive (body-deadline.ts). */
+    bodyTimeoutMs?: number;
     /** Serves WebSocket upgrades (the realtime proxy, core/platform/node/realtime-upgrade.ts), given waitUntil. */
     upgrade?: (waitUntil: (work: Promise<unknown>) => void) => UpgradeHandler;
   },
@@ -110,9 +114,15 @@ export async function startServer(
   );
   installLightResponse();
   const maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  // No requestTimeout (it would bound the whole request, headers to last byte, answering a bare 408): a body's
+  // time is bounded by body-deadline.ts instead, with an answer in the caller's error shape.
   const server = createServer(
     { keepAlive: true, keepAliveTimeout: 65_000, requestTimeout: 0, maxHeaderSize: maxHeaderBytes },
-    listener,
+    (incoming, outgoing) => {
+      watchBodyDeadline(incoming, bodyTimeoutMs);
+      return listener(incoming, outgoing);
+    },
   );
   server.headersTimeout = 66_000;
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) =>

@@ -1,5 +1,3 @@
-import { createRequire } from "node:module";
-import type { Index as HnswIndex } from "usearch";
 import type { VectorIndex } from "../../cache/vectors/port.ts";
 import {
   checkExpiresAt,
@@ -10,6 +8,7 @@ import {
   checkVector,
   cosineSimilarity,
 } from "../../cache/vectors/vector-rules.ts";
+import { float32FromBytes, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
 
@@ -73,7 +72,6 @@ export class SqliteVectorIndex implements VectorIndex {
   #total = 0;
   /** Loaded scopes, least recently queried first. */
   readonly #graphs = new Map<string, ScopeGraphs>();
-  #usearch: Usearch | undefined;
   #closed = false;
 
   constructor(db: SqliteDatabase, writes: WriteBatcher, options: SqliteVectorIndexOptions) {
@@ -146,7 +144,7 @@ export class SqliteVectorIndex implements VectorIndex {
         expired.push(row.seq);
         continue;
       }
-      const score = cosineSimilarity(vector, toFloat32(row.vector));
+      const score = cosineSimilarity(vector, float32FromBytes(row.vector));
       if (!best || score > best.score) best = { id: row.id, score };
     }
     if (expired.length > 0) {
@@ -230,7 +228,6 @@ export class SqliteVectorIndex implements VectorIndex {
 
   /** The scope's graphs, loading them on first use (the first slice now, the rest in the background). */
   #graphsOf(scope: string): ScopeGraphs | undefined {
-    this.#usearch ??= loadUsearch();
     const loaded = this.#graphs.get(scope);
     if (loaded) {
       // Most recently used last.
@@ -269,7 +266,7 @@ export class SqliteVectorIndex implements VectorIndex {
       // Expired rows are not loaded; the sweep on add deletes them. A row deleted since the page was read is
       // skipped too (the graph must hold only rows of the table).
       if (row.expires_at > now && this.#isStored(row)) {
-        this.#graphFor(graphs, row.dimension).add(BigInt(row.seq), toFloat32(row.vector));
+        this.#graphFor(graphs, row.dimension).add(BigInt(row.seq), float32FromBytes(row.vector));
       }
       if (performance.now() - started >= this.#options.loadSliceMs) {
         setImmediate(() => this.#loadSlice(scope, graphs));
@@ -285,36 +282,9 @@ export class SqliteVectorIndex implements VectorIndex {
   #graphFor(graphs: ScopeGraphs, dimensions: number): HnswIndex {
     let graph = graphs.byDimension.get(dimensions);
     if (!graph) {
-      const { Index, MetricKind, ScalarKind } = this.#usearch!;
-      graph = new Index({
-        dimensions,
-        metric: MetricKind.Cos,
-        // int8 keeps memory at a quarter of float32; candidates are re-scored exactly from the stored vectors.
-        quantization: ScalarKind.I8,
-        connectivity: 16,
-        expansion_add: 64,
-        // Wider than usearch's default: near-duplicates stay findable at 100k entries (bench/README.md).
-        expansion_search: 128,
-        multi: false,
-      });
+      graph = newHnswGraph(dimensions);
       graphs.byDimension.set(dimensions, graph);
     }
     return graph;
   }
-}
-
-type Usearch = typeof import("usearch").default;
-
-/**
- * usearch's CommonJS build, through require: its ES module build finds its native addon from the caller's
- * stack, which fails from a bundle or `node -e`; the CommonJS one uses its own folder. Not bundled (a native
- * addon), and loaded only when a scope with entries is first queried.
- */
-function loadUsearch(): Usearch {
-  return createRequire(import.meta.url)("usearch") as Usearch;
-}
-
-/** A stored vector (native-endian float32 bytes), copied so its buffer is aligned. */
-function toFloat32(bytes: Uint8Array): Float32Array {
-  return new Float32Array(bytes.slice().buffer);
 }

@@ -17,12 +17,18 @@ export function relaySocketOf(ws: WebSocket): RelaySocket {
     if (messageListener) messageListener(bytes, isBinary);
     else early.push([bytes, isBinary]);
   });
+  // A message over maxPayload: ws closes this socket with 1009 itself, stops reading and reports `close` as 1006
+  // (it never reads the peer's answer). The relay must see the 1009, to close the other side with it too (not
+  // as a lost connection: 1011 to the client).
+  let tooBig = false;
   ws.on("close", (code, reason) => {
-    closed = [code, reason.toString("utf8")];
+    closed = tooBig ? [1009, "message too big"] : [code, reason.toString("utf8")];
     if (closeListener && early.length === 0) closeListener(...closed);
   });
   // An error is always followed by `close` (ws emits both); without a listener it would be thrown.
-  ws.on("error", () => {});
+  ws.on("error", (error: Error & { code?: string }) => {
+    if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") tooBig = true;
+  });
 
   return {
     send(data, binary, sent) {

@@ -23,6 +23,7 @@ import {
 import { type Introspector, introspect, requireAdminIntrospector } from "../../mcp/oauth/introspection.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../../mcp/oauth/metadata.ts";
 import { OAuthError, answerOAuth, oauthJson } from "../../mcp/oauth/oauth-errors.ts";
+import { isSameOriginForm } from "../../mcp/oauth/page-forms.ts";
 import { consentPage, errorPage, signInPage } from "../../mcp/oauth/pages.ts";
 import {
   type AuthorizationRequest,
@@ -106,9 +107,9 @@ async function pendingFromForm(
   ctx: RequestContext,
 ): Promise<{ form: URLSearchParams; id: string; pending: AuthorizationRequest } | Response> {
   const base = publicBase(request, ctx.services.settings);
-  // Forms of the gateway's own pages only: a browser sends Origin with every POST.
-  const origin = request.headers.get("origin");
-  if (origin !== null && origin !== new URL(base).origin) return errorPage("Cross-site form refused.", 403);
+  if (!isSameOriginForm(request.headers, new URL(base).origin)) {
+    return errorPage("Cross-site form refused: submit the form from the gateway's own page.", 403);
+  }
   if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get("content-type") ?? "")) {
     return errorPage("The form was not sent as a form.", 400);
   }

@@ -43,6 +43,23 @@ export function describeRouting(suite: SuiteContext): void {
       for await (const chunk of await client.chat.completions.create({ model: "gpt-4o-mini", messages, stream: true }))
         streamed += chunk.choices[0]?.delta?.content ?? "";
       expect(streamed).toBeTruthy();
+
+      // A long text is judged on a guardrail thread, whose entry the build emits beside the bundle
+      // (check-worker.mjs): a thread that could not start would leave the check errored and passed (on_error: open).
+      const long = "the password is long ".repeat(10_000);
+      const judged = await fetch(`${suite.gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: "Bearer provider-key",
+          "x-gateway-api-key": suite.gateway.adminKey,
+          "x-gateway-config": JSON.stringify(config),
+        },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: long }] }),
+      });
+      expect(judged.status).toBe(446);
+      const [check] = (await judged.json()).hook_results.before_request_hooks[0].checks;
+      expect(check).toMatchObject({ id: "default.regexMatch", verdict: false, error: null });
     });
 
     it("a saved integration, also inside a saved config", async () => {

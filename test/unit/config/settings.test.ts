@@ -10,6 +10,7 @@ describe("settings from the environment", () => {
       HOST: "0.0.0.0",
       GATEWAY_DATA_DIR: ".gateway",
       GATEWAY_MAX_JSON_BODY_BYTES: 25 * 1024 * 1024,
+      GATEWAY_MAX_HEADER_BYTES: 512 * 1024,
       REQUEST_TIMEOUT: 300_000,
       TRUSTED_CUSTOM_HOSTS: [],
       BLOCK_INLINE_CONFIG: false,

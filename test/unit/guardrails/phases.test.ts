@@ -83,6 +83,7 @@ function setup(route: "chat" | "completions" | "embeddings" = "chat", body?: Rec
     waitUntil: (work: Promise<unknown>) => waiting.push(work),
     startedAt: performance.now(),
     gateway: { metadata: { team: "a" } },
+    services: { settings: { GATEWAY_GUARDRAIL_BUDGET_CHARS: 1_000_000 } },
   } as unknown as RequestContext;
   const outcome = newOutcome(route, "gpt-4o-mini", body?.stream === true);
   outcome.requestBody = body;
@@ -246,10 +247,12 @@ describe("input phase", () => {
 
 describe("output phase, JSON", () => {
   it("adds hook_results to the answer, and answers 246 when a guardrail failed without denying", async () => {
-    const { phases } = setup();
+    const { phases, outcome } = setup();
     await phases.input([forbid("gr_in", "France", { deny: false })], chatBody("France?"));
     const response = await phases.output([forbid("gr_out", "password")], jsonAnswer("Paris."), chatBody("France?"));
     expect(response.status).toBe(246);
+    // The log records the status the client got; the provider's stays what the cache reads.
+    expect(outcome.clientStatus).toBe(246);
     expect(response.headers.get("x-gateway-provider")).toBe("openai");
     const body = await response.json();
     expect(body.choices[0].message.content).toBe("Paris.");

@@ -1,15 +1,20 @@
 import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
+import { GuardrailBudget, INLINE_MAX_CHARS, TURN_MS } from "../../../core/guardrails/budget.ts";
 import type {
   CheckDefinition,
   CheckInput,
+  CheckThreads,
   GuardrailActions,
   GuardrailDefinition,
 } from "../../../core/guardrails/types.ts";
 
 /**
- * The runner over checks made for the test (a redactor, a slow check, a thrower, a word spotter) next to the
- * real regex check: stages, timeouts, on_error, async, feedback and denial.
+ * The runner over checks made for the test (a redactor, a slow check, a thrower, a word spotter, a busy one, a
+ * header reader) next to real checks: stages, timeouts, on_error, async, feedback and denial; and its bounds on
+ * guardrail CPU (core/guardrails/budget.ts): what each check costs the request's budget, where it runs (on the
+ * event loop, or on the platform's threads for a long text), what a check over the budget answers, and the turns
+ * the event loop gets between checks judged on it.
  */
 
 const redactor: CheckDefinition<{ word: string }> = {
@@ -50,13 +55,36 @@ const spotter: CheckDefinition<{ word: string }> = {
   }),
 };
 
+/** Busy for `ms` on the event loop, then passes: a synchronous check of middling cost. */
+const busy: CheckDefinition<{ ms: number }> = {
+  id: "test.busy",
+  description: "spins",
+  parameters: z.object({ ms: z.number() }),
+  cost: () => 1,
+  run: (_input, { ms }) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+    return { verdict: true, explanation: "done" };
+  },
+};
+/** Needs the request's headers: never sent to a thread, however long the text. */
+const headerReader: CheckDefinition = {
+  id: "test.headers",
+  description: "reads a header",
+  parameters: z.object({}),
+  run: (input) => ({ verdict: !input.headers.has("x-denied"), explanation: "read" }),
+};
+
 vi.mock("../../../core/guardrails/checks/registry.ts", async (original) => {
   const real = await original<typeof import("../../../core/guardrails/checks/registry.ts")>();
-  const extra = new Map<string, CheckDefinition>([redactor, slow, thrower, spotter].map((check) => [check.id, check]));
+  const extra = new Map<string, CheckDefinition>(
+    [redactor, slow, thrower, spotter, busy, headerReader].map((check) => [check.id, check]),
+  );
   return { ...real, findCheck: (id: string) => extra.get(id) ?? real.findCheck(id) };
 });
 
 const { runGuardrails } = await import("../../../core/guardrails/runner.ts");
+const { findCheck } = await import("../../../core/guardrails/checks/registry.ts");
 
 const actions = (overrides: Partial<GuardrailActions> = {}): GuardrailActions => ({
   deny: true,
@@ -198,5 +226,160 @@ describe("runGuardrails", () => {
     expect(run.verdicts[0]!.verdict).toBe(true);
     expect(run.verdicts[0]!.checks).toHaveLength(1);
     expect(run.verdicts[0]!.feedback).toEqual({ value: 5, weight: 1 });
+  });
+});
+
+/** Threads that judge in this thread (with the real check) and note which checks they were given. */
+function recordingThreads(): CheckThreads & { sent: string[] } {
+  const sent: string[] = [];
+  return {
+    sent,
+    async run(check) {
+      sent.push(check.id);
+      const definition = (await findCheck(check.id))!;
+      return definition.run({ ...input([""]), ...check.input, signal: new AbortController().signal }, check.parameters);
+    },
+  };
+}
+
+const LONG = "word ".repeat(INLINE_MAX_CHARS / 4); // 80 Ki characters: over the inline limit
+const wordCount = (maxWords: number) => ({ id: "default.wordCount", parameters: { maxWords } });
+
+describe("where a check runs", () => {
+  it("a short text: on the event loop, the threads untouched", async () => {
+    const threads = recordingThreads();
+    const run = await runGuardrails([guardrail("g", [wordCount(10)])], input(["a few words"]), {
+      ...options(),
+      threads,
+    });
+    expect(run.verdicts[0]!.verdict).toBe(true);
+    expect(threads.sent).toEqual([]);
+  });
+
+  it("a long text: self-contained checks on the threads, the others on the event loop", async () => {
+    const threads = recordingThreads();
+    const run = await runGuardrails(
+      [
+        guardrail("g", [
+          wordCount(100_000),
+          { id: "default.regexMatch", parameters: { rule: "^(word )+$" } },
+          { id: "test.headers", parameters: {} },
+          // Reads only the model: costs nothing, never worth a thread.
+          { id: "default.modelWhitelist", parameters: { models: ["gpt-4o-mini"] } },
+        ]),
+      ],
+      input(["system prompt", LONG]),
+      { ...options(), threads },
+    );
+    expect(threads.sent).toEqual(["default.wordCount", "default.regexMatch"]);
+    expect(run.verdicts[0]!.checks.map((check) => [check.id, check.verdict, check.error])).toEqual([
+      ["default.wordCount", true, undefined],
+      ["default.regexMatch", true, undefined],
+      ["test.headers", true, undefined],
+      ["default.modelWhitelist", true, undefined],
+    ]);
+    expect(run.verdicts[0]!.checks[0]!.data).toMatchObject({ count: INLINE_MAX_CHARS / 4 });
+  });
+
+  it("a long text without threads (a platform with none): on the event loop, the same verdict", async () => {
+    const run = await runGuardrails([guardrail("g", [wordCount(10)])], input(["system prompt", LONG]), options());
+    expect(run.verdicts[0]!.checks[0]).toMatchObject({ verdict: false, data: { count: INLINE_MAX_CHARS / 4 } });
+    expect(run.denied?.id).toBe("g");
+  });
+
+  it("PII reads every part: a long system prompt sends it to a thread, and its redaction comes back", async () => {
+    const threads = recordingThreads();
+    const text = "Write to jane.doe@example.com";
+    const run = await runGuardrails(
+      [guardrail("pii", [{ id: "default.pii", parameters: { redact: true } }])],
+      input([LONG, text]),
+      { ...options(), threads },
+    );
+    expect(threads.sent).toEqual(["default.pii"]);
+    expect(run.transformedParts).toEqual([LONG, "Write to [EMAIL_ADDRESS]"]);
+  });
+});
+
+describe("the budget", () => {
+  it("pays for checks in the order written; one it cannot pay for follows on_error", async () => {
+    const budget = new GuardrailBudget(LONG.length * 2 + 10);
+    const run = await runGuardrails(
+      [
+        guardrail("first", [wordCount(100_000), wordCount(100_001)]),
+        guardrail("open", [wordCount(100_002)]),
+        guardrail("closed", [wordCount(100_003)], { on_error: "closed" }),
+      ],
+      input(["system prompt", LONG]),
+      { ...options(), budget },
+    );
+    const [first, open, closed] = run.verdicts;
+    expect(first!.checks.map((check) => check.error)).toEqual([undefined, undefined]);
+    expect(open!.verdict).toBe(true);
+    expect(open!.checks[0]!.error).toBe(
+      `over the request's guardrail budget: it reads ${LONG.length} characters and 10 of ${budget.total} were left`,
+    );
+    expect(open!.checks[0]!.explanation).toMatch(/passed \(on_error: open\)/);
+    expect(closed!.verdict).toBe(false);
+    expect(run.denied?.id).toBe("closed");
+    expect(budget.left).toBe(10);
+  });
+
+  it("is shared by the phases of a request: what the input spent, the output cannot", async () => {
+    const budget = new GuardrailBudget(LONG.length + 100);
+    await runGuardrails([guardrail("in", [wordCount(100_000)])], input(["system prompt", LONG]), {
+      ...options(),
+      budget,
+    });
+    const output = await runGuardrails(
+      [guardrail("out", [wordCount(100_000)])],
+      { ...input(["system prompt", LONG]), phase: "output" as const },
+      { ...options(), budget },
+    );
+    expect(output.verdicts[0]!.checks[0]!.error).toMatch(/over the request's guardrail budget/);
+  });
+
+  it("a guardrail that only logs is paid for after the ones that hold the request", async () => {
+    const budget = new GuardrailBudget(LONG.length);
+    const opts = { ...options(), budget };
+    const logged: string[] = [];
+    const run = await runGuardrails(
+      [
+        guardrail("log-only", [wordCount(100_000)], { async: true }),
+        guardrail("held", [wordCount(10)], { on_error: "open" }),
+      ],
+      input(["system prompt", LONG]),
+      { ...opts, onAsyncVerdict: (verdict) => logged.push(verdict.checks[0]!.error ?? "judged") },
+    );
+    await Promise.all(opts.pending);
+    expect(run.verdicts[0]!.checks[0]!.error).toBeUndefined();
+    expect(run.denied?.id).toBe("held");
+    expect(logged).toEqual([expect.stringMatching(/over the request's guardrail budget/)]);
+  });
+});
+
+describe("turns of the event loop", () => {
+  it("checks judged on it give it a turn every TURN_MS, never for a short run of them", async () => {
+    let turns = 0;
+    const count = () => {
+      turns++;
+      if (!stopped) setImmediate(count);
+    };
+    let stopped = false;
+    setImmediate(count);
+    // Ten checks of TURN_MS / 2 each: 5 TURN_MS in all, which must be cut into several turns.
+    const checks = Array.from({ length: 10 }, () => ({ id: "test.busy", parameters: { ms: TURN_MS / 2 } }));
+    await runGuardrails([guardrail("busy", checks)], input(["short"]), options());
+    const during = turns;
+    stopped = true;
+    expect(during).toBeGreaterThanOrEqual(3);
+
+    // A few quick checks: no turn taken (the usual request pays no hop).
+    turns = 0;
+    stopped = false;
+    setImmediate(count);
+    const before = turns;
+    await runGuardrails([guardrail("quick", [wordCount(10), wordCount(11)])], input(["short"]), options());
+    expect(turns).toBe(before);
+    stopped = true;
   });
 });

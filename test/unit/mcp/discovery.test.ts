@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTrustedHosts } from "../../../core/security/custom-host.ts";
+import { loadSettings } from "../../../core/config/settings.ts";
 import type { Services } from "../../../core/services.ts";
 import { discoverUpstream, keepSwitches } from "../../../core/mcp/discovery.ts";
 import type { McpIntegration } from "../../../core/mcp/records.ts";
@@ -13,7 +14,11 @@ const secrets = {
 };
 
 const services = (trusted: string) =>
-  ({ trustedHosts: parseTrustedHosts([trusted]), stores: { secrets } }) as unknown as Services;
+  ({
+    trustedHosts: parseTrustedHosts([trusted]),
+    stores: { secrets },
+    settings: loadSettings({}),
+  }) as unknown as Services;
 
 const integration = (url: string, extra: Partial<McpIntegration> = {}): McpIntegration => ({
   id: "mcpi_test",

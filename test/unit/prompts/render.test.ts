@@ -160,6 +160,26 @@ describe("variables", () => {
     expect(section.body.prompt).toBe("[]");
   });
 
+  it("reads no property of a variable's value: a dotted name is the variable of that name", async () => {
+    // mustache's own lookup walks dots through the value: {{v.length}} printed "3", {{v.constructor}} a function.
+    const dotted = await render(
+      { string: "{{v.length}}|{{v.constructor}}|{{#v.length}}shown{{/v.length}}" },
+      { variables: { v: "abc", "v.length": "the variable v.length", "v.constructor": "x" } },
+    );
+    expect(dotted.body.prompt).toBe("the variable v.length|x|shown");
+    const missing = await renderError({ string: "{{v.length}}" }, { variables: { v: "abc" } });
+    expect(missing).toMatchObject({ param: "variables.v.length", code: "missing_variable" });
+    // A section over a string: inside it, names are still the variables, and {{.}} is the string itself.
+    const section = await render(
+      {
+        string:
+          "[{{#v}}{{.}}:{{length}}{{/v}}][{{#v.length}}no{{/v.length}}][{{#v.constructor.constructor}}f{{/v.constructor.constructor}}]",
+      },
+      { variables: { v: "abc", length: "L" } },
+    );
+    expect(section.body.prompt).toBe("[abc:L][][]");
+  });
+
   it("refuses the template's own fields at the body root and a broken template", async () => {
     expect(await renderError({ string: "hi" }, { messages: [] })).toMatchObject({ status: 400, param: "messages" });
     expect(await renderError({ string: "Hello {{name" })).toMatchObject({ status: 400, code: "invalid_template" });

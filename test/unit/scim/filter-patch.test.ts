@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FilterSyntaxError, matchesFilter, parseFilter } from "../../../core/scim/filter.ts";
+import {
+  FilterSyntaxError,
+  MAX_FILTER_CHARS,
+  MAX_FILTER_DEPTH,
+  matchesFilter,
+  parseFilter,
+} from "../../../core/scim/filter.ts";
 import { PatchError, applyPatch } from "../../../core/scim/patch.ts";
 
 const user = {
@@ -33,6 +39,27 @@ describe("SCIM filters", () => {
     for (const bad of ["userName eq", 'userName xx "a"', '(userName eq "a"', 'userName eq "a', ""]) {
       expect(() => parseFilter(bad)).toThrow(FilterSyntaxError);
     }
+  });
+});
+
+describe("SCIM filter bounds", () => {
+  const nestedFilter = (depth: number) => `${"(".repeat(depth)}userName eq "ada@example.com"${")".repeat(depth)}`;
+
+  it("refuses deep nesting and long filters with a FilterSyntaxError, never a stack overflow", () => {
+    expect(matchesFilter(parseFilter(nestedFilter(MAX_FILTER_DEPTH)), user)).toBe(true);
+    expect(() => parseFilter(nestedFilter(MAX_FILTER_DEPTH + 1))).toThrow(/deeper than 16/);
+    expect(() => parseFilter("(".repeat(100_000))).toThrow(FilterSyntaxError);
+    expect(() => parseFilter(`${"not (".repeat(MAX_FILTER_DEPTH + 1)}active eq true${")".repeat(17)}`)).toThrow(
+      FilterSyntaxError,
+    );
+    const deepValuePath = `emails[${"(".repeat(MAX_FILTER_DEPTH)}type eq "work"${")".repeat(MAX_FILTER_DEPTH)}].value pr`;
+    expect(() => parseFilter(deepValuePath)).toThrow(FilterSyntaxError);
+    const long = Array.from({ length: 500 }, () => "active eq true").join(" and ");
+    expect(long.length).toBeGreaterThan(MAX_FILTER_CHARS);
+    expect(() => parseFilter(long)).toThrow(/longer than 4096/);
+    // The longest chain that fits still parses and evaluates.
+    const chain = Array.from({ length: 200 }, () => "active eq true").join(" and ");
+    expect(matchesFilter(parseFilter(chain), user)).toBe(true);
   });
 });
 

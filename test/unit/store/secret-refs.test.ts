@@ -55,6 +55,7 @@ describe("CachingSecretResolver", () => {
     let calls = 0;
     let fail = true;
     const inner: SecretResolver = {
+      admit() {},
       async resolve() {
         calls++;
         if (fail) throw new SecretRefError("not_found", "missing");
@@ -88,20 +89,26 @@ describe("LocalSecretResolver", () => {
   });
   afterAll(() => rmSync(join(dir, ".."), { recursive: true, force: true }));
 
-  const resolver = () =>
-    new LocalSecretResolver({ env: { OPENAI_KEY: "sk-env", GATEWAY_MASTER_KEY: "m" }, filesDir: dir });
+  const env = { OPENAI_KEY: "sk-env", HOME: "/root", GATEWAY_MASTER_KEY: "m", AWS_SECRET_ACCESS_KEY: "a" };
+  const resolver = (envPrefix = "OPENAI_") => new LocalSecretResolver({ env, envPrefix, filesDir: dir });
 
-  it("reads env: variables but never the gateway's own settings or AWS credentials", async () => {
+  it("reads env: variables only under the configured prefix, never the gateway's own settings or AWS credentials", async () => {
     expect(await resolver().resolve({ scheme: "env", name: "OPENAI_KEY" })).toBe("sk-env");
-    expect(await reason(resolver().resolve({ scheme: "env", name: "MISSING" }))).toBe("not_found");
-    expect(await reason(resolver().resolve({ scheme: "env", name: "GATEWAY_MASTER_KEY" }))).toBe("invalid");
-    expect(await reason(resolver().resolve({ scheme: "env", name: "AWS_SECRET_ACCESS_KEY" }))).toBe("invalid");
+    expect(await reason(resolver().resolve({ scheme: "env", name: "OPENAI_MISSING" }))).toBe("not_found");
+    expect(await reason(resolver().resolve({ scheme: "env", name: "HOME" }))).toBe("invalid");
+    expect(() => resolver().admit({ scheme: "env", name: "HOME" })).toThrow(SecretRefError);
+    expect(await reason(resolver("GATEWAY_").resolve({ scheme: "env", name: "GATEWAY_MASTER_KEY" }))).toBe("invalid");
+    expect(await reason(resolver("AWS_").resolve({ scheme: "env", name: "AWS_SECRET_ACCESS_KEY" }))).toBe("invalid");
+    // No prefix configured: no env: reference at all, not even one naming a set variable.
+    expect(await reason(resolver("").resolve({ scheme: "env", name: "OPENAI_KEY" }))).toBe("unsupported");
+    expect(await reason(resolver("").resolve({ scheme: "env", name: "HOME" }))).toBe("unsupported");
   });
 
   it("reads file: references only inside the configured folder", async () => {
     expect(await resolver().resolve({ scheme: "file", path: "nested/key.txt" })).toBe("sk-from-file");
     expect(await resolver().resolve({ scheme: "file", path: join(dir, "nested", "key.txt") })).toBe("sk-from-file");
     expect(await reason(resolver().resolve({ scheme: "file", path: outside }))).toBe("invalid");
+    expect(() => resolver().admit({ scheme: "file", path: outside })).toThrow(SecretRefError);
     expect(await reason(resolver().resolve({ scheme: "file", path: "escape.txt" }))).toBe("invalid");
     expect(await reason(resolver().resolve({ scheme: "file", path: "none.txt" }))).toBe("not_found");
     const noDir = new LocalSecretResolver({ env: {} });
@@ -170,6 +177,16 @@ describe("AwsSecretResolver against a Secrets Manager / SSM mock", () => {
     const before = mock.calls();
     expect(await reason(resolver.resolve({ scheme: "secretsmanager", id: "other/openai" }))).toBe("invalid");
     expect(await reason(resolver.resolve({ scheme: "env", name: "X" }))).toBe("unsupported");
+    expect(
+      await reason(resolver.resolve({ scheme: "secretsmanager", id: "arn:aws:secretsmanager:us-east-1:1:other" })),
+    ).toBe("invalid");
+    // Without a prefix nothing is admitted: the functions' role may read more than the gateway's secrets.
+    const unscoped = new AwsSecretResolver({
+      secretsManager: () => Promise.reject(new Error("not called")),
+      ssm: () => Promise.reject(new Error("not called")),
+    });
+    expect(await reason(unscoped.resolve({ scheme: "secretsmanager", id: "gateway/openai" }))).toBe("unsupported");
+    expect(await reason(unscoped.resolve({ scheme: "ssm", name: "/gateway/anthropic" }))).toBe("unsupported");
     expect(mock.calls()).toBe(before);
   });
 
