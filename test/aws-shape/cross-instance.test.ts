@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureOrganisation } from "../../core/control/bootstrap.ts";
 import { mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
-import { form, hiddenField } from "../helpers/oauth-browser.ts";
+import { form, hiddenField, pageForm } from "../helpers/oauth-browser.ts";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
 import { type PacedUpstream, startPacedUpstream } from "./paced-upstream.ts";
@@ -255,12 +255,16 @@ describe("MCP OAuth across instances", () => {
     const signIn = await page.text();
     const signedIn = await fetch(
       `${shape.url}/oauth/authorize/sign-in`,
-      form({ request_id: hiddenField(signIn, "request_id")!, csrf: hiddenField(signIn, "csrf")!, api_key: key.key }),
+      pageForm(shape.url, {
+        request_id: hiddenField(signIn, "request_id")!,
+        csrf: hiddenField(signIn, "csrf")!,
+        api_key: key.key,
+      }),
     );
     const consent = await signedIn.text();
     const decided = await fetch(
       `${shape.url}/oauth/authorize/consent`,
-      form({
+      pageForm(shape.url, {
         request_id: hiddenField(consent, "request_id")!,
         csrf: hiddenField(consent, "csrf")!,
         decision: "approve",
