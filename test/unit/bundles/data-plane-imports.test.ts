@@ -11,7 +11,8 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
  * plane's schemas (`core/**\/*-schemas.ts`), the policy request schemas (core/policies/requests.ts), and the
  * semantic cache's S3 Vectors client and adapter (and usearch, local only), the guardrail engine, the model
- * catalog's price data and the multipart parser. The queue and schedule workers keep the catalog out too.
+ * catalog's price data, the multipart parser, the other families' routes and analytics counting. The queue and schedule
+ * workers keep the catalog out too.
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -42,6 +43,10 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?
     test: (input) =>
       /node_modules\/(@tokenlens|@pydantic\/genai-prices)\//.test(input) || input === "core/catalog/catalog.ts",
   },
+  // A function serves its own family: the route table's index (every family) and analytics counting (done by
+  // the stream worker on AWS; it reads the whole table) stay out.
+  { what: "the whole route table", test: (input) => input === "core/routes/table.ts" },
+  { what: "analytics counting", test: (input) => input === "core/analytics/counting.ts" },
   // Multipart bodies (busboy) come with a multipart inference route's first request (core/gateway/inference.ts);
   // file uploads are what the files family is for.
   { what: "busboy", test: (input) => input.includes("node_modules/busboy/"), except: ["files"] },
