@@ -1,21 +1,16 @@
-import { execFileSync } from "node:child_process";
-import { resolve as resolvePath } from "node:path";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { createAwsStores } from "../../core/platform/aws/aws-stores.ts";
 import type { Stores } from "../../core/store/ports.ts";
 import { startS3VectorsMock } from "../mocks/s3-vectors.ts";
 import { type EmulatorEndpoints, startEmulators, TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
-import { selfSignedCertificate } from "./certificate.ts";
 import { deployedShape, type FunctionDefinition, type ShapeDefinition } from "./definition.ts";
+import { startEdge } from "./edge.ts";
+import { containerEnvironment, emulatorEndpoints, lambdaRuntimeEnvironment } from "./environment.ts";
 import { sstBundles } from "./function-bundles.ts";
-import { startFunctionUrl } from "./function-url.ts";
 import { InstancePool, type PoolOptions } from "./instance-pool.ts";
-import { startRealtimeContainer } from "./realtime-container.ts";
+import { startQueueWork } from "./queue-work.ts";
 import { createShapeResources } from "./resources.ts";
-import { type RouterRoute, type RouteTarget, startRouter } from "./router.ts";
-import { startSchedule } from "./schedules.ts";
-import { type Delivery, startSqsEventSource } from "./sqs-event-source.ts";
-import { siteBuilt, staticSite } from "./static-site.ts";
+import type { Delivery } from "./sqs-event-source.ts";
 
 /**
  * The AWS shape, run as one system on this machine: every function of the SST definition bundled exactly as SST
@@ -75,149 +70,80 @@ export interface AwsShape {
   close(): Promise<void>;
 }
 
-const ROOT = resolvePath(import.meta.dirname, "../..");
-/** Where every AWS service the shape does not emulate (KMS, Secrets Manager, SSM, STS) is sent: nowhere. */
-const UNREACHABLE = "http://127.0.0.1:9";
+/** Every piece the shape started, stopped in reverse order; and what they logged. */
+class Running {
+  readonly lines: string[] = [];
+  readonly #closers: Array<() => Promise<void> | void> = [];
+  readonly #echo: boolean;
+
+  constructor(echo: boolean) {
+    this.#echo = echo;
+  }
+
+  log = (line: string): void => {
+    this.lines.push(line);
+    if (this.#echo) console.log(line);
+  };
+
+  onClose = (closer: () => Promise<void> | void): void => {
+    this.#closers.push(closer);
+  };
+
+  close = async (): Promise<void> => {
+    for (const closer of this.#closers.splice(0).reverse()) await Promise.resolve(closer()).catch(() => {});
+  };
+}
 
 export async function startAwsShape(options: AwsShapeOptions = {}): Promise<AwsShape> {
-  const closers: Array<() => Promise<void> | void> = [];
-  const lines: string[] = [];
-  const log = (line: string) => {
-    lines.push(line);
-    if (options.echo) console.log(line);
-  };
-  const close = async () => {
-    for (const closer of closers.splice(0).reverse()) await Promise.resolve(closer()).catch(() => {});
-  };
+  const running = new Running(options.echo === true);
   try {
     const definition = await deployedShape();
-    const emulators = options.emulators ?? (await ownEmulators(closers));
+    const emulators = options.emulators ?? (await ownEmulators(running));
     const vectors = await startS3VectorsMock();
-    closers.push(() => vectors.close());
+    running.onClose(() => vectors.close());
     const resources = await createShapeResources(definition, emulators, {
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
       s3vectors: vectors.url,
     });
-    const workers = [...definition.subscriptions.map((s) => s.worker), ...definition.schedules.map((s) => s.worker)];
-    const bundles = await sstBundles([...definition.functions, ...workers]);
-    const environmentOf = (fn: { name: string; memoryMb: number; environment: Record<string, string> }) => ({
-      ...lambdaRuntimeEnvironment(fn.name, fn.memoryMb),
-      ...endpoints(emulators, vectors.url),
-      ...resources.resolve(fn.environment),
+    // The environment infra/ gives it (deploy-time values filled in), over what its platform sets, the emulators'
+    // endpoints, and the caller's additions last.
+    const environmentOf = (platform: Record<string, string>, infra: Record<string, string>) => ({
+      ...platform,
+      ...emulatorEndpoints(emulators, vectors.url),
+      ...resources.resolve(infra),
       ...options.environment,
     });
-    const poolOptions: PoolOptions = {
-      instances: options.instances ?? 2,
-      maxInstances: options.maxInstances ?? 8,
-      recycleAfter: options.recycleAfter ?? 20,
-      idleSeconds: options.idleSeconds ?? 300,
-      seed: options.seed ?? 42,
-    };
-    const functions = new Map<string, ShapeFunction>();
-    for (const fn of [...definition.functions, ...workers]) {
-      const pool = new InstancePool(
-        {
-          functionName: fn.name,
-          file: bundles.get(fn.entry)!,
-          memoryMb: fn.memoryMb,
-          timeoutSeconds: fn.timeoutSeconds,
-          env: environmentOf(fn),
-          log,
-        },
-        { ...poolOptions, seed: poolOptions.seed + functions.size },
-      );
-      functions.set(fn.name, { definition: fn, pool });
-      closers.push(() => pool.close());
-    }
-
-    const targets = new Map<string, RouteTarget>();
-    for (const { definition: fn, pool } of functions.values()) {
-      if (!fn.url) continue;
-      const functionUrl = await startFunctionUrl(new URL(fn.url).host, pool);
-      closers.push(() => functionUrl.close());
-      targets.set(fn.url, { kind: "origin", url: functionUrl.url, domain: functionUrl.domain });
-    }
-    if (definition.service && options.realtime !== false) {
-      const service = await startRealtimeContainer({
-        environment: {
-          ...containerEnvironment(),
-          ...endpoints(emulators, vectors.url),
-          ...resources.resolve(definition.service.environment),
-          ...options.environment,
-        },
-        healthPath: definition.service.healthPath,
-        log,
-      });
-      closers.push(() => service.close());
-      targets.set(definition.service.url, {
-        kind: "origin",
-        url: service.url,
-        domain: new URL(definition.service.url).host,
-      });
-    }
-    if (definition.site) {
-      if (!siteBuilt(definition.site, ROOT)) buildSite(definition.site.buildCommand);
-      targets.set(definition.site.url, { kind: "static", handle: staticSite(definition.site, ROOT) });
-    }
-    const routes: RouterRoute[] = definition.routes.flatMap((route) => {
-      const target = targets.get(route.url);
-      if (!target && route.url === definition.service?.url) return [];
-      if (!target) throw new Error(`the AWS shape has nothing behind the route ${route.pattern} (${route.url})`);
-      return [
-        {
-          pattern: route.pattern,
-          target,
-          readTimeoutMs: (options.readTimeoutSeconds ?? route.readTimeoutSeconds) * 1000,
-        },
-      ];
-    });
-    const certificate = selfSignedCertificate();
-    const router = await startRouter(routes, certificate);
-    closers.push(() => router.close());
-
-    const deliveries: Delivery[] = [];
-    const sqs = new SQSClient({ endpoint: emulators.fauxqs, region: TEST_REGION, credentials: TEST_CREDENTIALS });
-    closers.push(() => sqs.destroy());
-    for (const subscription of definition.subscriptions) {
-      const queue = resources.queues.get(subscription.queue)!;
-      const { pool } = functions.get(subscription.worker.name)!;
-      const source = startSqsEventSource({
-        sqs,
-        queueName: subscription.queue,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        batchSize: subscription.batchSize,
-        partialResponses: subscription.partialResponses,
-        pollers: Math.min(subscription.maximumConcurrency, options.maxPollers ?? 4),
-        invoke: (event, onInstance) =>
-          pool.invoke((instance) => {
-            onInstance(instance.id);
-            return instance.invoke(event);
-          }),
-        record: (delivery) => deliveries.push(delivery),
-        log,
-      });
-      closers.push(() => source.stop());
-    }
-    const schedules = new Map(
-      definition.schedules.map((schedule) => {
-        const { pool } = functions.get(schedule.worker.name)!;
-        const running = startSchedule({
-          name: schedule.name,
-          everySeconds: options.scheduleEverySeconds ?? schedule.everySeconds,
-          invoke: (event) => pool.invoke((instance) => instance.invoke(event)),
-          log,
-        });
-        closers.push(() => running.stop());
-        return [schedule.name, running];
-      }),
+    const functions = await startFunctions(
+      definition,
+      options,
+      (fn) => environmentOf(lambdaRuntimeEnvironment(fn.name, fn.memoryMb), fn.environment),
+      running,
     );
-
+    const pools = new Map([...functions].map(([name, fn]) => [name, fn.pool]));
+    const service = options.realtime === false ? undefined : definition.service;
+    const edge = await startEdge(definition, {
+      pools,
+      serviceEnvironment: service && environmentOf(containerEnvironment(), service.environment),
+      readTimeoutSeconds: options.readTimeoutSeconds,
+      log: running.log,
+      onClose: running.onClose,
+    });
+    const sqs = new SQSClient({ endpoint: emulators.fauxqs, region: TEST_REGION, credentials: TEST_CREDENTIALS });
+    running.onClose(() => sqs.destroy());
+    const { deliveries, schedules } = startQueueWork(definition, {
+      sqs,
+      pools,
+      resources,
+      maxPollers: options.maxPollers ?? 4,
+      scheduleEverySeconds: options.scheduleEverySeconds,
+      log: running.log,
+      onClose: running.onClose,
+    });
     let stores: Stores | undefined;
-    closers.push(() => stores?.close());
+    running.onClose(() => stores?.close());
     return {
-      url: router.url,
-      certificate: certificate.cert,
+      url: edge.url,
+      certificate: edge.certificate,
       adminKey: resources.adminKey,
       definition,
       functions,
@@ -239,59 +165,53 @@ export async function startAwsShape(options: AwsShapeOptions = {}): Promise<AwsS
         if (!schedule) throw new Error(`no schedule ${name ?? ""}`);
         return schedule.tick();
       },
-      output: () => lines.join("\n"),
-      close,
+      output: () => running.lines.join("\n"),
+      close: running.close,
     };
   } catch (error) {
-    await close();
+    await running.close();
     throw error;
   }
 }
 
-async function ownEmulators(closers: Array<() => Promise<void> | void>): Promise<EmulatorEndpoints> {
+/** Every function (route families, queue and schedule workers) bundled as SST bundles it, with its instances. */
+async function startFunctions(
+  definition: ShapeDefinition,
+  options: AwsShapeOptions,
+  environmentOf: (fn: FunctionDefinition) => Record<string, string>,
+  running: Running,
+): Promise<Map<string, ShapeFunction>> {
+  const workers = [...definition.subscriptions.map((s) => s.worker), ...definition.schedules.map((s) => s.worker)];
+  const bundles = await sstBundles([...definition.functions, ...workers]);
+  const poolOptions: PoolOptions = {
+    instances: options.instances ?? 2,
+    maxInstances: options.maxInstances ?? 8,
+    recycleAfter: options.recycleAfter ?? 20,
+    idleSeconds: options.idleSeconds ?? 300,
+    seed: options.seed ?? 42,
+  };
+  const functions = new Map<string, ShapeFunction>();
+  for (const fn of [...definition.functions, ...workers]) {
+    const pool = new InstancePool(
+      {
+        functionName: fn.name,
+        file: bundles.get(fn.entry)!,
+        memoryMb: fn.memoryMb,
+        timeoutSeconds: fn.timeoutSeconds,
+        env: environmentOf(fn),
+        log: running.log,
+      },
+      // Each function recycles on its own draws.
+      { ...poolOptions, seed: poolOptions.seed + functions.size },
+    );
+    functions.set(fn.name, { definition: fn, pool });
+    running.onClose(() => pool.close());
+  }
+  return functions;
+}
+
+async function ownEmulators(running: Running): Promise<EmulatorEndpoints> {
   const emulators = await startEmulators();
-  closers.push(() => emulators.stop());
+  running.onClose(() => emulators.stop());
   return emulators.endpoints;
-}
-
-/** What the Lambda runtime sets in every function's environment (besides the function's own variables). */
-function lambdaRuntimeEnvironment(name: string, memoryMb: number): Record<string, string> {
-  return {
-    AWS_REGION: TEST_REGION,
-    AWS_DEFAULT_REGION: TEST_REGION,
-    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-    AWS_LAMBDA_FUNCTION_NAME: name,
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
-    AWS_LAMBDA_FUNCTION_VERSION: "$LATEST",
-    AWS_EXECUTION_ENV: "AWS_Lambda_nodejs24.x",
-    LAMBDA_TASK_ROOT: "/var/task",
-    TZ: ":UTC",
-  };
-}
-
-/** What the container gets from its task role and ECS: a region and credentials. */
-function containerEnvironment(): Record<string, string> {
-  return {
-    AWS_REGION: TEST_REGION,
-    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
-  };
-}
-
-/** The emulators in place of DynamoDB, S3, SQS and S3 Vectors; every other AWS endpoint goes nowhere. */
-function endpoints(emulators: EmulatorEndpoints, s3vectors: string): Record<string, string> {
-  return {
-    AWS_ENDPOINT_URL: UNREACHABLE,
-    AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodb,
-    AWS_ENDPOINT_URL_S3: emulators.fauxqs,
-    AWS_ENDPOINT_URL_SQS: emulators.fauxqs,
-    AWS_ENDPOINT_URL_S3VECTORS: s3vectors,
-  };
-}
-
-/** As `sst deploy` does before uploading: the site's build command (the console, with Vite). */
-function buildSite(command: string): void {
-  const [program, ...args] = command.split(" ");
-  execFileSync(program === "node" ? process.execPath : program!, args, { cwd: ROOT, stdio: "inherit" });
 }
