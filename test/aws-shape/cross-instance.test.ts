@@ -1,12 +1,14 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureOrganisation } from "../../core/control/bootstrap.ts";
 import { mcpIntegrationStore, mcpServerStore } from "../../core/mcp/records.ts";
 import { form, hiddenField, pageForm } from "../helpers/oauth-browser.ts";
 import { startMcpUpstream, type McpUpstream } from "../helpers/mcp-upstream.ts";
 import { type OpenAIMock, startOpenAIMock } from "../mocks/openai.ts";
 import { type PacedUpstream, startPacedUpstream } from "./paced-upstream.ts";
+import { TEST_CREDENTIALS, TEST_REGION } from "../setup/emulators.ts";
 import type { AwsShape } from "./shape.ts";
 import { startShapeTarget } from "./target.ts";
 
@@ -218,6 +220,38 @@ describe("queue work redelivered to a second worker", () => {
         .map((entry) => JSON.parse(entry).custom_id)
         .sort(),
     ).toEqual(["line-0", "line-1", "line-2", "line-3"]);
+  }, 90_000);
+});
+
+describe("a message no worker can take", () => {
+  it("is delivered again after each failure, to whichever instance, then dead-lettered after 5 receives", async () => {
+    const sqs = new SQSClient({
+      endpoint: inject("emulators").fauxqs,
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      const { MessageId } = await sqs.send(
+        new SendMessageCommand({ QueueUrl: shape.queues.get("Batches")!.url, MessageBody: "not json {" }),
+      );
+      // The worker reports it failed (a partial batch failure) each time; SQS moves it on its sixth receive.
+      let dead: string | undefined;
+      for (const deadline = Date.now() + 60_000; !dead && Date.now() < deadline; ) {
+        const { Messages } = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: shape.queues.get("BatchesDlq")!.url, WaitTimeSeconds: 1 }),
+        );
+        dead = Messages?.find((message) => message.MessageId === MessageId)?.Body;
+      }
+      expect(dead).toBe("not json {");
+      const attempts = shape.deliveries.filter((delivery) => delivery.messageIds.includes(MessageId!));
+      expect(attempts.map((delivery) => delivery.receiveCounts[delivery.messageIds.indexOf(MessageId!)])).toEqual([
+        1, 2, 3, 4, 5,
+      ]);
+      for (const attempt of attempts) expect(attempt.failed).toContain(MessageId);
+      expect(new Set(attempts.map((attempt) => attempt.instance)).size).toBeGreaterThanOrEqual(2);
+    } finally {
+      sqs.destroy();
+    }
   }, 90_000);
 });
 

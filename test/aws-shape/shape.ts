@@ -61,6 +61,8 @@ export interface AwsShape {
   functions: Map<string, ShapeFunction>;
   /** Every SQS delivery so far, in order. */
   deliveries: Delivery[];
+  /** The queues as created, by component name (Batches, BatchesDlq...). */
+  queues: Map<string, { url: string; arn: string; name: string }>;
   /** The AWS stores on the shape's table, bucket and queues (seeding and checks from tests). */
   stores(): Stores;
   /** Runs a schedule now (the only one by default) and answers the worker's result. */
@@ -148,6 +150,7 @@ export async function startAwsShape(options: AwsShapeOptions = {}): Promise<AwsS
       definition,
       functions,
       deliveries,
+      queues: resources.queues,
       stores: () => {
         stores ??= createAwsStores({
           tableName: resources.tableName,
