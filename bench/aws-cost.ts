@@ -35,11 +35,21 @@ export function awsRequestsOf(byMethod: Record<string, number>, writeUnits?: num
     "logs.put",
     "logs.update",
     "logs.delete",
+    // A request log with its search index items: one BatchWriteItem (billed by the units of every item).
+    "logs.write",
     "counters.add",
     "counters.delete",
   );
   return {
-    dynamoReads: count("records.get", "records.query", "logs.get", "logs.query", "counters.get", "counters.getMany"),
+    dynamoReads: count(
+      "records.get",
+      "records.query",
+      "logs.get",
+      "logs.query",
+      "logs.search",
+      "counters.get",
+      "counters.getMany",
+    ),
     dynamoWrites,
     dynamoWriteUnits: writeUnits ?? dynamoWrites,
     s3Puts: count("blobs.put", "blobs.list"),

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoStreamRecord } from "../core/platform/aws/analytics-stream-handler.ts";
 import { createAnalyticsStreamHandler } from "../core/platform/aws/analytics-stream-handler.ts";
+import { layoutLog } from "../core/logs/log-layout.ts";
 import { marshallItem } from "../core/platform/aws/dynamo-values.ts";
 import { createLocalStores } from "../core/platform/local/local-stores.ts";
 import type { Services } from "../core/services.ts";
@@ -105,13 +106,15 @@ async function measurePath(
     configure(gateway.gateway.services);
     const stores = gateway.gateway.services.stores;
     const counter = instrumentStores(stores);
-    // Request logs: the records of the log sink (locally a SQLite file of their own, written off the event loop).
-    const logStore = stores.logSink.records;
+    // Request logs, as their record is laid out on every platform (the stream worker below reads that record).
     let logs: RecordItem[] = [];
-    const put = logStore.put;
-    logStore.put = function (this: unknown, item, condition) {
-      if (item.sk === "LOG" && item.pk.startsWith("LOG#")) logs.push(structuredClone(item));
-      return put.call(this, item, condition);
+    const sink = stores.logSink;
+    const write = sink.write;
+    sink.write = function (this: unknown, entry) {
+      const { item } = layoutLog(entry);
+      // Analytics read no bodies (and deferred ones are not plain values to copy).
+      logs.push(structuredClone({ ...item, requestBody: undefined, responseBody: undefined }));
+      return write.call(this, entry);
     };
     const headers = gateway.requestHeaders(mock.url);
 

@@ -8,11 +8,11 @@ import { newBuildDir, publishBuild, removeUnusedBuilds } from "./build-folders.t
  * Builds what `npm start` runs: the local gateway bundled into plain JavaScript (about a second), in a folder of
  * its own under dist/builds/, started by the launcher dist/main.mjs; a gateway already running from an earlier
  * build keeps its folder (scripts/build-folders.ts). Running the TypeScript sources directly makes Node load its
- * type stripper and keep every module's source in memory. The storage thread (WAL checkpoints, log writes) and
- * the guardrail check thread are entry points of their own, emitted next to the main bundle where
- * storage-thread.ts and check-threads.ts look for them. better-sqlite3 stays a package import (native addon).
- * The web console (console/, Vite) is built first, into console/ next to the bundle, where the local gateway
- * serves it from (core/platform/local/console-files.ts).
+ * type stripper and keep every module's source in memory. The storage thread (WAL checkpoints, log writes), the
+ * log reader thread (log searches) and the guardrail check thread are entry points of their own, emitted next to
+ * the main bundle where storage-thread.ts, log-reader-thread.ts and check-threads.ts look for them.
+ * better-sqlite3 stays a package import (native addon). The web console (console/, Vite) is built first, into
+ * console/ next to the bundle, where the local gateway serves it from (core/platform/local/console-files.ts).
  */
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const DIST_DIR = join(root, "dist");
@@ -52,6 +52,7 @@ async function bundleLocal(outdir: string, entry: { name: string; source: string
     entryPoints: {
       [entry.name]: entry.source,
       "storage-worker": "core/platform/local/storage-worker.ts",
+      "log-reader-worker": "core/platform/local/log-reader-worker.ts",
       "check-worker": "core/platform/node/check-worker.ts",
     },
     outdir,

@@ -1,3 +1,7 @@
+import { layoutLog } from "../../core/logs/log-layout.ts";
+import { logFacts } from "../../core/logs/log-search.ts";
+import type { LogEntry } from "../../core/logs/log-sink.ts";
+import { indexEntries } from "../../core/logs/index-items.ts";
 import type { Stores } from "../../core/store/ports.ts";
 
 /**
@@ -10,8 +14,9 @@ type Kind = "read" | "write" | "other";
 /** What each port method costs on AWS: reads and writes by port. `other` is neither (no I/O, or crypto). */
 export const METHOD_KINDS: Record<string, Record<string, Kind>> = {
   records: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
-  // Request logs, where the platform's log sink keeps them apart from `records` (locally, logs.db).
-  logs: { get: "read", query: "read", put: "write", update: "write", delete: "write" },
+  // Request logs, where the platform's log sink keeps them apart from `records` (locally, logs.db), and the log
+  // sink's own calls: `write` stores a log with its search index (on AWS one BatchWriteItem), `search` reads.
+  logs: { get: "read", query: "read", put: "write", update: "write", delete: "write", write: "write", search: "read" },
   counters: { get: "read", getMany: "read", add: "write", delete: "write" },
   blobs: { get: "read", head: "read", list: "read", put: "write", delete: "write", signedUrl: "other" },
   queue: { receive: "read", send: "write", sendBatch: "write", ack: "write", release: "write" },
@@ -27,7 +32,8 @@ export interface StoreOpCounts {
   /**
    * DynamoDB write request units these calls would cost: 1 per started KB of the item (JSON size, a slight
    * overestimate of DynamoDB's size), twice when the item carries gsi1 keys (the index projects ALL
-   * attributes, SST's default, so the index write is as large). Counter adds: 1 each.
+   * attributes, SST's default, so the index write is as large). Counter adds: 1 each. A request log: its record
+   * and each of its search index items as the AWS log sink writes them (core/logs/index-items.ts).
    */
   writeUnits: number;
   /** Bytes of the records written (records.put), summed. */
@@ -66,6 +72,27 @@ export function instrumentStores(stores: Stores, options: { sizes?: boolean } = 
       writeUnits += 1;
     }
   };
+  const units = (item: unknown) => {
+    const bytes = Buffer.byteLength(JSON.stringify(item));
+    return { bytes, units: Math.ceil(bytes / 1024) * ((item as { gsi1pk?: unknown }).gsi1pk ? 2 : 1) };
+  };
+  // The log sink's writes, counted once per log whichever store the platform keeps them in.
+  const sink = stores.logSink as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ["write", "search"]) {
+    const original = sink[method]!;
+    sink[method] = function (this: unknown, ...args: unknown[]) {
+      byMethod[`logs.${method}`] = (byMethod[`logs.${method}`] ?? 0) + 1;
+      if (method === "write" && sizes) {
+        const entry = args[0] as LogEntry;
+        const { item } = layoutLog(entry);
+        const record = units(item);
+        recordBytes += record.bytes;
+        writeUnits += record.units;
+        for (const index of indexEntries(logFacts(entry.log), item.ttl)) writeUnits += units(index).units;
+      }
+      return original.apply(this, args);
+    };
+  }
   for (const [port, methods] of Object.entries(METHOD_KINDS)) {
     // The log sink's records, where they are not `records` itself (locally: logs.db, written by the storage thread).
     const target = (
@@ -77,6 +104,7 @@ export function instrumentStores(stores: Stores, options: { sizes?: boolean } = 
     ) as Record<string, unknown> | undefined;
     if (!target) continue;
     for (const method of Object.keys(methods)) {
+      if (port === "logs" && (method === "write" || method === "search")) continue;
       const original = target[method];
       if (typeof original !== "function") continue;
       const name = `${port}.${method}`;

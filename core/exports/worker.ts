@@ -4,8 +4,11 @@ import type { QueueConsumer } from "../workers/queue-consumer.ts";
 import { type LogExport, deniedFields, exportLine, logExportStore, needsBodies, toLogFilter } from "./log-exports.ts";
 
 const PAGE = 100;
-/** An export larger than this fails with a message to narrow the filters (it is built in memory). */
-const MAX_EXPORT_BYTES = 256 * 1024 * 1024;
+/**
+ * An export larger than this fails with a message to narrow the filters. It is streamed to the blob store a page
+ * at a time (never held whole in memory); the bound keeps one export from filling the store.
+ */
+const MAX_EXPORT_BYTES = 1024 * 1024 * 1024;
 
 export const exportBlobKey = (logExport: LogExport) => `exports/${logExport.organisationId}/${logExport.id}.jsonl`;
 
@@ -42,33 +45,53 @@ async function runExport(message: QueueMessage, services: Services): Promise<voi
   const fields = current.requestedData.filter((field) => !denied.has(field));
   const withBodies = needsBodies(fields);
   const filter = toLogFilter(current);
-  const lines: string[] = [];
+  const blobKey = exportBlobKey(current);
+  let lineCount = 0;
   let bytes = 0;
   let cursor: string | undefined;
-  do {
-    const page = await services.logger.list(organisationId, filter, PAGE, cursor);
-    for (const summary of page.items) {
-      const log = withBodies && summary.bodiesKey ? ((await services.logger.get(summary.id)) ?? summary) : summary;
-      const line = exportLine(log, fields);
-      bytes += line.length + 1;
-      if (bytes > MAX_EXPORT_BYTES) throw new ExportTooLarge();
-      lines.push(line);
-    }
-    cursor = page.cursor;
-    // Cancelled meanwhile: stop without writing.
-    const latest = await store.get(organisationId, exportId);
-    if (latest?.status !== "running") return;
-  } while (cursor);
-
-  const blobKey = exportBlobKey(current);
-  await services.stores.blobs.put(blobKey, lines.length ? `${lines.join("\n")}\n` : "", {
-    contentType: "application/x-ndjson",
+  // Why the stream stopped, when it was the export's doing (the blob store may report it otherwise).
+  let stopped: "cancelled" | ExportTooLarge | undefined;
+  const encoder = new TextEncoder();
+  // The JSONL goes to the blob store as the log search pages come (each a bounded, indexed read: the sink's
+  // search); cancelling the export meanwhile fails the stream, and the blob store then keeps nothing of it.
+  const lines = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const page = await services.logger.list(organisationId, filter, PAGE, cursor);
+      let chunk = "";
+      for (const summary of page.items) {
+        // Searches answer logs without their bodies: read by id when the export wants them.
+        const log = withBodies ? ((await services.logger.get(summary.id)) ?? summary) : summary;
+        const line = `${exportLine(log, fields)}\n`;
+        bytes += line.length;
+        if (bytes > MAX_EXPORT_BYTES) {
+          stopped = new ExportTooLarge();
+          throw stopped;
+        }
+        chunk += line;
+        lineCount++;
+      }
+      cursor = page.cursor;
+      const latest = await store.get(organisationId, exportId);
+      if (latest?.status !== "running") {
+        stopped = "cancelled";
+        throw new Error("export cancelled");
+      }
+      if (chunk) controller.enqueue(encoder.encode(chunk));
+      if (!cursor) controller.close();
+    },
   });
+  try {
+    await services.stores.blobs.put(blobKey, lines, { contentType: "application/x-ndjson" });
+  } catch (error) {
+    // Cancelled meanwhile: stop without writing.
+    if (stopped === "cancelled") return;
+    throw stopped ?? error;
+  }
   const latest = await store.get(organisationId, exportId);
   if (latest?.status !== "running") return;
   await store.update(latest, {
     status: "success",
-    lineCount: lines.length,
+    lineCount,
     blobKey,
     finishedAt: Math.floor(Date.now() / 1000),
   });

@@ -1,6 +1,7 @@
-import type { Blobs, RecordItem, Records } from "../store/ports.ts";
+import type { Blobs, RecordItem } from "../store/ports.ts";
 import { isLateJson } from "./late-json.ts";
-import { bodiesBlobKey, dayPartition, logKey } from "./log-keys.ts";
+import { bodiesBlobKey, logKey } from "./log-keys.ts";
+import type { RequestLog } from "./log-record.ts";
 import type { LogEntry } from "./log-sink.ts";
 
 /** Bodies up to this size stay inline in the record; larger ones go to Blobs (DynamoDB items max 400 KB). */
@@ -10,7 +11,10 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 /** How a log is stored, on every platform: its record, and its bodies' blob when they are large. */
 export interface LogLayout {
-  /** `LOG#<id>`, indexed by organisation and day (log-keys.ts), expiring after the retention period. */
+  /**
+   * `LOG#<id>`, expiring after the retention period. Searches find it through the index its sink keeps beside it
+   * (log-search.ts); the record itself is read by id.
+   */
   item: RecordItem;
   /** The bodies as one JSON blob, when too large for the record (the record then names it: bodiesKey). */
   blob?: { key: string; json: string };
@@ -41,8 +45,6 @@ export function layoutLog({ log, retentionDays, bodiesSize }: LogEntry): LogLayo
     requestBody,
     responseBody,
     ...logKey(log.id),
-    gsi1pk: dayPartition(log.organisationId, created),
-    gsi1sk: `${log.createdAt}#${log.id}`,
     ttl: Math.floor(created / 1000) + retentionDays * 86_400,
   };
   if (bodiesJson === undefined || bodiesJson.length <= INLINE_BODY_BYTES) return { item };
@@ -63,7 +65,7 @@ export function resolveLateJson(body: unknown): unknown {
  * request's body holds UploadedFile objects (toJSON: name, type, size, hash), which DynamoDB refused, so on AWS
  * such requests were never logged. Bodies that are plain already (most) are returned as they are.
  */
-function plainJson(body: unknown): unknown {
+export function plainJson(body: unknown): unknown {
   return isPlain(body) ? body : JSON.parse(JSON.stringify(body) ?? "null");
 }
 
@@ -82,20 +84,21 @@ function truncate(body: unknown): unknown {
 }
 
 /**
- * Stores a log as laid out: its bodies' blob first (the record names it), then the record. `resolveDeferred`
- * when the record store takes plain values only (DynamoDB); the local storage thread produces them itself.
- * Not async: the item is built at once, so the caller may drop the log's bodies as soon as this returns.
+ * Stores a log as laid out: its bodies' blob first (the record names it), then the record through `putRecord`
+ * (with the sink's index entries). Not async: the caller builds the layout at once, so it may drop the log's
+ * bodies as soon as this returns.
  */
-export function storeLog(records: Records, blobs: Blobs, entry: LogEntry, resolveDeferred: boolean): Promise<void> {
-  try {
-    const { item, blob } = layoutLog(entry);
-    if (resolveDeferred) {
-      item.requestBody = plainJson(resolveLateJson(item.requestBody));
-      item.responseBody = plainJson(resolveLateJson(item.responseBody));
-    }
-    if (!blob) return records.put(item);
-    return blobs.put(blob.key, blob.json, { contentType: "application/json" }).then(() => records.put(item));
-  } catch (error) {
-    return Promise.reject(error);
-  }
+export function storeLayout(
+  blobs: Blobs,
+  { item, blob }: LogLayout,
+  putRecord: (item: RecordItem) => Promise<void>,
+): Promise<void> {
+  if (!blob) return putRecord(item);
+  return blobs.put(blob.key, blob.json, { contentType: "application/json" }).then(() => putRecord(item));
+}
+
+/** A log record as the log it holds (key, index and expiry attributes left out). */
+export function storedLog(item: Record<string, unknown>): RequestLog {
+  const { pk, sk, gsi1pk, gsi1sk, ttl, ...log } = item;
+  return log as unknown as RequestLog;
 }

@@ -1,5 +1,6 @@
 import type { Records } from "../store/ports.ts";
 import type { RequestLog } from "./log-record.ts";
+import type { LogSearch, LogSearchPage } from "./log-search.ts";
 
 /** One request log handed to a sink, with how long to keep it. */
 export interface LogEntry {
@@ -17,11 +18,12 @@ export interface LogEntry {
 }
 
 /**
- * Where request logs go, and are read back from. Each platform provides one adapter (AWS: records-log-sink.ts;
- * local: core/platform/local/thread-log-sink.ts); all pass the same contract test
- * (test/contract/log-sink.contract.ts): a written log reads back through `records` and the Blobs port
- * (RequestLogger.get / list) as log-layout.ts lays it out. The core hands every log to the sink and tests no
- * capability.
+ * Where request logs go, and are read back from. Each platform provides one adapter (AWS: records-log-sink.ts and
+ * core/platform/aws/dynamo-log-sink.ts; local: core/platform/local/thread-log-sink.ts; MySQL:
+ * core/platform/mysql/mysql-log-sink.ts); all pass the same contract test
+ * (test/contract/log-sink.contract.ts): a written log reads back by id through `records` and the Blobs port
+ * (RequestLogger.get) as log-layout.ts lays it out, and is found by `search`. The core hands every log to the
+ * sink and tests no capability.
  *
  * `write` takes what it needs from the entry before it returns (the caller then drops the bodies) and
  * resolves once the log is stored: readable, and kept across a restart as the platform's durability allows
@@ -30,6 +32,13 @@ export interface LogEntry {
  */
 export interface LogSink {
   write(entry: LogEntry): Promise<void>;
-  /** The Records store the logs are read from (their large bodies from Stores.blobs). */
+  /**
+   * The logs a search names, newest first, through the index the sink keeps beside the logs: bounded work per
+   * call whatever the filter and the number of logs, pages that continue from a keyset cursor, and (on a
+   * platform with an event loop shared by every tenant) none of it on that loop. The semantics, short pages
+   * included, are log-search.ts's. Rejects with RangeError for a cursor it did not make.
+   */
+  search(search: LogSearch): Promise<LogSearchPage>;
+  /** The Records store a log is read from by id (its large bodies from Stores.blobs). */
   readonly records: Records;
 }

@@ -1,9 +1,11 @@
 import { newId } from "../ids.ts";
-import type { Blobs, Page, Records } from "../store/ports.ts";
+import type { Blobs, Records } from "../store/ports.ts";
 import { CircuitBreaker } from "./circuit-breaker.ts";
-import { dayPartition, logKey } from "./log-keys.ts";
+import { logKey } from "./log-keys.ts";
 import type { RequestLog } from "./log-record.ts";
+import type { LogSearchPage } from "./log-search.ts";
 import type { LogSink } from "./log-sink.ts";
+import { storedLog } from "./log-layout.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -26,10 +28,10 @@ export interface LogFilter {
 }
 
 /**
- * Writes request logs to the platform's LogSink and reads them back through its Records and Blobs. Layout: one
- * record per log (`LOG#<id>`), indexed through gsi1 by organisation and day (`LOGS#<org>#<yyyy-mm-dd>`, sort
- * key `<iso time>#<id>`), expiring after the retention period (log-keys.ts, log-layout.ts). Writes go
- * through a circuit breaker so a failing sink never slows or fails a request.
+ * Writes request logs to the platform's LogSink, reads one back through its Records and Blobs, and searches
+ * them through the sink. Layout: one record per log (`LOG#<id>`), expiring after the retention period
+ * (log-keys.ts, log-layout.ts), and the sink's search index beside it. Writes go through a circuit breaker so a
+ * failing sink never slows or fails a request.
  */
 export class RequestLogger {
   readonly breaker: CircuitBreaker;
@@ -101,7 +103,7 @@ export class RequestLogger {
     const { pk, sk } = logKey(id);
     const item = await this.records.get(pk, sk);
     if (!item) return undefined;
-    const log = strip(item);
+    const log = storedLog(item);
     if (log.bodiesKey) {
       const blob = await this.blobs.get(log.bodiesKey);
       if (blob) {
@@ -114,76 +116,37 @@ export class RequestLogger {
   }
 
   /**
-   * Newest first, across day partitions from `to` back to `from` (default: the retention period), filtered
-   * in memory. The cursor names the day and the sort key of the last log returned.
+   * Newest first, through the sink's search index (log-search.ts): from `to` (default now) back to `from`
+   * (default: the retention period). A page may be short, even empty, and still have a cursor: each call
+   * reads a bounded share of the index. Logs come without their bodies.
    */
-  async list(organisationId: string, filter: LogFilter, limit: number, cursor?: string): Promise<Page<RequestLog>> {
+  list(organisationId: string, filter: LogFilter, limit: number, cursor?: string): Promise<LogSearchPage> {
     const to = filter.to?.getTime() ?? Date.now();
     const from = filter.from?.getTime() ?? to - this.retentionDays * DAY_MS;
-    const days = Math.floor(to / DAY_MS) - Math.floor(from / DAY_MS);
-    let [dayIndex, after] = decodeCursor(cursor);
-    const items: RequestLog[] = [];
-    for (; dayIndex <= days; dayIndex++, after = undefined) {
-      let storeCursor: string | undefined;
-      do {
-        const page = await this.records.query({
-          partition: dayPartition(organisationId, to - dayIndex * DAY_MS),
-          index: "gsi1",
-          from: `${new Date(from).toISOString()}#`,
-          to: after ?? `${new Date(to).toISOString()}#~`,
-          order: "desc",
-          limit: Math.min(1000, Math.max(limit * 2, 50)),
-          cursor: storeCursor,
-        });
-        for (const item of page.items) {
-          if (after && String(item.gsi1sk) >= after) continue;
-          const log = strip(item);
-          if (!matches(log, filter)) continue;
-          items.push(log);
-          if (items.length === limit) return { items, cursor: encodeCursor(dayIndex, String(item.gsi1sk)) };
-        }
-        storeCursor = page.cursor;
-      } while (storeCursor);
-    }
-    return { items };
+    // An empty filter value (`?model=`) filters nothing, as before the search had an index.
+    const given = (value: string | undefined) => value || undefined;
+    return this.sink.search({
+      organisationId,
+      // Exact, never loosened: a workspace key's searches carry its workspace.
+      workspaceId: filter.workspaceId,
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      traceId: given(filter.traceId),
+      apiKeyId: given(filter.apiKeyId),
+      userId: given(filter.userId),
+      status: filter.status,
+      provider: given(filter.provider),
+      model: given(filter.model),
+      metadataKey: given(filter.metadataKey),
+      metadataValue: given(filter.metadataKey) === undefined ? undefined : filter.metadataValue,
+      minCost: filter.minCost,
+      maxCost: filter.maxCost,
+      limit,
+      cursor,
+    });
   }
 }
 
 function observerFailed(log: RequestLog, error: unknown): void {
   console.error(`log observer failed for ${log.id}`, error);
-}
-
-function strip(item: Record<string, unknown>): RequestLog {
-  const { pk, sk, gsi1pk, gsi1sk, ttl, ...log } = item;
-  return log as unknown as RequestLog;
-}
-
-function matches(log: RequestLog, filter: LogFilter): boolean {
-  if (filter.workspaceId && log.workspaceId !== filter.workspaceId) return false;
-  if (filter.status !== undefined && log.status !== filter.status) return false;
-  if (filter.provider && log.provider !== filter.provider) return false;
-  if (filter.model && log.requestedModel !== filter.model && log.answeredModel !== filter.model) return false;
-  if (filter.traceId && log.traceId !== filter.traceId) return false;
-  if (filter.apiKeyId && log.apiKeyId !== filter.apiKeyId) return false;
-  if (filter.userId && log.userId !== filter.userId) return false;
-  if (filter.metadataKey) {
-    const value = log.metadata?.[filter.metadataKey];
-    if (value === undefined || (filter.metadataValue !== undefined && value !== filter.metadataValue)) return false;
-  }
-  if (filter.minCost !== undefined && (log.cost ?? 0) < filter.minCost) return false;
-  if (filter.maxCost !== undefined && (log.cost ?? 0) > filter.maxCost) return false;
-  return true;
-}
-
-function encodeCursor(dayIndex: number, lastSortKey: string): string {
-  return Buffer.from(`${dayIndex}|${lastSortKey}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string | undefined): [number, string | undefined] {
-  if (!cursor) return [0, undefined];
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const separator = text.indexOf("|");
-  const dayIndex = Number(text.slice(0, separator));
-  if (separator < 1 || !Number.isInteger(dayIndex) || dayIndex < 0) throw new RangeError("invalid cursor");
-  return [dayIndex, text.slice(separator + 1) || undefined];
 }

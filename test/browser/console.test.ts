@@ -226,6 +226,27 @@ describe.skipIf(skipReason !== undefined)("web console in chromium", () => {
     }
   });
 
+  it("tails a filtered log list live: a matching request appears without a refresh, others do not", async () => {
+    const { context, page, problems } = await openConsole(setup);
+    try {
+      await signIn(page, setup.gateway.adminKey);
+      await page.goto(`${setup.gateway.url}/#/logs?model=tail-model`);
+      await page.getByText("No requests match these filters.").waitFor();
+      await page.getByLabel("Live tail").check();
+      const ask = (model: string) =>
+        setup.openai.chat.completions.create({ model, messages: [{ role: "user", content: "tail me" }] });
+      await ask("not-the-tail-model");
+      await ask("tail-model");
+      // The tail reloads the filtered page every 3 s: the row comes without pressing Refresh.
+      const row = page.getByRole("row").filter({ hasText: "tail-model" });
+      await expect.poll(() => row.count(), { timeout: 15_000, interval: 250 }).toBe(1);
+      expect(await page.getByRole("row").filter({ hasText: "not-the-tail-model" }).count()).toBe(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   // Last: it turns SSO on for the organisation.
   it("offers SSO once the organisation has it, signs in through the identity provider, and signs out", async () => {
     const { context: before, page: plain } = await openConsole(setup);

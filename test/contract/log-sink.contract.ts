@@ -4,6 +4,7 @@ import { StreamTranscript } from "../../core/gateway/stream/transcript.ts";
 import type { RequestLog } from "../../core/logs/log-record.ts";
 import { RequestLogger } from "../../core/logs/request-logger.ts";
 import type { Stores } from "../../core/store/ports.ts";
+import { logSearchContract } from "./log-search.contract.ts";
 
 /** An organisation no other test (or earlier run against the same emulator) uses. */
 const organisation = () => `org_${randomUUID()}`;
@@ -49,7 +50,7 @@ export function logSinkContract(getStores: () => Stores) {
       });
     };
 
-    it("stores a log with small bodies inline in its record, readable by id and in its day's index", async () => {
+    it("stores a log with small bodies inline in its record, readable by id and found by search", async () => {
       const logger = newLogger();
       const org = organisation();
       const request = { model: "m", messages: [{ role: "user", content: "hi" }] };
@@ -63,14 +64,19 @@ export function logSinkContract(getStores: () => Stores) {
         requestBody: request,
         responseBody: { id: "r" },
         headers: { "content-type": "application/json" },
-        gsi1pk: `LOGS#${org}#${createdAt.slice(0, 10)}`,
-        gsi1sk: `${createdAt}#${id}`,
         ttl: Math.floor(Date.parse(createdAt) / 1000) + 7 * 86_400,
       });
       expect(item?.bodiesKey).toBeUndefined();
       expect(await logger.get(id)).toMatchObject({ id, status: 200, requestBody: request, metadata: { team: "a" } });
       const page = await logger.list(org, {}, 10);
       expect(page.items.map((listed) => listed.id)).toEqual([id]);
+      // Searches answer logs without their bodies.
+      expect(page.items[0]).toMatchObject({
+        id,
+        metadata: { team: "a" },
+        headers: { "content-type": "application/json" },
+      });
+      expect(page.items[0]).not.toHaveProperty("requestBody");
       // Another organisation's listing does not see it.
       expect((await logger.list(organisation(), {}, 10)).items).toEqual([]);
     });
@@ -106,5 +112,7 @@ export function logSinkContract(getStores: () => Stores) {
       });
       expect(item?.responseBody).not.toBeInstanceOf(StreamTranscript);
     });
+
+    logSearchContract(getStores, newLogger);
   });
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { layoutLog } from "../../core/logs/log-layout.ts";
 import type { RequestLog } from "../../core/logs/log-record.ts";
 import { RequestLogger } from "../../core/logs/request-logger.ts";
+import { recordRow } from "../../core/platform/mysql/mysql-records.ts";
 import type { MysqlStores } from "../../core/platform/mysql/mysql-stores.ts";
 import { type MariaDbServer, startMariaDb } from "../../scripts/mariadb.ts";
 import { testMysqlStores } from "../helpers/mysql-stores.ts";
@@ -64,6 +66,24 @@ const newLog = (organisationId: string, bodySize = 100): RequestLog => ({
   requestBody: { text: "x".repeat(bodySize) },
 });
 
+/** The ids a search of the organisation's logs finds, following its cursors. */
+async function searchAll(stores: MysqlStores, organisationId: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await stores.logSink.search({
+      organisationId,
+      from: new Date(Date.now() - 86_400_000).toISOString(),
+      to: new Date(Date.now() + 60_000).toISOString(),
+      limit: 100,
+      cursor,
+    });
+    for (const log of page.items) ids.add(log.id);
+    cursor = page.cursor;
+  } while (cursor);
+  return ids;
+}
+
 async function countIn(stores: MysqlStores, ids: string[]): Promise<number> {
   let found = 0;
   for (const id of ids) if (await stores.logSink.records.get(`LOG#${id}`, "LOG")) found++;
@@ -106,6 +126,8 @@ describe("MySQL log sink with its log store down", () => {
       expect(stores.logSink.breaker.open).toBe(false);
       const ids = [...before, ...during].map((log) => log.id);
       expect(await countIn(stores, ids)).toBe(ids.length);
+      // Replayed with their search index rows: a search finds every one.
+      expect(await searchAll(stores, org)).toEqual(new Set(ids));
       // A large body (its blob) came back with its log.
       const large = during[0]!;
       expect((await requests.get(large.id))?.requestBody).toEqual({ text: "x".repeat(20_000) });
@@ -162,6 +184,32 @@ describe("MySQL log sink with its log store down", () => {
       ).toBe(logs.length);
     } finally {
       logServer.resume();
+      await opened.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("replays a log an earlier version buffered without search index rows, and then finds it by search", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "log-buffer-"));
+    const org = `org_${randomUUID()}`;
+    const log = { ...newLog(org), requestedModel: "buffered-model" };
+    const { item } = layoutLog({ log, retentionDays: 1 });
+    // A segment left by a process that is gone (its pid in the name), in the earlier format: the record's row only.
+    writeFileSync(join(dir, `${Date.now()}-4194000-0badcafe.jsonl`), `${JSON.stringify({ row: recordRow(item) })}\n`);
+    const opened = await storesWithLogServer("older", { dir, maxBytes: 64 * 1024 * 1024 });
+    try {
+      const { stores } = opened;
+      await expect.poll(() => stores.logSink.buffered, { timeout: 20_000, interval: 200 }).toBe(0);
+      expect(await searchAll(stores, org)).toEqual(new Set([log.id]));
+      const byModel = await stores.logSink.search({
+        organisationId: org,
+        model: "buffered-model",
+        from: new Date(Date.now() - 86_400_000).toISOString(),
+        to: new Date(Date.now() + 60_000).toISOString(),
+        limit: 10,
+      });
+      expect(byModel.items.map((found) => found.id)).toEqual([log.id]);
+    } finally {
       await opened.close();
       rmSync(dir, { recursive: true, force: true });
     }

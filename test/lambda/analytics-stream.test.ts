@@ -490,8 +490,15 @@ describe("the worker's Lambda entry point and the AWS services", () => {
         };
       }
     }
+    // The log sink writes the log and its search index items itself (one BatchWriteItem, not records.put).
+    const sink = services.stores.logSink;
+    const write = sink.write.bind(sink);
+    sink.write = (entry) => {
+      calls.push("logSink.write");
+      return write(entry);
+    };
     expect(await services.logger.write(chat)).toBe(true);
-    expect(calls).toEqual(["records.put"]);
+    expect(calls).toEqual(["logSink.write"]);
 
     const { handler } = await import("../../functions/workers/analytics-stream.ts");
     const insert = streamRecord("INSERT", await rawItem(`LOG#${chat.id}`, "LOG", tableName));

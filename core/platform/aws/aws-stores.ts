@@ -1,11 +1,11 @@
 import type { VectorIndex } from "../../cache/vectors/port.ts";
-import { RecordsLogSink } from "../../logs/records-log-sink.ts";
 import { AesGcmSecrets, parseMasterKey } from "../../store/aes-gcm.ts";
 import type { Blobs, Queue, Secrets, Stores } from "../../store/ports.ts";
 import { CachingSecretResolver } from "../../store/secret-refs.ts";
 import { AwsSecretResolver } from "./aws-secret-refs.ts";
 import { DynamoClient } from "./dynamo-client.ts";
 import { DynamoCounters } from "./dynamo-counters.ts";
+import { DynamoLogSink } from "./dynamo-log-sink.ts";
 import { DynamoRecords } from "./dynamo-records.ts";
 import { lazyPort } from "./lazy.ts";
 
@@ -124,7 +124,7 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
   const records = new DynamoRecords(dynamo, options.tableName);
   return {
     records,
-    logSink: new RecordsLogSink(records, blobs.port),
+    logSink: new DynamoLogSink(records, blobs.port, dynamo, options.tableName),
     counters: new DynamoCounters(dynamo, options.tableName),
     blobs: blobs.port,
     queue: queue.port,

@@ -51,6 +51,10 @@ export interface QueryInput {
   ExpressionAttributeValues?: Item;
 }
 
+export interface BatchWriteInput {
+  RequestItems: Record<string, Array<{ PutRequest: { Item: Item } }>>;
+}
+
 export interface BatchGetInput {
   RequestItems: Record<string, { Keys: Item[]; ConsistentRead?: boolean }>;
 }
@@ -112,6 +116,28 @@ export class DynamoClient {
       unprocessed[table] = { Keys: request.Keys.map(unmarshallItem) };
     }
     return { Responses: responses, UnprocessedKeys: unprocessed };
+  }
+
+  /** Puts (each a single-item write, not a transaction); answers the requests DynamoDB left unprocessed. */
+  async batchWriteItem(
+    input: BatchWriteInput,
+  ): Promise<{ UnprocessedItems: Record<string, Array<{ PutRequest: { Item: Item } }>> }> {
+    const requestItems = Object.fromEntries(
+      Object.entries(input.RequestItems).map(([table, requests]) => [
+        table,
+        requests.map(({ PutRequest }) => ({ PutRequest: { Item: marshallItem(PutRequest.Item) } })),
+      ]),
+    );
+    const out = await this.#http.call<{
+      UnprocessedItems?: Record<string, Array<{ PutRequest?: { Item: AttributeMap } }>>;
+    }>("BatchWriteItem", { RequestItems: requestItems });
+    const unprocessed: Record<string, Array<{ PutRequest: { Item: Item } }>> = {};
+    for (const [table, requests] of Object.entries(out.UnprocessedItems ?? {})) {
+      unprocessed[table] = requests.flatMap((request) =>
+        request.PutRequest ? [{ PutRequest: { Item: unmarshallItem(request.PutRequest.Item) } }] : [],
+      );
+    }
+    return { UnprocessedItems: unprocessed };
   }
 
   /** Connections belong to Node's shared fetch pool; nothing is held per client. */

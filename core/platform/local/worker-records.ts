@@ -1,5 +1,4 @@
 import {
-  ConditionFailedError,
   type Page,
   type RecordItem,
   type RecordQuery,
@@ -9,8 +8,17 @@ import {
   type WriteCondition,
 } from "../../store/ports.ts";
 import { checkItem, checkUpdate } from "../../store/record-rules.ts";
-import { addLateAttributes, lateAttributes } from "./late-attributes.ts";
-import type { RecordResultsMessage, RecordWriteOp, RecordWriteResult, SentError } from "./record-write-protocol.ts";
+import type { LogFacts } from "../../logs/log-search.ts";
+import { lateAttributes } from "./late-attributes.ts";
+import { applyWrite } from "./record-write-service.ts";
+import type {
+  RecordResultsMessage,
+  RecordWriteOp,
+  RecordWriteResult,
+  UnsentRecordWrite,
+} from "./record-write-protocol.ts";
+import { received } from "./thread-errors.ts";
+import type { SqliteLogIndex } from "./sqlite-log-index.ts";
 import { type SqliteRecords, storedRow } from "./sqlite-records.ts";
 import type { StorageThread } from "./storage-thread.ts";
 
@@ -20,8 +28,6 @@ import type { StorageThread } from "./storage-thread.ts";
  * resident memory grows, for no CPU saved.
  */
 const SEND_DELAY_MS = 5;
-
-type Unsent<T> = T extends unknown ? Omit<T, "id"> : never;
 
 interface Waiting {
   resolve(value: RecordItem | undefined): void;
@@ -48,6 +54,8 @@ const MAX_WAITING = 2048;
  */
 export class WorkerRecords implements Records {
   readonly #local: SqliteRecords;
+  /** The search index on `local`'s connection, for request logs written here once the thread is gone. */
+  readonly #localIndex: SqliteLogIndex;
   readonly #thread: StorageThread;
   readonly #waiting = new Map<number, Waiting>();
   #queue: RecordWriteOp[] = [];
@@ -56,8 +64,9 @@ export class WorkerRecords implements Records {
   /** Whether the thread is held (keeps the process alive) for the writes waiting. */
   #holding = false;
 
-  constructor(local: SqliteRecords, thread: StorageThread) {
+  constructor(local: SqliteRecords, localIndex: SqliteLogIndex, thread: StorageThread) {
     this.#local = local;
+    this.#localIndex = localIndex;
     this.#thread = thread;
     thread.on("records", (message) => this.#settle((message as unknown as RecordResultsMessage).results));
     thread.onExit(() => this.#threadGone());
@@ -76,14 +85,29 @@ export class WorkerRecords implements Records {
    * LateJson attributes (deferred log bodies) are produced by the thread (a streamed answer is assembled there).
    */
   put(item: RecordItem, condition?: WriteCondition): Promise<void> {
+    return this.#put(item, condition, undefined);
+  }
+
+  /** put() of a request log's record, with the facts its search index holds (written in the same transaction). */
+  putIndexed(item: RecordItem, facts: LogFacts): Promise<void> {
+    return this.#put(item, undefined, facts);
+  }
+
+  #put(item: RecordItem, condition: WriteCondition | undefined, facts: LogFacts | undefined): Promise<void> {
     try {
       checkItem(item);
       const late = lateAttributes(item);
       if (!late)
-        return this.#write({ op: "put", row: storedRow(item), condition }) as Promise<unknown> as Promise<void>;
+        return this.#write({ op: "put", row: storedRow(item), condition, facts }) as Promise<unknown> as Promise<void>;
       const plain = { ...item };
       for (const { name } of late) plain[name] = undefined;
-      return this.#write({ op: "put", row: storedRow(plain), condition, late }) as Promise<unknown> as Promise<void>;
+      return this.#write({
+        op: "put",
+        row: storedRow(plain),
+        condition,
+        late,
+        facts,
+      }) as Promise<unknown> as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -108,7 +132,7 @@ export class WorkerRecords implements Records {
     this.#thread.post({ kind: "records", ops });
   }
 
-  #write(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
+  #write(op: UnsentRecordWrite): Promise<RecordItem | undefined> {
     if (this.#thread.exited) return this.#writeLocally(op);
     if (this.#thread.closing) return this.#thread.whenExited().then(() => this.#writeLocally(op));
     if (this.#waiting.size >= MAX_WAITING) {
@@ -126,16 +150,8 @@ export class WorkerRecords implements Records {
     });
   }
 
-  #writeLocally(op: Unsent<RecordWriteOp>): Promise<RecordItem | undefined> {
-    switch (op.op) {
-      case "put":
-        if (op.late) addLateAttributes(op.row, op.late);
-        return this.#local.putRow(op.row, op.condition).then(() => undefined);
-      case "update":
-        return this.#local.update(op.pk, op.sk, op.update, op.condition);
-      case "delete":
-        return this.#local.delete(op.pk, op.sk, op.condition).then(() => undefined);
-    }
+  #writeLocally(op: UnsentRecordWrite): Promise<RecordItem | undefined> {
+    return applyWrite(this.#local, this.#localIndex, op);
   }
 
   #settle(results: RecordWriteResult[]): void {
@@ -171,21 +187,5 @@ export class WorkerRecords implements Records {
       this.#holding = false;
       this.#thread.release();
     }
-  }
-}
-
-/** The error the SQLite adapter would have thrown on this thread. */
-function received(error: SentError): Error {
-  switch (error.name) {
-    case "ConditionFailedError":
-      return new ConditionFailedError(error.message);
-    case "StoreUnavailableError":
-      return new StoreUnavailableError(error.message);
-    case "RangeError":
-      return new RangeError(error.message);
-    case "TypeError":
-      return new TypeError(error.message);
-    default:
-      return Object.assign(new Error(error.message), { name: error.name, code: error.code });
   }
 }

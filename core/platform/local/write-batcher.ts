@@ -32,6 +32,7 @@ export class WriteBatcher {
   #waiters: Waiter[] = [];
   readonly #beforeCommit: Array<() => void> = [];
   readonly #afterCommit: Array<() => void> = [];
+  readonly #afterRollback: Array<() => void> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(db: SqliteDatabase) {
@@ -49,6 +50,11 @@ export class WriteBatcher {
   /** `work` to run right after a commit, outside any transaction (WAL housekeeping); it must not throw. */
   afterCommit(work: () => void): void {
     this.#afterCommit.push(work);
+  }
+
+  /** `work` to run once a batch's writes are rolled back (caches of what the batch wrote forget it); must not throw. */
+  afterRollback(work: () => void): void {
+    this.#afterRollback.push(work);
   }
 
   /** Runs `work` (synchronous statements) in the open batch and resolves with its result after the commit. */
@@ -88,6 +94,7 @@ export class WriteBatcher {
     this.#waiters = [];
     const error = new StoreUnavailableError("the database rolled the write batch back");
     for (const waiter of waiters) waiter.reject(error);
+    for (const work of this.#afterRollback) work();
   }
 
   /** Commits the open batch now (also what the timer does); call before closing the database. */
@@ -111,6 +118,7 @@ export class WriteBatcher {
     } catch (error) {
       if (this.#db.open && this.#db.inTransaction) this.#rollback.run();
       for (const waiter of waiters) waiter.reject(toStoreError(error, waiter.what));
+      for (const work of this.#afterRollback) work();
       return;
     }
     for (const waiter of waiters) waiter.resolve(waiter.value);

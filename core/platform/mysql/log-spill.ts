@@ -5,9 +5,14 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { RecordRow } from "./mysql-records.ts";
 
-/** A request log the log store did not take: its row, and its bodies' blob unless that was stored already. */
+/**
+ * A request log the log store did not take: its row, its search index rows (mysql-log-sink.ts; absent in lines
+ * buffered by a version without the index: they are made from the row on replay), and its bodies' blob unless
+ * that was stored already.
+ */
 export interface SpilledLog {
   row: RecordRow;
+  index?: RecordRow[];
   blob?: { key: string; json: string };
 }
 

@@ -1,16 +1,25 @@
 import { CircuitBreaker } from "../../logs/circuit-breaker.ts";
+import { indexEntries, searchIndexItems } from "../../logs/index-items.ts";
 import { layoutLog, resolveLateJson } from "../../logs/log-layout.ts";
+import type { RequestLog } from "../../logs/log-record.ts";
+import { type LogSearch, type LogSearchPage, logFacts } from "../../logs/log-search.ts";
 import type { LogEntry, LogSink } from "../../logs/log-sink.ts";
-import { type Blobs, StoreUnavailableError } from "../../store/ports.ts";
+import { type Blobs, type RecordItem, StoreUnavailableError } from "../../store/ports.ts";
+import { isExpired, nowSeconds } from "../../store/record-rules.ts";
 import type { Database } from "./database.ts";
 import type { LogSpill, SpilledLog } from "./log-spill.ts";
-import { MysqlRecords, recordRow, upsertSql } from "./mysql-records.ts";
+import { MysqlRecords, type RecordRow, recordRow, upsertSql } from "./mysql-records.ts";
 
 /** Logs written together in one INSERT; a batch also closes after BATCH_DELAY_MS. */
 const BATCH_ROWS = 200;
 const BATCH_DELAY_MS = 10;
 /** Logs per INSERT while replaying the disk buffer. */
 const REPLAY_ROWS = 200;
+/**
+ * Rows per INSERT statement: a log is its record and 10 to 50 search index rows, and a statement takes at most
+ * 65,535 placeholders (6 a row).
+ */
+const MAX_ROWS_PER_INSERT = 2000;
 /** Batch inserts running at once. */
 const MAX_IN_FLIGHT = 2;
 
@@ -46,6 +55,10 @@ interface Pending {
  * RequestLogger's own breaker never wait on it; it rejects only when the buffer is full (the log is dropped,
  * counted in `spill.dropped` and reported). Replay writes rows as they were (upserts), so a log stored twice
  * (buffered after a slow insert that then succeeded) is stored once.
+ *
+ * Beside each log go its search index rows (core/logs/index-items.ts: one per term, in the same table and the
+ * same multi-row upsert), which `search` walks: a bounded number of index rows per call, the matching logs then
+ * read by key in one statement (core/logs/log-search.ts).
  */
 export class MysqlLogSink implements LogSink {
   readonly records: MysqlRecords;
@@ -93,7 +106,7 @@ export class MysqlLogSink implements LogSink {
       // Deferred bodies are produced here, on the event loop, after the response.
       item.requestBody = resolveLateJson(item.requestBody);
       item.responseBody = resolveLateJson(item.responseBody);
-      log = { row: recordRow(item), blob };
+      log = { row: recordRow(item), index: indexEntries(logFacts(entry.log), item.ttl).map(recordRow), blob };
     } catch (error) {
       return Promise.reject(error);
     }
@@ -104,6 +117,26 @@ export class MysqlLogSink implements LogSink {
       if (this.#pending.length >= BATCH_ROWS) this.#flush();
       else this.#timer ??= setTimeout(() => this.#flush(), BATCH_DELAY_MS);
     });
+  }
+
+  search(search: LogSearch): Promise<LogSearchPage> {
+    return searchIndexItems(this.records, search, (keys) => this.#loadLogs(keys));
+  }
+
+  /** Log records by key, in the keys' order, in one statement (undefined: absent or expired). */
+  async #loadLogs(keys: Array<{ pk: string; sk: string }>): Promise<Array<RecordItem | undefined>> {
+    if (keys.length === 0) return [];
+    const rows = await this.#database.run<Array<{ pk: Buffer | string; data: string; ttl: number | null }>>(
+      "logs.search",
+      `SELECT pk, data, ttl FROM ${LOGS_TABLE} WHERE sk = 'LOG' AND pk IN (${keys.map(() => "?").join(", ")})`,
+      keys.map((key) => key.pk),
+    );
+    const now = nowSeconds();
+    const found = new Map<string, RecordItem>();
+    for (const row of rows) {
+      if (!isExpired(row.ttl, now)) found.set(String(row.pk), JSON.parse(row.data) as RecordItem);
+    }
+    return keys.map((key) => found.get(key.pk));
   }
 
   /** Bytes waiting in the local buffer, and logs dropped because it was full. */
@@ -238,11 +271,11 @@ export class MysqlLogSink implements LogSink {
         log.blob = undefined;
       }),
     );
-    await this.#database.run(
-      "logs.insert",
-      upsertSql(LOGS_TABLE, logs.length),
-      logs.flatMap((log) => log.row),
-    );
+    const rows = logs.flatMap((log) => [log.row, ...(log.index ?? indexRowsOf(log.row))]);
+    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
+      const slice = rows.slice(start, start + MAX_ROWS_PER_INSERT);
+      await this.#database.run("logs.insert", upsertSql(LOGS_TABLE, slice.length), slice.flat());
+    }
   }
 
   /** Says when the circuit opens, and arranges a probe for when its backoff ends. */
@@ -319,4 +352,10 @@ export class MysqlLogSink implements LogSink {
     this.#closed = true;
     clearTimeout(this.#probe);
   }
+}
+
+/** The search index rows of a log buffered by a version that wrote none (made from its record's row). */
+function indexRowsOf(row: RecordRow): RecordRow[] {
+  const { ttl, ...log } = JSON.parse(row[5] as string) as RequestLog & { ttl?: number };
+  return indexEntries(logFacts(log), ttl).map(recordRow);
 }

@@ -39,29 +39,43 @@ export const handlers: HandlerMap = {
       if (error instanceof RangeError) throw badRequest("Invalid cursor.", "cursor", "invalid_cursor");
       throw error;
     }
+    // A page may hold fewer than `limit` logs, none even, and still have more: each search reads a bounded
+    // share of the index (core/logs/log-search.ts). Its logs come without bodies.
     return json({
       object: "list",
-      data: page.items.map(({ requestBody, responseBody, bodiesKey, ...summary }) => summary),
+      data: page.items,
       has_more: page.cursor !== undefined,
       next_cursor: page.cursor ?? null,
     });
   },
 
-  /** GET /v1/logs/traces/:traceId: the trace's logs as a tree of spans (parent span id -> children). */
+  /**
+   * GET /v1/logs/traces/:traceId: the trace's logs as a tree of spans (parent span id -> children). Searches
+   * read a bounded share of the index per call: a few are made before the trace is answered as truncated.
+   */
   async getTrace(_request, ctx) {
     const principal = ctx.principal!;
     const traceId = ctx.params.traceId!;
-    const page = await ctx.services.logger.list(
-      principal.organisationId,
-      { traceId, workspaceId: workspaceScope(principal, undefined) },
-      MAX_TRACE_SPANS,
-    );
-    if (page.items.length === 0) throw notFound(`No logs with trace id '${traceId}'.`);
+    const filter = { traceId, workspaceId: workspaceScope(principal, undefined) };
+    const spans: RequestLog[] = [];
+    let cursor: string | undefined;
+    for (let call = 0; call < MAX_TRACE_CALLS && spans.length < MAX_TRACE_SPANS; call++) {
+      const page = await ctx.services.logger.list(
+        principal.organisationId,
+        filter,
+        MAX_TRACE_SPANS - spans.length,
+        cursor,
+      );
+      spans.push(...page.items);
+      cursor = page.cursor;
+      if (!cursor) break;
+    }
+    if (spans.length === 0 && !cursor) throw notFound(`No logs with trace id '${traceId}'.`);
     return json({
       object: "trace",
       trace_id: traceId,
-      spans: spanTree(page.items),
-      truncated: page.cursor !== undefined,
+      spans: spanTree(spans),
+      truncated: cursor !== undefined,
     });
   },
 
@@ -120,6 +134,8 @@ export const handlers: HandlerMap = {
 };
 
 const MAX_TRACE_SPANS = 1000;
+/** Searches one trace request makes at most (each a bounded read of the index, log-search.ts). */
+const MAX_TRACE_CALLS = 4;
 
 interface SpanNode {
   span_id: string | null;

@@ -196,15 +196,14 @@ describe("streamed answers assembled when the log is stored", () => {
   it("a multipart request's body (its UploadedFile) as the plain value it serialises to, on DynamoDB too", async () => {
     const { items, plainLogger } = plainOnlyLogger();
     const file = new UploadedFile("a.wav", "audio/wav", new Uint8Array(64_000));
+    const stored = (id: string) => items.find((item) => item.pk === `LOG#${id}`)?.requestBody;
     // Measured (no wire sizes) and small: inline, where DynamoDB refused the class instance and the log was lost.
-    const body = { model: "whisper-1", file };
-    expect(await plainLogger.write(log("log_multipart", body, { text: "hi" }))).toBe(true);
-    expect(items[0]?.requestBody).toEqual({ model: "whisper-1", file: file.toJSON() });
+    expect(await plainLogger.write(log("log_multipart", { model: "whisper-1", file }, { text: "hi" }))).toBe(true);
+    expect(stored("log_multipart")).toEqual({ model: "whisper-1", file: file.toJSON() });
     // Sizes from the wire (the upload's bytes) say small too.
-    expect(
-      await plainLogger.write(log("log_multipart_small", { model: "whisper-1", file }, { text: "hi" }), 30, 900),
-    ).toBe(true);
-    expect(items[1]?.requestBody).toEqual({ model: "whisper-1", file: file.toJSON() });
+    const small = log("log_multipart_small", { model: "whisper-1", file }, { text: "hi" });
+    expect(await plainLogger.write(small, 30, 900)).toBe(true);
+    expect(stored("log_multipart_small")).toEqual({ model: "whisper-1", file: file.toJSON() });
   });
 
   it("once, also when the bodies must be measured", async () => {

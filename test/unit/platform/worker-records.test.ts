@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLocalStores, type LocalStores } from "../../../core/platform/local/local-stores.ts";
 import type { RecordWritesMessage } from "../../../core/platform/local/record-write-protocol.ts";
 import { openDatabase } from "../../../core/platform/local/sqlite.ts";
+import { SqliteLogIndex } from "../../../core/platform/local/sqlite-log-index.ts";
 import { SqliteRecords } from "../../../core/platform/local/sqlite-records.ts";
 import type { StorageThread } from "../../../core/platform/local/storage-thread.ts";
 import { WorkerRecords } from "../../../core/platform/local/worker-records.ts";
@@ -143,14 +144,16 @@ function fakeThread() {
 }
 
 describe("WorkerRecords", () => {
-  const localRecords = () => {
+  /** The main thread's connection: its records and log index (writes made here once the thread is gone). */
+  const localRecords = (): [SqliteRecords, SqliteLogIndex] => {
     const db = openDatabase(join(tempDir(), "logs.db"));
-    return new SqliteRecords(db, new WriteBatcher(db));
+    const writes = new WriteBatcher(db);
+    return [new SqliteRecords(db, writes), new SqliteLogIndex(db, writes)];
   };
 
   it("sends the writes of a few milliseconds in one message and holds the thread until they are answered", async () => {
     const fake = fakeThread();
-    const records = new WorkerRecords(localRecords(), fake.thread);
+    const records = new WorkerRecords(...localRecords(), fake.thread);
     const writes = [records.put(logItem("1")), records.put(logItem("2")), records.delete("LOG#3", "LOG")];
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(fake.posted).toHaveLength(1);
@@ -171,7 +174,7 @@ describe("WorkerRecords", () => {
 
   it("fails the writes the thread had when it stops, and makes the unsent and later ones on this thread", async () => {
     const fake = fakeThread();
-    const records = new WorkerRecords(localRecords(), fake.thread);
+    const records = new WorkerRecords(...localRecords(), fake.thread);
     const sent = records.put(logItem("lost"));
     await new Promise((resolve) => setTimeout(resolve, 30));
     const unsent = records.put(logItem("unsent"));
@@ -188,7 +191,7 @@ describe("WorkerRecords", () => {
 
   it("makes the writes issued while the thread closes on this thread once it has exited", async () => {
     const fake = fakeThread();
-    const records = new WorkerRecords(localRecords(), fake.thread);
+    const records = new WorkerRecords(...localRecords(), fake.thread);
     fake.close();
     let done = false;
     const write = records.put(logItem("closing")).then(() => {
@@ -204,7 +207,7 @@ describe("WorkerRecords", () => {
 
   it("refuses writes (unavailable) while too many wait for a thread that fell behind", async () => {
     const fake = fakeThread();
-    const records = new WorkerRecords(localRecords(), fake.thread);
+    const records = new WorkerRecords(...localRecords(), fake.thread);
     const waiting = Array.from({ length: 2048 }, (_, i) => records.put(logItem(`w${i}`)));
     await expect(records.put(logItem("one-too-many"))).rejects.toBeInstanceOf(StoreUnavailableError);
     await new Promise((resolve) => setTimeout(resolve, 30));

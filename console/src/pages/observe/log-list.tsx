@@ -151,7 +151,7 @@ export function LogList({ query }: { query: URLSearchParams }) {
         rows={(page.data?.data ?? []).filter((log) => !hideOwn || !isConsoleCall(log))}
         rowKey={(log) => log.id}
         onOpen={(log) => navigate(`/logs/${encodeURIComponent(log.id)}`)}
-        empty={page.loading ? "Loading…" : "No requests match these filters."}
+        empty={page.loading ? "Loading…" : emptyText(page.data?.has_more === true)}
       />
       <nav class="pager" aria-label="Pages">
         <Button disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
@@ -167,5 +167,14 @@ export function LogList({ query }: { query: URLSearchParams }) {
     </section>
   );
 }
+
+/**
+ * A search reads a bounded share of the logs per page (docs/observability.md): a page may be empty and still
+ * have older logs to search.
+ */
+const emptyText = (more: boolean) =>
+  more
+    ? "No requests match these filters among the logs searched so far. Older searches further back."
+    : "No requests match these filters.";
 
 const isConsoleCall = (log: LogEntry) => log.metadata?.[CONSOLE_METADATA.key] === CONSOLE_METADATA.value;
