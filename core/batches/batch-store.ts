@@ -12,9 +12,10 @@ import type { BatchObject, BatchResultLine, BatchStatus, StoredBatch } from "./t
  *   (`exists: false`): a redelivered line never adds a second result. `counted` marks the results already added
  *   to the batch's counters (core/batches/progress.ts), so a line redelivered between its write and its count is
  *   counted once. A result line larger than MAX_INLINE_RESULT goes to Blobs (`blob`).
- * - one claim per line being run: pk `BATCHCLAIM#<batch id>`, sk the line number, expiring after a lease. SQS
- *   may hand a line to a second worker while the first still runs it (its visibility timeout ran out, or a
- *   duplicate delivery); the claim keeps the second from calling the provider again.
+ * - one claim per line being run: pk `BATCHCLAIM#<batch id>`, sk the line number, `owner` the run, expiring after
+ *   a short lease the run renews while it lasts. A queue may hand a line to a second worker while the first still
+ *   runs it (its visibility timeout ran out, or SQS delivered it twice); the claim keeps the second from calling
+ *   the provider again, and a worker that dies lets go within the lease.
  */
 
 export const ACTIVE_INDEX = "BATCHES#ACTIVE";
@@ -154,17 +155,13 @@ export class BatchStore {
   }
 
   /**
-   * Takes the right to run a line for `leaseSeconds`: false while another run holds an unexpired claim. A run
-   * that dies keeps it until the lease ends; one that fails releases it (releaseLine) so a retry may run at once.
+   * Takes the right to run a line, for `leaseSeconds` unless renewed: false while another run holds an unexpired
+   * claim. `owner` names this run: only it renews or releases the claim.
    */
-  async claimLine(batchId: string, line: number, leaseSeconds: number): Promise<boolean> {
+  async claimLine(batchId: string, line: number, owner: string, leaseSeconds: number): Promise<boolean> {
     try {
       await this.#records.put(
-        {
-          pk: claimPartition(batchId),
-          sk: lineKey(line),
-          ttl: Math.floor(Date.now() / 1000) + leaseSeconds,
-        },
+        { pk: claimPartition(batchId), sk: lineKey(line), owner, ttl: Math.floor(Date.now() / 1000) + leaseSeconds },
         { exists: false },
       );
       return true;
@@ -174,8 +171,29 @@ export class BatchStore {
     }
   }
 
-  async releaseLine(batchId: string, line: number): Promise<void> {
-    await this.#records.delete(claimPartition(batchId), lineKey(line));
+  /** Extends this run's claim: false when it lapsed (expired, or another run holds the line now). */
+  async renewLine(batchId: string, line: number, owner: string, leaseSeconds: number): Promise<boolean> {
+    try {
+      await this.#records.update(
+        claimPartition(batchId),
+        lineKey(line),
+        { set: { ttl: Math.floor(Date.now() / 1000) + leaseSeconds } },
+        { equals: { owner } },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
+  }
+
+  /** Gives up this run's claim (if it still holds it). */
+  async releaseLine(batchId: string, line: number, owner: string): Promise<void> {
+    try {
+      await this.#records.delete(claimPartition(batchId), lineKey(line), { equals: { owner } });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+    }
   }
 
   async getResult(batchId: string, line: number): Promise<StoredResult | undefined> {
