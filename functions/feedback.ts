@@ -1,5 +1,6 @@
 import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
 import { handlers } from "../core/routes/handlers/feedback.ts";
+import { family } from "../core/routes/table/feedback.ts";
 
 /** Lambda entry point of the 'feedback' route family (infra/api.ts). */
-export const handler = createLambdaHandler("feedback", handlers);
+export const handler = createLambdaHandler(family, handlers);

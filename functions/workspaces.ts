@@ -1,5 +1,6 @@
 import { createLambdaHandler } from "../core/platform/aws/lambda-handler.ts";
 import { handlers } from "../core/routes/handlers/workspaces.ts";
+import { family } from "../core/routes/table/workspaces.ts";
 
 /** Lambda entry point of the 'workspaces' route family (infra/api.ts). */
-export const handler = createLambdaHandler("workspaces", handlers);
+export const handler = createLambdaHandler(family, handlers);

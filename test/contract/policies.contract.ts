@@ -260,6 +260,32 @@ export function policiesContract(getStores: () => Stores) {
       await refusal(requests.enforcer.admit(requests.subject()));
     });
 
+    it("applies a policy another process added within refreshMs, also where the process sat idle meanwhile", async () => {
+      // A policy that matches nothing loads the organisation's policies into this process's cache.
+      const { stores, enforcer, subject, clock, organisationId } = await setup({
+        family: "rate_limits",
+        type: "requests",
+        unit: "rph",
+        value: 0,
+        conditions: [{ key: "model", value: ["not-this-model"] }],
+      });
+      await enforcer.admit(subject());
+      // Another process (another Lambda instance) adds a policy that refuses everything; this one hears nothing.
+      await policyStore(stores.records, "rate_limits").create(organisationId, {
+        conditions: [],
+        groupBy: [],
+        status: "active",
+        name: "added elsewhere",
+        type: "requests",
+        unit: "rph",
+        value: 0,
+      });
+      // This process handled no request meanwhile: its next one, past the 3 s, is refused, not admitted by the
+      // policies it loaded before.
+      clock.now += 3001;
+      expect((await refusal(enforcer.admit(subject()))).message).toContain("added elsewhere");
+    });
+
     it("leaves requests its conditions do not match untouched", async () => {
       const { enforcer, subject, stores, policy } = await setup({
         family: "rate_limits",

@@ -5,13 +5,17 @@
  * - `HttpResponseStream.from(stream, prelude)` sets the stream's content type and, just before the first
  *   write, writes the prelude as on the wire: the JSON of {statusCode, headers, cookies}, then 8 NUL bytes,
  *   then the body bytes as they are written.
- * `invoke` plays the runtime: it records every write with its time, so tests can check streaming order.
+ * `invoke` plays the runtime: it records every write with its time, so tests can check streaming order. The
+ * AWS shape (test/aws-shape) runs the same stand-in in each Lambda instance, with a `sink` that forwards every
+ * write as it happens instead of keeping it.
  */
 import { Writable } from "node:stream";
 import type { FunctionUrlEvent, StreamingLambdaHandler } from "../../core/platform/aws/function-url-handler.ts";
 
-const HTTP_INTEGRATION_CONTENT_TYPE = "application/vnd.awslambda.http-integration-response";
-const DELIMITER = new Uint8Array(8);
+export const HTTP_INTEGRATION_CONTENT_TYPE = "application/vnd.awslambda.http-integration-response";
+/** What separates the prelude's JSON from the body on the wire: 8 NUL bytes. */
+export const PRELUDE_DELIMITER = new Uint8Array(8);
+const DELIMITER = PRELUDE_DELIMITER;
 const STREAMING = Symbol.for("aws.lambda.runtime.handler.streaming");
 
 export interface RecordedWrite {
@@ -26,9 +30,14 @@ export class ResponseStream extends Writable {
   finishedAt: number | undefined;
   onBeforeFirstWrite: ((write: (chunk: Uint8Array | string) => void) => void) | undefined;
   #firstWriteDone = false;
+  readonly #sink: ((bytes: Buffer, contentType: string | undefined) => void) | undefined;
 
-  constructor(options: { highWaterMark?: number } = {}) {
+  /** `sink`: where each write goes, with the stream's content type, instead of `writes` (nothing is kept). */
+  constructor(
+    options: { highWaterMark?: number; sink?: (bytes: Buffer, contentType: string | undefined) => void } = {},
+  ) {
     super({ highWaterMark: options.highWaterMark ?? 16 * 1024 });
+    this.#sink = options.sink;
     this.once("finish", () => {
       this.finishedAt = performance.now();
     });
@@ -48,7 +57,8 @@ export class ResponseStream extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    if (chunk.byteLength > 0) this.writes.push({ bytes: Buffer.from(chunk), at: performance.now() });
+    if (chunk.byteLength > 0 && this.#sink) this.#sink(Buffer.from(chunk), this.contentType);
+    else if (chunk.byteLength > 0) this.writes.push({ bytes: Buffer.from(chunk), at: performance.now() });
     callback();
   }
 
@@ -74,6 +84,11 @@ export const awslambda = {
     },
   },
 };
+
+/** Whether the runtime would call this handler in streaming mode (it was wrapped by streamifyResponse). */
+export function isStreamingHandler(handler: unknown): boolean {
+  return (handler as any)?.[STREAMING] === "response";
+}
 
 export function installAwsLambdaGlobal(): void {
   Object.assign(globalThis, { awslambda });

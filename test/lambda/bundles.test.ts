@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import * as esbuild from "esbuild";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { StreamingLambdaHandler } from "../../core/platform/aws/function-url-handler.ts";
 import { ROUTE_FAMILIES } from "../../core/routes/table.ts";
-import { LAMBDA_NODEJS, sstEsbuildOptions } from "../../infra/lambda-bundle.ts";
-import { assertNoLazyCommonJs } from "../../scripts/build.ts";
+import { LAMBDA_NODEJS } from "../../infra/lambda-bundle.ts";
+import { sstBundle } from "../aws-shape/function-bundles.ts";
 import { lambdaEnv } from "../helpers/aws-stores.ts";
 import { startMockServer } from "../helpers/mock-server.ts";
 import { silentWav } from "../helpers/wav.ts";
@@ -42,7 +40,6 @@ interface DeployedFunction {
 }
 
 let deployed: DeployedFunction[];
-let outDir: string;
 let upstream: OpenAIMock;
 let tableName: string;
 
@@ -82,30 +79,15 @@ beforeAll(async () => {
   });
   installAwsLambdaGlobal();
   upstream = await startOpenAIMock({ reply: "Hello from the bundled chat function." });
-  outDir = mkdtempSync(join(tmpdir(), "lambda-bundles-"));
 });
 
 afterAll(async () => {
   process.env = savedEnv;
   await upstream?.close();
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
 });
 
-/** Bundles one entry as SST does with these `nodejs` options; answers the entry chunk's path. */
-async function bundle(entry: string, nodejs: any): Promise<string> {
-  const dir = join(outDir, entry.replace(/[/.]/g, "-"));
-  const { metafile } = await esbuild.build({
-    ...sstEsbuildOptions(nodejs),
-    absWorkingDir: ROOT,
-    entryPoints: [entry],
-    outdir: dir,
-    metafile: true,
-    logLevel: "silent",
-  });
-  assertNoLazyCommonJs(metafile);
-  const output = Object.keys(metafile.outputs).find((file) => metafile.outputs[file]!.entryPoint === entry)!;
-  return join(ROOT, output);
-}
+/** Bundles one entry as SST does with these `nodejs` options (cached, shared with the AWS shape); its entry chunk. */
+const bundle = (entry: string, nodejs: any): Promise<string> => sstBundle(entry, nodejs);
 
 const json = (bytes: Uint8Array) => JSON.parse(Buffer.from(bytes).toString("utf8"));
 

@@ -49,11 +49,13 @@ describe("functions/<family>.ts", () => {
   for (const family of LAMBDA_FAMILIES) {
     const file = `functions/${family.name}.ts`;
 
-    it(`${file} imports its own family's handler module and no other`, () => {
+    it(`${file} imports its own family's handler module and route table entry, and no other`, () => {
       const source = readFileSync(resolve(ROOT, file), "utf8");
       const handlerImports = importsOf(source).filter((specifier) => specifier.includes("routes/handlers"));
       expect(handlerImports).toEqual([`../${HANDLERS_DIR}${family.name}.ts`]);
-      expect(source).toContain(`createLambdaHandler("${family.name}", handlers)`);
+      const tableImports = importsOf(source).filter((specifier) => specifier.includes("routes/table"));
+      expect(tableImports).toEqual([`../core/routes/table/${family.name}.ts`]);
+      expect(source).toContain("createLambdaHandler(family, handlers)");
     });
 
     it(`${file} bundles no other family's handlers and no local-platform code`, async () => {

@@ -12,6 +12,10 @@ import type { BatchResultLine, BatchStatus, StoredBatch } from "./types.ts";
  *   (`exists: false`): a redelivered line never adds a second result. `counted` marks the results already added
  *   to the batch's counters (core/features/batches/progress.ts), so a line redelivered between its write and its count is
  *   counted once. A result line larger than MAX_INLINE_RESULT goes to Blobs (`blob`).
+ * - one claim per line being run: pk `BATCHCLAIM#<batch id>`, sk the line number, `owner` the run, expiring after
+ *   a short lease the run renews while it lasts. A queue may hand a line to a second worker while the first still
+ *   runs it (its visibility timeout ran out, or SQS delivered it twice); the claim keeps the second from calling
+ *   the provider again, and a worker that dies lets go within the lease.
  */
 
 export const ACTIVE_INDEX = "BATCHES#ACTIVE";
@@ -33,6 +37,7 @@ export interface BatchRecord extends StoredBatch {
 
 const partition = (owner: ResourceOwner) => `BATCHES#${ownerKey(owner)}`;
 const resultPartition = (batchId: string) => `BATCHRES#${batchId}`;
+const claimPartition = (batchId: string) => `BATCHCLAIM#${batchId}`;
 /** Line numbers up to 10^9 - 1 sort as strings. */
 export const lineKey = (line: number) => String(line).padStart(9, "0");
 
@@ -146,6 +151,48 @@ export class BatchStore {
     } catch (error) {
       if (error instanceof ConditionFailedError) return false;
       throw error;
+    }
+  }
+
+  /**
+   * Takes the right to run a line, for `leaseSeconds` unless renewed: false while another run holds an unexpired
+   * claim. `owner` names this run: only it renews or releases the claim.
+   */
+  async claimLine(batchId: string, line: number, owner: string, leaseSeconds: number): Promise<boolean> {
+    try {
+      await this.#records.put(
+        { pk: claimPartition(batchId), sk: lineKey(line), owner, ttl: Math.floor(Date.now() / 1000) + leaseSeconds },
+        { exists: false },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
+  }
+
+  /** Extends this run's claim: false when it lapsed (expired, or another run holds the line now). */
+  async renewLine(batchId: string, line: number, owner: string, leaseSeconds: number): Promise<boolean> {
+    try {
+      await this.#records.update(
+        claimPartition(batchId),
+        lineKey(line),
+        { set: { ttl: Math.floor(Date.now() / 1000) + leaseSeconds } },
+        { equals: { owner } },
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailedError) return false;
+      throw error;
+    }
+  }
+
+  /** Gives up this run's claim (if it still holds it). */
+  async releaseLine(batchId: string, line: number, owner: string): Promise<void> {
+    try {
+      await this.#records.delete(claimPartition(batchId), lineKey(line), { equals: { owner } });
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
     }
   }
 

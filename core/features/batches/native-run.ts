@@ -202,6 +202,7 @@ async function logNativeLine(
   const requestedModel = typeof requestBody.model === "string" ? requestBody.model : undefined;
   const answeredModel = typeof answer?.model === "string" ? answer.model : undefined;
   const model = answeredModel ?? requestedModel;
+  // The catalog (price data) is loaded on first use, off the batches function's and workers' cold start.
   const cost =
     usage && model
       ? await priceUsage(provider, model, usage, undefined, { batchFactor: batchPriceFactor(provider) })

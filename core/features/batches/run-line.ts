@@ -6,7 +6,7 @@ import { errorResponse } from "../../http/errors.ts";
 import { logRequest } from "../../observe/logs/log-request.ts";
 import type { Services } from "../../services.ts";
 import { MAX_RECEIVES, StoreUnavailableError } from "../../store/ports.ts";
-import { type BatchRecord, TERMINAL_STATUSES, batchStoreOf } from "./batch-store.ts";
+import { type BatchRecord, type BatchStore, TERMINAL_STATUSES, batchStoreOf } from "./batch-store.ts";
 import { endpointHandler } from "./endpoints.ts";
 import type { LineMessage } from "./messages.ts";
 import { ensureCounted, newRequestLineId, settleLine } from "./progress.ts";
@@ -37,20 +37,83 @@ export async function runLineMessage(message: LineMessage, attempts: number, ser
     });
     return;
   }
-  let result: BatchResultLine;
+  // Another run has the line (a redelivery while the first worker still runs it): its result will settle it;
+  // this delivery fails and comes back later, to find the result.
+  const claim = await LineClaim.take(store, record.batch.id, message.line);
+  if (!claim) throw new LineInProgressError(message);
   try {
-    result = await runLine(record, message, services);
+    // The result may have been written between the first look and the claim (by a run that has just ended).
+    if (await store.getResult(record.batch.id, message.line)) {
+      await ensureCounted(services, record, message.line);
+      return;
+    }
+    // Settled while the claim holds: another delivery sees the claim, then the result, never neither.
+    await settleLine(services, record, message.line, await runLineOnce(record, message, attempts, services));
+  } finally {
+    await claim.release();
+  }
+}
+
+/** The line's answer; a transient fault throws (the message comes back), except on its last receive. */
+async function runLineOnce(
+  record: BatchRecord,
+  message: LineMessage,
+  attempts: number,
+  services: Services,
+): Promise<BatchResultLine> {
+  try {
+    return await runLine(record, message, services);
   } catch (error) {
     if (attempts < MAX_RECEIVES) throw error;
     console.error(`batches: line ${message.line} of ${message.batchId} failed on its last attempt`, error);
-    result = {
+    return {
       id: newRequestLineId(),
       custom_id: message.customId,
       response: null,
       error: { code: "line_failed", message: "The request could not be run; the gateway gave up after retrying." },
     };
   }
-  await settleLine(services, record, message.line, result);
+}
+
+/**
+ * A run's claim on a line (batch-store.ts claimLine), renewed while the run lasts: a worker that dies lets go
+ * within LEASE_SECONDS, so the line's next delivery runs it.
+ */
+class LineClaim {
+  static readonly LEASE_SECONDS = 30;
+  readonly #timer: NodeJS.Timeout;
+  readonly #release: () => Promise<void>;
+
+  private constructor(store: BatchStore, batchId: string, line: number, owner: string) {
+    this.#release = () => store.releaseLine(batchId, line, owner);
+    this.#timer = setInterval(
+      () => {
+        store.renewLine(batchId, line, owner, LineClaim.LEASE_SECONDS).then(
+          (held) => held || console.error(`batches: the claim on line ${line} of ${batchId} lapsed while it ran`),
+          (error) => console.error(`batches: renewing the claim on line ${line} of ${batchId} failed`, error),
+        );
+      },
+      (LineClaim.LEASE_SECONDS * 1000) / 3,
+    );
+    this.#timer.unref();
+  }
+
+  static async take(store: BatchStore, batchId: string, line: number): Promise<LineClaim | undefined> {
+    const owner = randomUUID();
+    if (!(await store.claimLine(batchId, line, owner, LineClaim.LEASE_SECONDS))) return undefined;
+    return new LineClaim(store, batchId, line, owner);
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#release().catch((error) => console.error("batches: releasing a line's claim failed", error));
+  }
+}
+
+class LineInProgressError extends Error {
+  constructor(message: LineMessage) {
+    super(`line ${message.line} of ${message.batchId} is being run by another delivery`);
+  }
 }
 
 function skipReason(record: BatchRecord): BatchResultLine["error"] | undefined {

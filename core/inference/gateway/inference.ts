@@ -22,7 +22,6 @@ import type { ConversationOrigin } from "../formats/history/index.ts";
 import { applyModelRules } from "./model-rules.ts";
 import { costHeaders } from "./cost-on-answer.ts";
 import { targetKeyOf } from "./target-key.ts";
-import { readMultipartBody } from "./multipart-body.ts";
 import { type InferenceOutcome, newOutcome } from "./outcome.ts";
 import {
   LeafResolver,
@@ -64,6 +63,8 @@ export async function handleMultipartInference<T extends Schema>(
   ctx: RequestContext,
   schema: T,
 ): Promise<Response> {
+  // Loaded on first use: the form parser (busboy) is 23 KB that no JSON route's cold start needs.
+  const { readMultipartBody } = await import("./multipart-body.ts");
   const form = await readMultipartBody(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES);
   const body = validate(schema, form) as Record<string, any>;
   return runInference(route, body, request, ctx, `req-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);

@@ -431,7 +431,7 @@ export class PolicyEnforcer {
   #policiesOf(organisationId: string): Promise<CompiledPolicy[]> | CompiledPolicy[] {
     const entry = this.#cache.get(organisationId);
     if (entry) {
-      const age = Date.now() - entry.loadedAt;
+      const age = this.#now() - entry.loadedAt;
       // Refreshed in the background from half the period on, so steady traffic never waits; past the period
       // (no request for a while) the request waits for the store, so no process uses policies older than
       // refreshMs, however long it was idle (another process may have changed them meanwhile).
@@ -443,7 +443,7 @@ export class PolicyEnforcer {
     if (!loading) {
       loading = loadPolicies(this.#records, organisationId)
         .then((policies) => {
-          const loaded: OrgEntry = { policies, loadedAt: Date.now(), generation: 0 };
+          const loaded: OrgEntry = { policies, loadedAt: this.#now(), generation: 0 };
           this.#cache.set(organisationId, loaded);
           return loaded;
         })
@@ -460,7 +460,7 @@ export class PolicyEnforcer {
         // A change applied in this process while loading wins; the next request refreshes again.
         if (entry.generation !== generation) return;
         entry.policies = policies;
-        entry.loadedAt = Date.now();
+        entry.loadedAt = this.#now();
       })
       .catch((error) => console.error("policies: refresh failed; keeping the cached policies", error))
       .finally(() => {

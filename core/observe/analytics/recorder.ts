@@ -1,7 +1,5 @@
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Counters, Records } from "../../store/ports.ts";
-import { countedFields } from "./cell-groups.ts";
-import { countLogs, CountingError } from "./counting.ts";
 import { PendingCounters } from "./pending-counters.ts";
 import {
   DAILY_RETENTION_DAYS,
@@ -31,6 +29,23 @@ import {
  */
 /** Waiting logs are counted this often: small batches keep each count's pause of the event loop short. */
 const COUNT_EVERY_MS = 100;
+
+type Counting = Pick<typeof import("./counting.ts"), "countLogs" | "CountingError"> &
+  Pick<typeof import("./cell-groups.ts"), "countedFields">;
+
+/**
+ * The counting code, loaded when the first log is counted here: on AWS logs are counted by the stream worker, so
+ * it (and the route table it reads) stays out of every function's cold start.
+ */
+let counting: Counting | undefined;
+let loadingCounting: Promise<Counting> | undefined;
+function loadCounting(): Promise<Counting> {
+  loadingCounting ??= Promise.all([import("./counting.ts"), import("./cell-groups.ts")]).then(([code, groups]) => {
+    counting = { countLogs: code.countLogs, CountingError: code.CountingError, countedFields: groups.countedFields };
+    return counting;
+  });
+  return loadingCounting;
+}
 
 export class AnalyticsRecorder {
   private readonly counters: Counters;
@@ -78,8 +93,13 @@ export class AnalyticsRecorder {
     if (this.fromStream) return undefined;
     if (this.totals.immediate) return this.countOrRetry([log]);
     // One process, many requests: logs wait (only the fields counted) and are counted together once per
-    // interval, like a batch of the AWS stream, so the per-request cost is a push.
-    this.waiting.push(countedFields(log));
+    // interval, like a batch of the AWS stream, so the per-request cost is a push. (The few logs that come before
+    // the counting code is loaded wait whole.)
+    if (counting) this.waiting.push(counting.countedFields(log));
+    else {
+      this.waiting.push(log);
+      void loadCounting().catch(() => {});
+    }
     this.countTimer ??= setTimeout(
       () => {
         this.countTimer = undefined;
@@ -107,6 +127,7 @@ export class AnalyticsRecorder {
    * passing fault costs no logs and counts none twice; a second failure is undone too, and reported.
    */
   private async countOrRetry(logs: RequestLog[]): Promise<void> {
+    const { CountingError } = await loadCounting();
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.count(logs);
@@ -121,6 +142,7 @@ export class AnalyticsRecorder {
   }
 
   private async count(logs: RequestLog[]): Promise<void> {
+    const { countLogs } = await loadCounting();
     const plan = await countLogs({ counters: this.counters, records: this.records }, logs, this.indexed);
     for (const [key, { amount, expiresAt }] of plan.adds) this.totals.add(key, amount, expiresAt);
     const writes: Array<Promise<unknown>> = [...plan.puts.values()].map((item) => this.records.put(item));

@@ -59,6 +59,22 @@ export function resolveLateJson(body: unknown): unknown {
   return isLateJson(body) ? body.toJSON() : body;
 }
 
+/**
+ * A body as the plain JSON value it serialises to, for stores that take nothing else (DynamoDB): a multipart
+ * request's body holds UploadedFile objects (toJSON: name, type, size, hash), which DynamoDB refused, so on AWS
+ * such requests were never logged. Bodies that are plain already (most) are returned as they are.
+ */
+export function plainJson(body: unknown): unknown {
+  return isPlain(body) ? body : JSON.parse(JSON.stringify(body) ?? "null");
+}
+
+function isPlain(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return typeof value !== "function";
+  if (Array.isArray(value)) return value.every(isPlain);
+  const prototype = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && Object.values(value).every(isPlain);
+}
+
 function truncate(body: unknown): unknown {
   if (body === undefined) return undefined;
   const text = typeof body === "string" ? body : JSON.stringify(body);

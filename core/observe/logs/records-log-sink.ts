@@ -1,6 +1,6 @@
 import type { Blobs, Records, LogEntry, LogSink, RecordItem } from "../../store/ports.ts";
-import { layoutLog, resolveLateJson, storeLayout } from "./log-layout.ts";
 import { indexEntries, searchIndexItems } from "./index-items.ts";
+import { layoutLog, plainJson, resolveLateJson, storeLayout } from "./log-layout.ts";
 import { type LogSearch, type LogSearchPage, logFacts } from "./log-search.ts";
 
 /** Logs read by id at a time once a page's entries are known. */
@@ -25,9 +25,10 @@ export class RecordsLogSink implements LogSink {
   write(entry: LogEntry): Promise<void> {
     try {
       const layout = layoutLog(entry);
-      // Records take plain values only (DynamoDB): deferred bodies are resolved here, after the response.
-      layout.item.requestBody = resolveLateJson(layout.item.requestBody);
-      layout.item.responseBody = resolveLateJson(layout.item.responseBody);
+      // Records take plain values only (DynamoDB): deferred bodies are resolved here, after the response, and
+      // objects that say how they serialise (a multipart request's UploadedFile) stored as that.
+      layout.item.requestBody = plainJson(resolveLateJson(layout.item.requestBody));
+      layout.item.responseBody = plainJson(resolveLateJson(layout.item.responseBody));
       const facts = logFacts(entry.log);
       return storeLayout(this.#blobs, layout, (item) => this.putItems([item, ...indexEntries(facts, item.ttl)]));
     } catch (error) {

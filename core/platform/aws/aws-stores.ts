@@ -62,7 +62,8 @@ export function createAwsStores(options: AwsStoresOptions): Stores {
     });
     clients.push(s3);
     return new S3Blobs(s3, options.bucketName);
-  });
+    // S3's presigned URLs are served by S3, never by the gateway.
+  }, ["verifySignedUrl"]);
   const queue = lazyPort<Queue>(async () => {
     const [{ SQSClient }, { SqsQueue }] = await Promise.all([import("@aws-sdk/client-sqs"), import("./sqs-queue.ts")]);
     const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs });

@@ -1,13 +1,14 @@
 import { ensureOrganisation } from "../../control/organisation/bootstrap.ts";
 import { createApp } from "../../http/app.ts";
 import type { HandlerMap } from "../../http/context.ts";
-import { familyByName } from "../../routes/table.ts";
+import type { RouteFamily } from "../../routes/table.ts";
 import { createFunctionUrlHandler, type StreamingLambdaHandler } from "./function-url-handler.ts";
 import { servicesFromEnv } from "./services-from-env.ts";
 
 /**
  * The Lambda entry point of one route family (functions/<family>.ts): a streaming function URL handler
- * serving just that family's routes, so each function bundles only its own handler module.
+ * serving just that family's routes, so each function bundles only its own handler module and its own part of
+ * the route table (core/routes/table/<family>.ts; the whole table was 34 KB of every cold start).
  *
  * The app is built at the first invocation, once per container, not at module init:
  * - ensureOrganisation reads DynamoDB, and I/O started during init but not finished when init ends is frozen
@@ -18,8 +19,7 @@ import { servicesFromEnv } from "./services-from-env.ts";
  * The modules themselves (AWS SDK, zod, hono) are still imported statically, so their evaluation happens
  * in the init phase.
  */
-export function createLambdaHandler(familyName: string, handlers: HandlerMap): StreamingLambdaHandler {
-  const family = familyByName(familyName);
+export function createLambdaHandler(family: RouteFamily, handlers: HandlerMap): StreamingLambdaHandler {
   return createFunctionUrlHandler(async () => {
     const services = servicesFromEnv();
     await ensureOrganisation(services.stores.records, {

@@ -9,13 +9,16 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * imports statically, bundled as deployed (esbuild with code splitting, as bench/bundle-size.ts and infra/ do;
  * minifying is left out, it changes no module graph). Modules loaded on first use (dynamic imports) are fine.
  * Kept out of init: classic zod (~100 KB, ~17 ms to import; the request schemas use `zod/mini`), the control
- * plane's schemas (`core/control/**\/*schemas.ts`, the MCP and SSO ones), the policy request schemas (core/inference/policies/requests.ts), and the
- * semantic cache's S3 Vectors client and adapter (and usearch, local only), and the guardrail engine.
+ * plane's schemas (`core/control/**\/*schemas.ts`, the MCP and SSO ones), the policy request schemas
+ * (core/inference/policies/requests.ts), and the semantic cache's S3 Vectors client and adapter (and usearch,
+ * local only), the guardrail engine, the model catalog's price data, the multipart parser, the other families'
+ * routes and analytics counting. The queue and schedule workers keep the catalog out too.
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 
-const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
+/** `except`: the families that need it at init. */
+const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?: string[] }> = [
   { what: "classic zod", test: (input) => /node_modules\/zod\/(v4\/classic|v3)\//.test(input) },
   {
     what: "control-plane schemas",
@@ -39,6 +42,23 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean }> = [
       ) || input.startsWith("core/inference/guardrails/checks/"),
   },
   { what: "re2js", test: (input) => input.includes("node_modules/re2js/") },
+  // The model catalog and its price data (~230 KB) come with the first request that prices usage or lists models
+  // (core/inference/catalog/load.ts), whatever package provides the prices.
+  {
+    what: "the catalog's price data",
+    test: (input) =>
+      /node_modules\/(@tokenlens|@pydantic\/genai-prices)\//.test(input) || input === "core/inference/catalog/catalog.ts",
+  },
+  // A function serves its own family: the route table's index (every family) and analytics counting (done by
+  // the stream worker on AWS; it reads the whole table) stay out.
+  { what: "the whole route table", test: (input) => input === "core/routes/table.ts" },
+  {
+    what: "analytics counting",
+    test: (input) => input === "core/observe/analytics/counting.ts" || input === "core/observe/analytics/cell-groups.ts",
+  },
+  // Multipart bodies (busboy) come with a multipart inference route's first request (core/inference/gateway/inference.ts);
+  // file uploads are what the files family is for.
+  { what: "busboy", test: (input) => input.includes("node_modules/busboy/"), except: ["files"] },
   // Saved prompts: the renderer and mustache come with a prompt route's first request (core/features/prompts/runtime.ts).
   { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
   {
@@ -85,11 +105,22 @@ async function initInputs(entries: string[]): Promise<Map<string, string[]>> {
   return result;
 }
 
+const WORKERS = ["functions/workers/batches.ts", "functions/workers/exports.ts", "functions/workers/scheduled.ts"];
+
 describe("data-plane functions: what init loads", () => {
   let inputs = new Map<string, string[]>();
   beforeAll(async () => {
-    inputs = await initInputs(DATA_PLANE.map((name) => `functions/${name}.ts`));
+    inputs = await initInputs([...DATA_PLANE.map((name) => `functions/${name}.ts`), ...WORKERS]);
   });
+
+  for (const entry of WORKERS) {
+    it(`${entry} does not load the catalog's price data at init`, () => {
+      const loaded = inputs.get(entry)!;
+      expect(loaded).toContain(entry);
+      for (const { what, test } of FORBIDDEN.filter((rule) => rule.what === "the catalog's price data"))
+        expect(loaded.filter(test), what).toEqual([]);
+    });
+  }
 
   it("covers the inference, models and passthrough functions", () => {
     expect(DATA_PLANE).toEqual(expect.arrayContaining(["chat", "completions", "embeddings", "models", "passthrough"]));
@@ -101,7 +132,8 @@ describe("data-plane functions: what init loads", () => {
       // The walk found the function's own code (a wrong entry chunk would find nothing and pass vacuously).
       expect(loaded).toContain(`functions/${name}.ts`);
       expect(loaded).toContain(`core/routes/handlers/${name}.ts`);
-      for (const { what, test } of FORBIDDEN) expect(loaded.filter(test), what).toEqual([]);
+      for (const { what, test, except } of FORBIDDEN)
+        if (!except?.includes(name)) expect(loaded.filter(test), what).toEqual([]);
     });
   }
 

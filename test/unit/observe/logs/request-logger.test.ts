@@ -7,6 +7,7 @@ import { StreamTranscript } from "../../../../core/inference/gateway/stream/tran
 import { RecordsLogSink } from "../../../../core/observe/logs/records-log-sink.ts";
 import { RequestLogger } from "../../../../core/observe/logs/request-logger.ts";
 import { JsonText } from "../../../../core/observe/logs/late-json.ts";
+import { UploadedFile } from "../../../../core/providers/uploaded-file.ts";
 import { marshallItem } from "../../../../core/platform/aws/dynamo-values.ts";
 import { createLocalStores, type LocalStores } from "../../../../core/platform/local/local-stores.ts";
 import type { RecordItem, Records } from "../../../../core/store/ports.ts";
@@ -143,6 +144,24 @@ describe("log observers", () => {
   });
 });
 
+/** A logger whose records go through DynamoDB's marshalling (which takes plain values only) into `items`. */
+function plainOnlyLogger(): { items: RecordItem[]; plainLogger: RequestLogger } {
+  const items: RecordItem[] = [];
+  const plainOnly = {
+    put: async (item: RecordItem) => {
+      marshallItem(item);
+      items.push(item);
+    },
+  } as unknown as Records;
+  const plainLogger = new RequestLogger(new RecordsLogSink(plainOnly, stores.blobs), stores.blobs, {
+    retentionDays: 30,
+    threshold: 5,
+    backoffMs: 60_000,
+    timeoutMs: 15_000,
+  });
+  return { items, plainLogger };
+}
+
 describe("streamed answers assembled when the log is stored", () => {
   const body = [
     'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}',
@@ -169,21 +188,22 @@ describe("streamed answers assembled when the log is stored", () => {
   });
 
   it("as plain values for a store that takes nothing else (DynamoDB refuses class instances)", async () => {
-    const items: RecordItem[] = [];
-    const plainOnly = {
-      put: async (item: RecordItem) => {
-        marshallItem(item);
-        items.push(item);
-      },
-    } as unknown as Records;
-    const plainLogger = new RequestLogger(new RecordsLogSink(plainOnly, stores.blobs), stores.blobs, {
-      retentionDays: 30,
-      threshold: 5,
-      backoffMs: 60_000,
-      timeoutMs: 15_000,
-    });
+    const { items, plainLogger } = plainOnlyLogger();
     expect(await plainLogger.write(log("log_plain", { model: "m" }, transcript()), 30, 600)).toBe(true);
     expect(items[0]?.responseBody).toMatchObject(answer);
+  });
+
+  it("a multipart request's body (its UploadedFile) as the plain value it serialises to, on DynamoDB too", async () => {
+    const { items, plainLogger } = plainOnlyLogger();
+    const file = new UploadedFile("a.wav", "audio/wav", new Uint8Array(64_000));
+    const stored = (id: string) => items.find((item) => item.pk === `LOG#${id}`)?.requestBody;
+    // Measured (no wire sizes) and small: inline, where DynamoDB refused the class instance and the log was lost.
+    expect(await plainLogger.write(log("log_multipart", { model: "whisper-1", file }, { text: "hi" }))).toBe(true);
+    expect(stored("log_multipart")).toEqual({ model: "whisper-1", file: file.toJSON() });
+    // Sizes from the wire (the upload's bytes) say small too.
+    const small = log("log_multipart_small", { model: "whisper-1", file }, { text: "hi" });
+    expect(await plainLogger.write(small, 30, 900)).toBe(true);
+    expect(stored("log_multipart_small")).toEqual({ model: "whisper-1", file: file.toJSON() });
   });
 
   it("once, also when the bodies must be measured", async () => {
@@ -199,19 +219,7 @@ describe("streamed answers assembled when the log is stored", () => {
     const value = JSON.parse(text);
     expect(await logger.write(log("log_text", { model: "m" }, new JsonText(text, value)), 30, 300)).toBe(true);
     expect((await stores.logSink.records.get("LOG#log_text", "LOG"))?.responseBody).toEqual(value);
-    const items: RecordItem[] = [];
-    const plainOnly = {
-      put: async (item: RecordItem) => {
-        marshallItem(item);
-        items.push(item);
-      },
-    } as unknown as Records;
-    const plainLogger = new RequestLogger(new RecordsLogSink(plainOnly, stores.blobs), stores.blobs, {
-      retentionDays: 30,
-      threshold: 5,
-      backoffMs: 60_000,
-      timeoutMs: 15_000,
-    });
+    const { items, plainLogger } = plainOnlyLogger();
     expect(await plainLogger.write(log("log_text_plain", { model: "m" }, new JsonText(text, value)), 30, 300)).toBe(
       true,
     );
