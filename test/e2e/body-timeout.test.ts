@@ -122,8 +122,11 @@ describe("request body timeout", () => {
       200,
     );
     expect(anthropic.status).toBe(408);
-    // The gateway's own errors on /v1/messages are in the same shape as on every route.
-    expect(JSON.parse(anthropic.body)).toMatchObject({ error: { code: "request_timeout" } });
+    // On /v1/messages the gateway's own errors are in Anthropic's shape, as Anthropic's clients read them.
+    expect(JSON.parse(anthropic.body)).toMatchObject({
+      type: "error",
+      error: { type: "timeout_error", message: expect.stringContaining("GATEWAY_BODY_TIMEOUT_MS") },
+    });
   });
 
   it("serves a slow body that arrives within the limit", async () => {
