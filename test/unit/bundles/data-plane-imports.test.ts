@@ -47,14 +47,16 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?
   {
     what: "the catalog's price data",
     test: (input) =>
-      /node_modules\/(@tokenlens|@pydantic\/genai-prices)\//.test(input) || input === "core/inference/catalog/catalog.ts",
+      /node_modules\/(@tokenlens|@pydantic\/genai-prices)\//.test(input) ||
+      input === "core/inference/catalog/catalog.ts",
   },
   // A function serves its own family: the route table's index (every family) and analytics counting (done by
   // the stream worker on AWS; it reads the whole table) stay out.
   { what: "the whole route table", test: (input) => input === "core/routes/table.ts" },
   {
     what: "analytics counting",
-    test: (input) => input === "core/observe/analytics/counting.ts" || input === "core/observe/analytics/cell-groups.ts",
+    test: (input) =>
+      input === "core/observe/analytics/counting.ts" || input === "core/observe/analytics/cell-groups.ts",
   },
   // Multipart bodies (busboy) come with a multipart inference route's first request (core/inference/gateway/inference.ts);
   // file uploads are what the files family is for.
