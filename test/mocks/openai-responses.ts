@@ -149,7 +149,13 @@ export async function answerResponses(body: any, res: ServerResponse, options: R
       item: { ...item, arguments: "", status: "in_progress" },
     });
     push({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: 0, delta: outputText });
-    push({ type: "response.function_call_arguments.done", item_id: item.id, output_index: 0, arguments: outputText });
+    push({
+      type: "response.function_call_arguments.done",
+      item_id: item.id,
+      output_index: 0,
+      name: item.name,
+      arguments: outputText,
+    });
     push({ type: "response.output_item.done", output_index: 0, item });
   } else {
     const part = { type: "output_text", text: "", annotations: [], logprobs: [] };

@@ -86,7 +86,7 @@ function replayFunctionCall(emit: Emit, item: Json, outputIndex: number): void {
   });
   const where = { item_id: item.id, output_index: outputIndex };
   for (const delta of pieces(item.arguments)) emit("response.function_call_arguments.delta", { ...where, delta });
-  emit("response.function_call_arguments.done", { ...where, arguments: item.arguments ?? "" });
+  emit("response.function_call_arguments.done", { ...where, name: item.name ?? "", arguments: item.arguments ?? "" });
   emit("response.output_item.done", { output_index: outputIndex, item });
 }
 

@@ -318,6 +318,7 @@ export class ResponsesStreamConverter implements ChatStreamConverter<TypedEvent>
     this.#emit(events, "response.function_call_arguments.done", {
       item_id: item.id,
       output_index: item.outputIndex,
+      name: item.name,
       arguments: item.arguments,
     });
     item.final = functionCallItem(item.id, item, status);

@@ -121,7 +121,9 @@ describe("chat chunks -> Responses stream events", () => {
       type: "response.output_item.added",
       item: { type: "function_call", status: "in_progress", arguments: "", call_id: "call_Xq3m", name: "get_weather" },
     });
+    // OpenAI's done event names the function (its OpenAPI document requires `name`).
     expect(events.find((event) => event.type === "response.function_call_arguments.done")).toMatchObject({
+      name: "get_weather",
       arguments: '{"location":"Paris, France"}',
     });
   });
