@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordConformance } from "../helpers/conformance-page.ts";
+import { installedVersion, recordConformance } from "../helpers/conformance-page.ts";
+import { type CheckResult, type ExpectedFailure, tallyChecks } from "../helpers/expected-failures.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import type { MockServer } from "../helpers/mock-server.ts";
 import { openAISchemaErrors } from "../helpers/openai-schema.ts";
@@ -21,11 +20,8 @@ import { startOpenAIMock } from "../mocks/openai.ts";
  */
 
 const SUITE = "Responses (after the Open Responses compliance tests)";
-/**
- * Known failures: the cases (`case@provider`, `*` for every provider) each one covers, what its errors must
- * match (a case failing otherwise is unexplained), and why. None today: a case that fails is a defect.
- */
-const EXPECTED_FAILURES: Array<{ cases: RegExp; errors: RegExp; reason: string }> = [];
+/** Known failures (`case@provider`), each with its reason. None today: a case that fails is a defect. */
+const EXPECTED_FAILURES: ExpectedFailure[] = [];
 
 let gateway: TestGateway;
 const mocks: MockServer[] = [];
@@ -215,27 +211,18 @@ afterAll(async () => {
 
 describe("Responses compliance on every provider", () => {
   it("passes every case on every provider, but for its explained failures", { timeout: 120_000 }, async () => {
-    const failures: string[] = [];
-    const expected: string[] = [];
-    // An entry some of whose cases now pass is narrowed or removed, so that the list only shrinks.
-    const stale = new Set<string>();
-    let passed = 0;
+    const checks: CheckResult[] = [];
     for (const target of targets) {
       for (const [name, run] of Object.entries(CASES)) {
-        const id = `${name}@${target.name}`;
         const errors = await run(target.client, target.model).catch((error: Error) => [error.message]);
-        const known = EXPECTED_FAILURES.find((entry) => entry.cases.test(id));
-        if (errors.length === 0) {
-          passed++;
-          if (known) stale.add(known.reason);
-        } else if (known && errors.every((error) => known.errors.test(error))) expected.push(id);
-        else failures.push(`${id}: ${errors.slice(0, 5).join("; ")}`);
+        checks.push({ id: `${name}@${target.name}`, errors });
       }
     }
+    const { passed, failures, expected, stale } = tallyChecks(checks, EXPECTED_FAILURES);
     expect(failures).toEqual([]);
-    expect([...stale], "expected failures that now pass: narrow or remove them").toEqual([]);
+    expect(stale, "expected failures that now pass: narrow or remove them").toEqual([]);
     const measured = {
-      version: `openai ${openaiVersion()}`,
+      version: `openai ${installedVersion("openai")}`,
       passed,
       failed: failures.length,
       expectedFailures: expected.length,
@@ -244,8 +231,3 @@ describe("Responses compliance on every provider", () => {
     expect(committed, "docs/conformance.md was regenerated with these counts: commit it").toEqual(measured);
   });
 });
-
-function openaiVersion(): string {
-  const manifest = join(process.cwd(), "node_modules", "openai", "package.json");
-  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
-}

@@ -94,6 +94,10 @@ ${lines.join("\n")}
   [Agents gateway](agents.md).
 - Responses: the Open Responses compliance cases for every native and translated provider
   (test/e2e/responses-compliance.test.ts).
+- OpenAPI: every JSON answer and stream event of chat completions, completions, embeddings, moderations, models,
+  files, batches and responses, read by the \`openai\` SDK on OpenAI and on every provider translated or relayed
+  for that family, validated against OpenAI's OpenAPI document (test/e2e/openapi-conformance.test.ts; expected
+  failures and their reasons listed there).
 `;
 }
 
@@ -128,6 +132,12 @@ function parseRows(text: string): Map<string, ConformanceRow> {
     rows.set(key(row), row);
   }
   return rows;
+}
+
+/** The version of an installed package (a suite's tool or client), for a row's Version. */
+export function installedVersion(name: string): string {
+  const manifest = join(process.cwd(), "node_modules", name, "package.json");
+  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
 }
 
 function currentCommit(): string {

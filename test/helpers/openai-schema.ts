@@ -148,13 +148,23 @@ export function openAISchemaErrors(name: OpenAISchemaName, value: unknown): stri
 
 /** Throws (with every problem and the value) unless `value` validates against OpenAI's schema `name`. */
 export function assertOpenAISchema(name: OpenAISchemaName, value: unknown): void {
-  const errors = openAISchemaErrors(name, value);
+  throwIfInvalid(name, openAISchemaErrors(name, value), value);
+}
+
+/**
+ * What a validating fetch does with each answer (or stream event) it checked: `errors` is empty when it
+ * validates. The default throws on a problem; a suite that counts its checks (test/e2e/openapi-conformance)
+ * collects them instead.
+ */
+export type OnSchemaChecked = (name: OpenAISchemaName, errors: string[], value: unknown) => void;
+
+const throwIfInvalid: OnSchemaChecked = (name, errors, value) => {
   if (errors.length > 0) {
     throw new Error(
       `not a valid ${name} per OpenAI's OpenAPI document:\n  ${errors.join("\n  ")}\n${JSON.stringify(value).slice(0, 2000)}`,
     );
   }
-}
+};
 
 /**
  * Which OpenAI schema a successful answer of the gateway is, by the request's method and path (OpenAI-shaped
@@ -186,11 +196,16 @@ export function openAISchemaOfRequest(url: URL, init?: RequestInit): OpenAISchem
   return routes.find(([verb, pattern]) => verb === method && pattern.test(path))?.[2];
 }
 
-/** A fetch that validates every OpenAI-shaped answer it reads, for a client SDK's `fetch` option. */
+/**
+ * A fetch that validates every OpenAI-shaped answer it reads, for a client SDK's `fetch` option; `onChecked` is
+ * told of each check (by default a problem throws).
+ */
 export function validatingFetch(
   schemaOf: (url: URL, init?: RequestInit) => OpenAISchemaName | undefined = openAISchemaOfRequest,
+  onChecked: OnSchemaChecked = throwIfInvalid,
 ) {
   compileAll();
+  const check = (name: OpenAISchemaName, value: unknown) => onChecked(name, openAISchemaErrors(name, value), value);
   return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await fetch(input, init);
     const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
@@ -200,17 +215,20 @@ export function validatingFetch(
     if (type.includes("text/event-stream")) {
       // Each event checked as it passes (a stream is not held back: clients and tests see it arrive in pieces).
       const eventSchema = name === "Response" ? "ResponseStreamEvent" : streamSchema(name);
-      const body = response.body.pipeThrough(checkedEvents(eventSchema));
+      const body = response.body.pipeThrough(checkedEvents(eventSchema, check));
       return new Response(body, { status: response.status, headers: response.headers });
     }
     const text = await response.text();
-    assertOpenAISchema(name, JSON.parse(text));
+    check(name, JSON.parse(text));
     return new Response(text, { status: response.status, headers: response.headers });
   };
 }
 
 /** Passes an SSE body through, checking the JSON of each `data:` line against `name` once its event is whole. */
-function checkedEvents(name: OpenAISchemaName): TransformStream<Uint8Array, Uint8Array> {
+function checkedEvents(
+  name: OpenAISchemaName,
+  checkEvent: (name: OpenAISchemaName, value: unknown) => void,
+): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   let buffer = "";
   const check = (final: boolean) => {
@@ -218,7 +236,7 @@ function checkedEvents(name: OpenAISchemaName): TransformStream<Uint8Array, Uint
     buffer = final ? "" : blocks.pop()!;
     for (const data of sseData(blocks.join("\n\n"))) {
       const event = JSON.parse(data);
-      if (!isAzurePromptFilterChunk(event)) assertOpenAISchema(name, event);
+      if (!isAzurePromptFilterChunk(event)) checkEvent(name, event);
     }
   };
   return new TransformStream({

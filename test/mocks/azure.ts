@@ -5,9 +5,9 @@ import { type OpenAIMock, type OpenAIMockOptions, pathOf, queryOf, startOpenAIMo
  * A mock Azure OpenAI resource: the OpenAI mock in its Azure flavour (content filter annotations, the
  * choice-less first stream chunk) behind Azure's routing rules. Use `x-gateway-custom-host: <mock.url>`: the
  * gateway then calls <mock.url>/openai/deployments/{deployment}/{route}?api-version=…
- *   - a path that is not /openai/deployments/{deployment}/(chat/completions|completions|embeddings) or
- *     /openai/v1/… -> 404 DeploymentNotFound
- *   - deployment routes without `api-version` -> 400 (the v1 API takes none)
+ *   - a path that is not /openai/deployments/{deployment}/(chat/completions|completions|embeddings),
+ *     /openai/responses or /openai/v1/… -> 404 DeploymentNotFound
+ *   - deployment routes and /openai/responses without `api-version` -> 400 (the v1 API takes none)
  *   - `apiKey` set: neither `api-key: <apiKey>` nor `Authorization: Bearer <apiKey>` -> 401
  *   - `deployments` set: another deployment name -> 404 DeploymentNotFound
  */
@@ -17,7 +17,9 @@ export interface AzureMockOptions extends OpenAIMockOptions {
 }
 
 const DEPLOYMENT_PATH = /\/openai\/deployments\/([^/]+)\/(chat\/completions|completions|embeddings)$/;
-const V1_PATH = /\/openai\/v1\/(chat\/completions|completions|embeddings|models)$/;
+const V1_PATH = /\/openai\/v1\/(chat\/completions|completions|embeddings|models|responses)$/;
+/** The Responses API is not under a deployment: it names the deployment in `model` (dated API versions). */
+const RESPONSES_PATH = /\/openai\/responses$/;
 
 function azureError(status: number, code: string, message: string) {
   return { status, body: { error: { code, message } } };
@@ -38,6 +40,10 @@ export function azureGuard(options: AzureMockOptions) {
     }
     const path = pathOf(request.path);
     if (V1_PATH.test(path)) return undefined;
+    if (RESPONSES_PATH.test(path)) {
+      if (queryOf(request.path).get("api-version")) return undefined;
+      return azureError(400, "BadRequest", "Missing required query parameter: api-version");
+    }
     const match = DEPLOYMENT_PATH.exec(path);
     const deployment = match ? decodeURIComponent(match[1]) : undefined;
     if (!deployment || (options.deployments && !options.deployments.includes(deployment))) {

@@ -4,8 +4,8 @@ import { type MockServer, type RecordedRequest, sendJson, startMockServer } from
 import { sampleFor } from "./sample-json.ts";
 
 /**
- * A mock OpenAI-compatible upstream: /chat/completions (JSON and SSE), /completions, /embeddings and /models,
- * matched by path suffix so any base path works (`/v1/chat/completions`, Azure's
+ * A mock OpenAI-compatible upstream: /chat/completions (JSON and SSE), /completions, /embeddings, /moderations
+ * and /models, matched by path suffix so any base path works (`/v1/chat/completions`, Azure's
  * `/openai/deployments/x/chat/completions?api-version=…`). Answers are deterministic and built from the request;
  * every request is recorded. Point the gateway at it with `x-gateway-custom-host: <mock.url>` (plus `/v1` or any
  * prefix you like).
@@ -235,6 +235,7 @@ async function answer(
   if (path.endsWith("/chat/completions")) return chat(body, res, options, fault);
   if (path.endsWith("/completions")) return completion(body, res, options, fault);
   if (path.endsWith("/embeddings")) return embeddings(body, res, options);
+  if (path.endsWith("/moderations")) return moderations(body, res);
   if (path.endsWith("/responses"))
     return answerResponses(body, res, {
       reply: options.reply,
@@ -458,4 +459,65 @@ function embeddings(body: any, res: ServerResponse, options: OpenAIMockOptions) 
     model: body.model ?? "mock-embedding",
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   });
+}
+
+/** The categories of OpenAI's moderation object (omni-moderation models), as its API reference lists them. */
+const MODERATION_CATEGORIES = [
+  "harassment",
+  "harassment/threatening",
+  "hate",
+  "hate/threatening",
+  "illicit",
+  "illicit/violent",
+  "self-harm",
+  "self-harm/intent",
+  "self-harm/instructions",
+  "sexual",
+  "sexual/minors",
+  "violence",
+  "violence/graphic",
+] as const;
+
+/** The categories OpenAI moderates images for (the rest read text only), per its moderation guide. */
+const IMAGE_CATEGORIES = new Set([
+  "self-harm",
+  "self-harm/intent",
+  "self-harm/instructions",
+  "sexual",
+  "violence",
+  "violence/graphic",
+]);
+
+/** Words the mock treats as violent: an input holding one is flagged for `violence`, any other is not. */
+const VIOLENT = /\b(hurt|kill|attack)\b/i;
+
+/**
+ * POST /moderations: one result per input (each string of a list, or one for a list of multimodal parts), scored
+ * from its text; `model` defaults to omni-moderation-latest as OpenAI's does.
+ */
+function moderations(body: any, res: ServerResponse) {
+  const input = body.input;
+  const multimodal = Array.isArray(input) && input.some((item) => typeof item === "object");
+  const inputs: unknown[] = multimodal ? [input] : Array.isArray(input) ? input : [input];
+  if (inputs.length === 0 || inputs.some((entry) => entry === undefined || entry === null)) {
+    return sendJson(res, 400, openAIError(400, "input is required"));
+  }
+  const results = inputs.map((entry) => {
+    const parts: any[] = Array.isArray(entry) ? entry : [{ type: "text", text: String(entry) }];
+    const text = parts.map((part) => part?.text ?? "").join(" ");
+    const withImage = parts.some((part) => part?.type === "image_url");
+    const violent = VIOLENT.test(text);
+    const scoreOf = (category: string) => (violent && category === "violence" ? 0.86 : 0.0001);
+    const each = <T>(value: (category: string) => T) =>
+      Object.fromEntries(MODERATION_CATEGORIES.map((category) => [category, value(category)]));
+    return {
+      flagged: violent,
+      categories: each((category) => scoreOf(category) > 0.5),
+      category_scores: each(scoreOf),
+      category_applied_input_types: each((category) =>
+        withImage && IMAGE_CATEGORIES.has(category) ? ["text", "image"] : ["text"],
+      ),
+    };
+  });
+  return sendJson(res, 200, { id: "modr-mock", model: body.model ?? "omni-moderation-latest", results });
 }
