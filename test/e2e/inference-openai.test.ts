@@ -235,6 +235,35 @@ describe("other inference routes", () => {
     expect(forced.data.length).toBe(catalog.data.length);
   });
 
+  it("models.retrieve: one model of the same source, an id with slashes, OpenAI's 404 for an unknown one", async () => {
+    const plain = new OpenAI({
+      apiKey: "x",
+      baseURL: `${gateway.url}/v1`,
+      defaultHeaders: { "x-gateway-api-key": gateway.adminKey },
+      maxRetries: 0,
+    });
+    const listed = (await plain.models.list()).data.find((model) => model.id === "gpt-4o")!;
+    const one = await plain.models.retrieve("gpt-4o");
+    expect(one).toMatchObject({ id: "gpt-4o", object: "model", owned_by: listed.owned_by });
+    // The provider's own list when a provider is named: the mock upstream's model, and not the catalog's.
+    expect(await client.models.retrieve("mock-model")).toMatchObject({ id: "mock-model", object: "model" });
+    await expect(client.models.retrieve("gpt-4o")).rejects.toMatchObject({ status: 404 });
+    // Groq's catalog ids hold slashes; the SDK sends the id as one path segment or several alike.
+    expect((await plain.models.retrieve("openai/gpt-oss-20b")).id).toBe("openai/gpt-oss-20b");
+    const unknown = await fetch(`${gateway.url}/v1/models/no-such-model`, {
+      headers: { "x-gateway-api-key": gateway.adminKey },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({
+      error: {
+        message: "The model 'no-such-model' does not exist or you do not have access to it.",
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      },
+    });
+  });
+
   it("rejects a wrong gateway key with 401", async () => {
     const bad = new OpenAI({
       apiKey: "x",

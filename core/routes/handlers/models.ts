@@ -1,6 +1,7 @@
 import { listedModels } from "../../inference/catalog/load.ts";
 import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
+import { HttpError } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
 import type { ListedPricing } from "../../inference/catalog/listing.ts";
 import { resolveRouting } from "../../inference/routing/source.ts";
@@ -78,5 +79,38 @@ function presentPricing(pricing: ListedPricing) {
   };
 }
 
+/**
+ * GET /v1/models/{model} (OpenAI's retrieve): the model as GET /v1/models lists it, from the same source (the
+ * integrated catalog, or the provider's own list when the request names a provider or config); OpenAI's 404
+ * `model_not_found` when that source has no such model. The id may hold slashes (`openai/gpt-4o` on a router).
+ */
+async function retrieveModel(request: Request, ctx: RequestContext): Promise<Response> {
+  const path = ctx.path ?? new URL(request.url).pathname;
+  const id = decodeURIComponent(path.slice(MODEL_PATH.length));
+  const listed = await listModels(request, ctx);
+  if (listed.status !== 200) return listed;
+  const list = (await listed.json()) as { data?: Array<Record<string, unknown>> };
+  const model = Array.isArray(list.data) ? list.data.find((item) => item?.id === id) : undefined;
+  if (!model) {
+    throw new HttpError(404, `The model '${id}' does not exist or you do not have access to it.`, {
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_not_found",
+    });
+  }
+  return json(model, { headers: withoutLength(listed.headers) });
+}
+
+const MODEL_PATH = "/v1/models/";
+
+/** The list's own headers (routing headers of a proxied list) without the length of the list's body. */
+function withoutLength(headers: Headers): Record<string, string> {
+  const kept: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (name !== "content-length" && name !== "content-type") kept[name] = value;
+  });
+  return kept;
+}
+
 /** Gemini's model calls under `/v1` share this family's path prefix (core/routes/table/models.ts). */
-export const handlers: HandlerMap = { listModels, geminiModelCall };
+export const handlers: HandlerMap = { listModels, retrieveModel, geminiModelCall };
