@@ -47,6 +47,8 @@ interface ScopeGraphs {
 const CANDIDATES = 8;
 /** Rows read per statement while loading a scope. */
 const LOAD_PAGE_ROWS = 64;
+/** Rows the first query of a scope always finds in the graph: its newest. */
+const FIRST_SLICE_ROWS = 32;
 /** Expired rows removed on each add, so entries nobody queries again still leave the table. */
 const SWEEP_ROWS = 16;
 /**
@@ -239,7 +241,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const graphs: ScopeGraphs = { byDimension: new Map(), loadBelow: Number.MAX_SAFE_INTEGER, pending: [] };
     this.#graphs.set(scope, graphs);
     if (this.#graphs.size > MAX_LOADED_SCOPES) this.#graphs.delete(this.#graphs.keys().next().value!);
-    this.#loadSlice(scope, graphs);
+    this.#loadSlice(scope, graphs, true);
     return graphs;
   }
 
@@ -248,11 +250,12 @@ export class SqliteVectorIndex implements VectorIndex {
    * is checked after every row: one graph insert of a 1536-dimension vector takes about a millisecond, so a
    * whole page at once would stall the event loop far longer than a slice.
    */
-  #loadSlice(scope: string, graphs: ScopeGraphs): void {
+  #loadSlice(scope: string, graphs: ScopeGraphs, first = false): void {
     // Stopped: closed, or the scope was dropped from memory (emptied, or least recently used).
     if (this.#closed || this.#graphs.get(scope) !== graphs) return;
     const started = performance.now();
     const now = Date.now();
+    let inserted = 0;
     for (;;) {
       if (graphs.pending.length === 0) {
         if (graphs.loadBelow === 0) return;
@@ -268,6 +271,9 @@ export class SqliteVectorIndex implements VectorIndex {
       if (row.expires_at > now && this.#isStored(row)) {
         this.#graphFor(graphs, row.dimension).add(BigInt(row.seq), float32FromBytes(row.vector));
       }
+      // The first slice always takes the newest FIRST_SLICE_ROWS, however slow the machine (or usearch's first
+      // load, which alone could outlast a slice: the scope's first query then searched a graph of one row).
+      if (first && ++inserted < FIRST_SLICE_ROWS) continue;
       if (performance.now() - started >= this.#options.loadSliceMs) {
         setImmediate(() => this.#loadSlice(scope, graphs));
         return;
