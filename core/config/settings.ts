@@ -213,6 +213,9 @@ const SETTINGS = {
   // declared the extension; the call goes on and its result is kept in Records for MCP_TASK_TTL_MS.
   MCP_TASK_AFTER_MS: positiveInt(5_000, 10, 900_000),
   MCP_TASK_TTL_MS: positiveInt(3_600_000, 60_000, 86_400_000),
+  // An MCP answer not ready this soon becomes an event stream with a comment this often until it comes, so that a
+  // proxy's read timeout (CloudFront's 60 s on AWS, nginx's 60 s by default) never cuts a call still going.
+  MCP_SSE_KEEPALIVE_MS: positiveInt(15_000, 500, 50_000),
   // OTLP/HTTP JSON export of MCP request logs (standard OpenTelemetry variables; off unless an endpoint is set).
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: optionalUrl,

@@ -1,8 +1,9 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { McpServer } from "../../core/features/mcp/records.ts";
 import { createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
+import { connectModernClient, modernEnvelope, modernPost, modernRequest } from "../helpers/mcp-modern-client.ts";
 import { LIST_TTL_MS, type ModernUpstream, startModernUpstream } from "../helpers/mcp-modern-upstream.ts";
 import { seedMcpServer } from "../helpers/mcp-records.ts";
 import { type McpUpstream, startMcpUpstream } from "../helpers/mcp-upstream.ts";
@@ -16,7 +17,6 @@ import { startSecondInstance } from "../helpers/second-instance.ts";
  * two gateway instances on the same stores (a task started on one is polled and cancelled from the other).
  */
 
-const TASKS = "io.modelcontextprotocol/tasks";
 let first: TestGateway;
 let second: Awaited<ReturnType<typeof startSecondInstance>>;
 let modern: ModernUpstream;
@@ -26,47 +26,22 @@ let legacyServer: McpServer;
 let key: string;
 let otherKey: string;
 
-async function connect(gateway: { url: string }, server: McpServer, apiKey = key): Promise<Client> {
-  const client = new Client({ name: "modern-test", version: "1.0.0" }, {
-    versionNegotiation: { mode: { pin: "2026-07-28" } },
-  } as never);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/${server.slug}`), {
-      requestInit: { headers: { "x-gateway-api-key": apiKey } },
-    }),
-  );
-  return client;
+function connect(gateway: { url: string }, server: McpServer, apiKey = key): Promise<Client> {
+  return connectModernClient({ url: `${gateway.url}/mcp/${server.slug}`, headers: { "x-gateway-api-key": apiKey } });
 }
 
 /** A raw 2026-07-28 POST, headers as given (to show what the gateway does with them). */
-async function rawPost(gateway: { url: string }, server: McpServer, headers: Record<string, string>, body: unknown) {
-  const response = await fetch(`${gateway.url}/mcp/${server.slug}`, {
-    method: "POST",
-    headers: {
-      "x-gateway-api-key": key,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  const data = text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "{}");
-  return { status: response.status, body: JSON.parse(data) };
+function rawPost(gateway: { url: string }, server: McpServer, headers: Record<string, string>, body: unknown) {
+  return modernPost({ url: `${gateway.url}/mcp/${server.slug}`, headers: { "x-gateway-api-key": key } }, headers, body);
 }
 
-const envelope = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1.0.0" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
+const envelope = modernEnvelope();
 
 beforeAll(async () => {
   modern = await startModernUpstream();
   legacy = await startMcpUpstream();
   // Two gateway instances over the same stores (the local stand-in for two Lambda instances of a function).
-  const env = { MCP_TASK_AFTER_MS: "300" };
+  const env = { MCP_TASK_AFTER_MS: "300", MCP_SSE_KEEPALIVE_MS: "500" };
   first = await startTestGateway(env);
   second = await startSecondInstance(first, env);
   const workspace = await seedWorkspace(first, "MCP modern");
@@ -235,6 +210,42 @@ describe("one rule for listing and calling", () => {
   });
 });
 
+describe("a tool call that outlasts a proxy's read timeout", () => {
+  it.each(["2026-07-28", "2025-11-25"])(
+    "is answered as an event stream with keep-alive comments before its result (%s)",
+    async (version) => {
+      const modernEra = version === "2026-07-28";
+      const response = await fetch(`${first.url}/mcp/${modernServer.slug}`, {
+        method: "POST",
+        headers: {
+          "x-gateway-api-key": key,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": version,
+          ...(modernEra ? { "mcp-method": "tools/call", "mcp-name": "slow" } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 9,
+          method: "tools/call",
+          params: { name: "slow", arguments: { ms: 1800 }, ...(modernEra ? { _meta: envelope } : {}) },
+        }),
+      });
+      expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      const chunks: string[] = [];
+      const decoder = new TextDecoder();
+      for await (const chunk of response.body!) chunks.push(decoder.decode(chunk, { stream: true }));
+      // Bytes flow while the call runs (MCP_SSE_KEEPALIVE_MS), so no read timeout sees an idle answer.
+      expect(chunks[0]).toMatch(/^: keepalive\n\n/);
+      expect(chunks[0]).not.toContain("waited");
+      const text = chunks.join("");
+      expect(text.match(/^: keepalive$/gm)?.length).toBeGreaterThanOrEqual(2);
+      const result = JSON.parse(/^data: (.*)$/m.exec(text)![1]!).result;
+      expect(result.content).toEqual([{ type: "text", text: "waited 1800 ms" }]);
+    },
+  );
+});
+
 describe("the ttlMs cache of listings", () => {
   it("serves a listing from the cache while the upstream's ttlMs says it is fresh", async () => {
     const client = await connect(first, modernServer);
@@ -256,33 +267,10 @@ describe("the ttlMs cache of listings", () => {
   });
 });
 
-/**
- * A request sent with the SDK's own 2026-07-28 transport (it sets MCP-Protocol-Version, Mcp-Method and Mcp-Name).
- * The SDK's Client does not implement the Tasks extension (it refuses a `resultType: "task"` answer), so the
- * extension's messages go through its transport as they are.
- */
-async function sdkRequest(gateway: { url: string }, apiKey: string, method: string, params: Record<string, unknown>) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp/${modernServer.slug}`), {
-    requestInit: { headers: { "x-gateway-api-key": apiKey } },
-  });
-  (transport as { setProtocolVersion?: (version: string) => void }).setProtocolVersion?.("2026-07-28");
-  const id = Math.floor(Math.random() * 1e9);
-  const answer = new Promise<any>((resolve, reject) => {
-    transport.onmessage = (message: any) => {
-      if (message.id === id) resolve(message);
-    };
-    transport.onerror = reject;
-  });
-  await transport.start();
-  const meta = {
-    ...envelope,
-    "io.modelcontextprotocol/clientCapabilities": declared ? { extensions: { [TASKS]: {} } } : {},
-  };
-  await transport.send({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } } as never);
-  const message = await answer;
-  await transport.close();
-  if (message.error) throw Object.assign(new Error(message.error.message), { code: message.error.code });
-  return message.result as Record<string, any>;
+/** A request through the SDK's 2026-07-28 transport, declaring the Tasks extension while `declared` is true. */
+function sdkRequest(gateway: { url: string }, apiKey: string, method: string, params: Record<string, unknown>) {
+  const endpoint = { url: `${gateway.url}/mcp/${modernServer.slug}`, headers: { "x-gateway-api-key": apiKey } };
+  return modernRequest(endpoint, method, params, { tasks: declared });
 }
 let declared = true;
 

@@ -6,6 +6,7 @@ import { parseGatewayHeaders } from "../../../http/gateway-headers.ts";
 import { readText } from "../../../http/json.ts";
 import { type McpTarget, resolveMcpTarget } from "./access.ts";
 import { authenticateMcpCaller, checkOrigin } from "./caller.ts";
+import { keepAliveWhileWaiting } from "./keep-alive.ts";
 import { admitMcpToolCall } from "./limits.ts";
 import { type ProxyHooks, type UpstreamIdentity, buildProxyServer } from "./proxy-server.ts";
 import { type McpRoute, routeOf } from "./request-route.ts";
@@ -173,6 +174,8 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
   let failure: Error | undefined;
   const handler = createMcpHandler(() => buildProxyServer(hooks, identity), {
     legacy: "stateless",
+    // The SDK's own event streams (2025-era answers, 2026 ones once the upstream notifies) beat as ours do.
+    keepAliveMs: services.settings.MCP_SSE_KEEPALIVE_MS,
     onerror: (error) => {
       failure ??= error;
     },
@@ -185,11 +188,23 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
       }),
     );
   };
+  const answer = handler.fetch(request, { parsedBody: forwarded.body }).then((response) =>
+    // A lone request's error for an upstream answer too large is answered with HTTP 502 (upstream/status.ts).
+    isLoneRequest(forwarded.body) ? withUpstreamStatus(response) : response,
+  );
   let answered: Response;
   try {
-    answered = await handler.fetch(request, { parsedBody: forwarded.body });
-    // A lone request's error for an upstream answer too large is answered with HTTP 502 (upstream/status.ts).
-    if (isLoneRequest(forwarded.body)) answered = await withUpstreamStatus(answered);
+    // An answer that takes longer than MCP_SSE_KEEPALIVE_MS (a long tool call) streams comments meanwhile, so no
+    // proxy's read timeout (CloudFront's 60 s) cuts it (keep-alive.ts).
+    answered = acceptsEventStream(request)
+      ? await keepAliveWhileWaiting(answer, {
+          intervalMs: services.settings.MCP_SSE_KEEPALIVE_MS,
+          lateFailure: (error) => {
+            record.error ??= { message: error instanceof Error ? error.message : String(error), code: "mcp_error" };
+            return lateFailure(forwarded.body);
+          },
+        })
+      : await answer;
   } catch (error) {
     cleanUp();
     throw error;
@@ -199,6 +214,16 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
     cleanUp();
     log(answered);
   });
+}
+
+function acceptsEventStream(request: Request): boolean {
+  return (request.headers.get("accept") ?? "").toLowerCase().includes("text/event-stream");
+}
+
+/** The JSON-RPC error for a request whose answer failed after its event stream was committed (the log has why). */
+function lateFailure(body: unknown) {
+  const id = isLoneRequest(body) ? (body as { id: string | number }).id : null;
+  return { jsonrpc: "2.0", id, error: { code: -32603, message: "Internal error: the answer could not be completed." } };
 }
 
 function isLoneRequest(body: unknown): boolean {
