@@ -1,4 +1,3 @@
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { RequestLog } from "../logs/log-record.ts";
 import type { Settings } from "../../config/settings.ts";
 import type { Counters } from "../../store/ports.ts";
@@ -31,7 +30,7 @@ export function observeLogs(services: ObservedServices): void {
     services.logger.observe(async (log) => (await ready).observe(log));
     metricsReady.set(services, ready);
   }
-  services.logger.observe((log) => generationSpan(log));
+  services.logger.observe(generationSpan);
   // A saved provider's ledger, reconciled with its bill (core/observe/reconciliation).
   services.logger.observe((log, stored) =>
     stored && log.integrationId && log.cost ? recordLedger(services.stores.counters, log) : undefined,
@@ -45,34 +44,27 @@ export async function metricsOf(services: ObservedServices): Promise<GatewayMetr
   return services.metrics ?? (await metricsReady.get(services));
 }
 
-const tracer = trace.getTracer("ai-gateway");
+/** A log the gateway wrote for an inference request (one with a provider or model): it gets a generation span. */
+const isInferenceLog = (log: RequestLog): boolean =>
+  log.source === "gateway" && Boolean(log.provider || log.requestedModel);
 
 /**
- * One span per inference request (a log with a provider or model), timed like the request, with the
- * organisation, workspace and environment (`_environment` metadata) attributes and the gen_ai.* usage.
+ * The OpenTelemetry API (16 KB of every data-plane function's cold start) is loaded by the first inference
+ * log, once per process, after its response: a Lambda's init does not pay for spans that record nothing unless an
+ * OpenTelemetry SDK is registered. Later logs get the loaded function without awaiting anything.
  */
-function generationSpan(log: RequestLog): void {
-  if (log.source !== "gateway" || (!log.provider && !log.requestedModel)) return;
-  const start = Date.parse(log.createdAt);
-  const span = tracer.startSpan("gateway.generation", { kind: SpanKind.SERVER, startTime: start });
-  // Without a registered OpenTelemetry SDK the span records nothing: skip building its attributes.
-  if (!span.isRecording()) return;
-  span.setAttributes({
-    "gateway.organisation_id": log.organisationId,
-    "gateway.workspace_id": log.workspaceId ?? "",
-    "gateway.environment": log.metadata?._environment ?? "",
-    "gateway.trace_id": log.traceId,
-    "gateway.log_id": log.id,
-    "http.route": log.route,
-    "http.response.status_code": log.status,
-    "gen_ai.system": log.provider ?? "",
-    "gen_ai.request.model": log.requestedModel ?? "",
-    "gen_ai.response.model": log.answeredModel ?? "",
-    "gen_ai.usage.input_tokens": log.usage?.promptTokens ?? 0,
-    "gen_ai.usage.output_tokens": log.usage?.completionTokens ?? 0,
-    "gateway.cost_usd": log.cost ?? 0,
-    "gateway.cache_status": log.cacheStatus ?? "",
-  });
-  if (log.error || log.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR, message: log.error?.message });
-  span.end(start + log.latencyMs);
+let spanOf: ((log: RequestLog) => void) | undefined;
+let loadingSpans: Promise<(log: RequestLog) => void> | undefined;
+
+function generationSpan(log: RequestLog): void | Promise<void> {
+  if (!isInferenceLog(log)) return;
+  if (spanOf) return spanOf(log);
+  loadingSpans ??= import("./generation-span.ts").then(
+    (module) => (spanOf = module.generationSpan),
+    (error: unknown) => {
+      loadingSpans = undefined; // a failed import is tried again by the next log
+      throw error;
+    },
+  );
+  return loadingSpans.then((span) => span(log));
 }

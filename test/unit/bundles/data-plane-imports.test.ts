@@ -12,7 +12,7 @@ import { ROUTE_FAMILIES } from "../../../core/routes/table.ts";
  * plane's schemas (`core/control/**\/*schemas.ts`, the MCP and SSO ones), the policy request schemas
  * (core/inference/policies/requests.ts), and the semantic cache's S3 Vectors client and adapter (and usearch,
  * local only), the guardrail engine, the model catalog's price data, the multipart parser, the other families'
- * routes and analytics counting. The queue and schedule workers keep the catalog out too.
+ * routes, analytics counting and the OpenTelemetry API. The queue and schedule workers keep the catalog out too.
  */
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -61,6 +61,10 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?
   // Multipart bodies (busboy) come with a multipart inference route's first request (core/inference/gateway/inference.ts);
   // file uploads are what the files family is for.
   { what: "busboy", test: (input) => input.includes("node_modules/busboy/"), except: ["files"] },
+  // The generation spans (and the OpenTelemetry API, 16 KB) come with the first inference log
+  // (core/observe/metrics/observe.ts); guardrail spans with a guardrail run.
+  { what: "the OpenTelemetry API", test: (input) => input.includes("node_modules/@opentelemetry/api/") },
+  { what: "the generation spans", test: (input) => input === "core/observe/metrics/generation-span.ts" },
   // Saved prompts: the renderer and mustache come with a prompt route's first request (core/features/prompts/runtime.ts).
   { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
   {

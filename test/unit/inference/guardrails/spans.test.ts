@@ -1,28 +1,17 @@
-import { trace } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invokeGuardrail } from "../../../../core/inference/guardrails/invocation.ts";
 import { recordGuardrailSpans } from "../../../../core/inference/guardrails/spans.ts";
 import type { GuardrailVerdict } from "../../../../core/inference/guardrails/types.ts";
 import type { RequestContext, Services } from "../../../../core/services.ts";
 import { parseTrustedHosts } from "../../../../core/security/custom-host.ts";
+import { inMemorySpans } from "../../../helpers/in-memory-spans.ts";
 
 /**
  * Guardrail spans with an in-memory OpenTelemetry SDK registered for this file: names, attributes and one
  * event per check when EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED is on; nothing when it is off.
  */
 
-const exporter = new InMemorySpanExporter();
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-});
-
-afterAll(() => {
-  trace.disable();
-});
-
-beforeEach(() => exporter.reset());
+const exporter = inMemorySpans();
 
 const on = { EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: true };
 const off = { EXPERIMENTAL_GEN_AI_OTEL_TRACES_ENABLED: false };
