@@ -1,14 +1,10 @@
-import { azureAIAdapter, azureOpenAIAdapter } from "./azure/index.ts";
 import { createCompatibleAdapter } from "./openai/compatible.ts";
 import { COMPATIBLE_PROVIDERS } from "./openai/table.ts";
 import type { ProviderAdapter } from "./types.ts";
 
 /** The OpenAI-shaped providers (one table, small): always loaded. */
 const LOADED = new Map<string, ProviderAdapter>(
-  [...COMPATIBLE_PROVIDERS.map(createCompatibleAdapter), azureOpenAIAdapter, azureAIAdapter].map((adapter) => [
-    adapter.id,
-    adapter,
-  ]),
+  COMPATIBLE_PROVIDERS.map(createCompatibleAdapter).map((adapter) => [adapter.id, adapter]),
 );
 
 /**
@@ -16,6 +12,9 @@ const LOADED = new Map<string, ProviderAdapter>(
  * compiles only the families it calls, not every provider's transforms. One line per folder.
  */
 const LOADERS: Record<string, () => Promise<ProviderAdapter>> = {
+  // Azure OpenAI and Azure AI Foundry share a folder (their endpoints, images and OCR: 5 KB).
+  "azure-openai": () => import("./azure/index.ts").then((module) => module.azureOpenAIAdapter),
+  "azure-ai": () => import("./azure/index.ts").then((module) => module.azureAIAdapter),
   anthropic: () => import("./anthropic/index.ts").then((module) => module.anthropicAdapter),
   bedrock: () => import("./bedrock/index.ts").then((module) => module.bedrockAdapter),
   cohere: () => import("./cohere/index.ts").then((module) => module.cohereAdapter),

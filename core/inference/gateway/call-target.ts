@@ -20,7 +20,7 @@ import { type UpstreamReply, requestUpstream } from "../../providers/upstream/cl
 import type { InferenceOutcome } from "./outcome.ts";
 import { estimateUsage } from "./usage-estimate.ts";
 import { redirectError } from "../../providers/upstream/failures.ts";
-import { relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
+import { loadStrictStreams, relayPipeline, type StreamPipeline, transformPipeline } from "./stream/pipelines.ts";
 import { sseAnswer } from "./stream/sse-answer.ts";
 import { JsonText } from "../../observe/logs/late-json.ts";
 import { loadedFormat } from "../formats/registry.ts";
@@ -196,7 +196,7 @@ async function streamAnswer(call: TargetCall, answering: Answering): Promise<Res
     includeUsage: ctx.includeUsage === true,
     outcome,
     idle: { idleMs: call.timeoutMs, onTimeout: () => upstream.abort() },
-    strict: call.strict === true || call.continuation !== undefined,
+    strict: call.strict === true || call.continuation !== undefined ? await loadStrictStreams() : undefined,
   };
   const pipeline: StreamPipeline<unknown> = routeAdapter.stream!.relay
     ? (relayPipeline(response.body, pipelineOptions) as StreamPipeline<unknown>)

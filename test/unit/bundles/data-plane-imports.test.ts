@@ -65,6 +65,15 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?
   // (core/observe/metrics/observe.ts); guardrail spans with a guardrail run.
   { what: "the OpenTelemetry API", test: (input) => input.includes("node_modules/@opentelemetry/api/") },
   { what: "the generation spans", test: (input) => input === "core/observe/metrics/generation-span.ts" },
+  // Streams that may be continued (on_stream_failure: continue) load their checks with the first of them
+  // (core/inference/gateway/stream/pipelines.ts loadStrictStreams); the continuation itself comes with a break.
+  { what: "the strict stream checks", test: (input) => input === "core/inference/gateway/stream/strict-streams.ts" },
+  // Azure's adapters come with its first request (core/providers/registry.ts), as every provider family with
+  // transforms of its own; only its endpoints (shared with files, batches and fine-tuning) may be loaded.
+  {
+    what: "the Azure family",
+    test: (input) => input.startsWith("core/providers/azure/") && input !== "core/providers/azure/endpoints.ts",
+  },
   // Saved prompts: the renderer and mustache come with a prompt route's first request (core/features/prompts/runtime.ts).
   { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
   {

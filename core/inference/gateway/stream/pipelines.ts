@@ -8,7 +8,22 @@ import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./assembly.ts";
 import { Transcript } from "./transcript.ts";
 import { type IdleTimeout, readUpstreamBatches, readUpstreamEvents } from "./upstream-events.ts";
-import { RelayedChunkCheck, TypedEventCheck, streamCut } from "./strict-streams.ts";
+
+/** The checks of streams that may be continued (strict-streams.ts), loaded with the first such stream. */
+export type StrictStreams = typeof import("./strict-streams.ts");
+let strictStreams: Promise<StrictStreams> | undefined;
+
+/**
+ * Only streams that may be continued (a fallback with `on_stream_failure: "continue"`, a continuing leg) run the
+ * checks: their module is loaded once, by the first of them, instead of on every cold start.
+ */
+export function loadStrictStreams(): Promise<StrictStreams> {
+  strictStreams ??= import("./strict-streams.ts").catch((error: unknown) => {
+    strictStreams = undefined; // a failed import is tried again by the next such stream
+    throw error;
+  });
+  return strictStreams;
+}
 
 /** What is written to the client: SSE text, or the provider's bytes as they came. */
 export type StreamPiece = string | Uint8Array;
@@ -51,9 +66,10 @@ interface PipelineOptions {
   /**
    * The stream may be continued by the next target (a fallback with `on_stream_failure: "continue"`): a break
    * the client would otherwise be sent as it is (an error event or a malformed chunk relayed, an end without a
-   * finish) fails the stream instead, so the continuation can take over (strict-streams.ts). Off: no check.
+   * finish) fails the stream instead, so the continuation can take over: the checks of strict-streams.ts, loaded
+   * by the caller only for such streams (loadStrictStreams). Absent: no check.
    */
-  strict?: boolean;
+  strict?: StrictStreams;
   /** Prices reported usage (the answer's service tier applied), so the usage the client is sent carries its cost. */
   costOf?: (usage: ChatUsage, serviceTier?: string) => Cost;
 }
@@ -103,7 +119,7 @@ export async function transformPipeline(
     },
     end(pending) {
       for (const chunk of transformer.end()) emit(chunk, pending);
-      if (options.strict && !assembler.finished()) throw streamCut();
+      if (options.strict && !assembler.finished()) throw options.strict.streamCut();
       pending.push(DONE);
     },
     usage: () => usage,
@@ -126,7 +142,7 @@ function typedEventPipeline(
   { outcome, costOf, strict }: PipelineOptions,
 ): StreamPipeline<UpstreamEvent[]> {
   const assembler = format.assembler();
-  const check = strict === true ? new TypedEventCheck() : undefined;
+  const check = strict ? new strict.TypedEventCheck() : undefined;
   let chars = 0;
   let events = 0;
   const emit = (event: object | string, pending: StreamPiece[]) => {
@@ -147,7 +163,7 @@ function typedEventPipeline(
     },
     end(pending) {
       const last = transformer.end();
-      if (check && !check.finishes(last)) throw streamCut();
+      if (strict && check && !check.finishes(last)) throw strict.streamCut();
       for (const out of last) emit(out, pending);
     },
     usage: () => assembler.usage(),
@@ -187,7 +203,7 @@ export function relayPipeline(body: AsyncIterable<Uint8Array>, options: Pipeline
   const batches = readUpstreamBatches(body, relay, options.idle);
   const { outcome } = options;
   // Strict: the relayed events are read (each parsed once) instead of passed as bytes; chosen once, not per chunk.
-  const check = options.strict ? new RelayedChunkCheck() : undefined;
+  const check = options.strict ? new options.strict.RelayedChunkCheck() : undefined;
   return {
     batches,
     take: check
