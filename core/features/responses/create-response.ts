@@ -8,13 +8,13 @@ import { readJson, validate } from "../../http/json.ts";
 import { isLateJson } from "../../observe/logs/late-json.ts";
 import { presentResponse, type ResponseSchema } from "../../inference/formats/responses/present.ts";
 import { mentionsServerSideMcp } from "../mcp/server-side/references.ts";
-import { startBackground } from "./background.ts";
 import { inputItemsOf, sendableHistory } from "./conversation.ts";
 import { assignItemIds } from "./item-ids.ts";
 import { resolveItemReferences } from "./item-references.ts";
 import { storedBeforeLastEvent } from "./stored-before-end.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
+import { loadOnce } from "../../util/load-once.ts";
 
 /**
  * `POST /v1/responses` on every provider (DESIGN: an inbound format at the edge of the pipeline). Before the
@@ -131,6 +131,16 @@ interface ResponseRun {
   ): Parameters<ReturnType<typeof responseStoreOf>["save"]>[1];
 }
 
+const background = loadOnce(() => import("./background.ts"));
+
+/**
+ * Background runs (their run loop and cancel polling): loaded by the first background response, cancel or delete
+ * of a process, once, not on the responses function's cold start.
+ */
+export function loadBackground(): Promise<typeof import("./background.ts")> {
+  return background.get();
+}
+
 /** A `background` response: answered at once as `queued`, run after the answer (core/features/responses/background.ts). */
 async function answerInBackground(run: ResponseRun): Promise<Response> {
   const { request, ctx, body, sent, requestId, responses, schema, owner, entry } = run;
@@ -143,7 +153,7 @@ async function answerInBackground(run: ResponseRun): Promise<Response> {
   const queued = { ...started, status: "queued", previous_response_id: body.previous_response_id ?? null };
   const outcome = newOutcome("responses", String(body.model), false);
   ctx.outcome = outcome;
-  await startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
+  await (await loadBackground()).startBackground(ctx, owner, entry(queued, undefined), async (signal) => {
     // The client's request is over: only a cancel (or delete) stops the run.
     const runCtx: RequestContext = { ...ctx, signal };
     try {

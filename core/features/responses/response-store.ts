@@ -2,9 +2,12 @@ import { newId } from "../../util/ids.ts";
 import type { Services } from "../../services.ts";
 import { ConditionFailedError, type Blobs, type RecordItem, type Records } from "../../store/ports.ts";
 import { continuedConversation, previousResponseNotFinished, previousResponseNotFound } from "./conversation.ts";
-import { type InputItemQuery, inputItemPage, type ResponseItemList } from "./input-item-page.ts";
+import type { InputItemQuery, ResponseItemList } from "./input-item-page.ts";
 import { assignItemIds } from "./item-ids.ts";
 import { type ResponseOwner, workspaceOf } from "./owner.ts";
+import { loadOnce } from "../../util/load-once.ts";
+
+const inputItemPages = loadOnce(() => import("./input-item-page.ts"));
 
 /**
  * Stored responses (`store: true`, the default of OpenAI's Responses API): what `GET /responses/{id}`,
@@ -197,7 +200,8 @@ export class ResponseStore {
   /** A page of the response's own input items (spec 2.3), or undefined when the response is absent. */
   async listInputItems(owner: ResponseOwner, id: string, query: InputItemQuery): Promise<ResponseItemList | undefined> {
     const entry = await this.get(owner, id);
-    return entry && inputItemPage(entry.inputItems, query);
+    // Paging a stored input (input-item-page.ts) comes with a process's first listing, not its cold start.
+    return entry && (await inputItemPages.get()).inputItemPage(entry.inputItems, query);
   }
 
   /**

@@ -5,6 +5,7 @@ import type { AnalyticsRecorder } from "../analytics/recorder.ts";
 import type { RequestLogger } from "../logs/request-logger.ts";
 import { recordLedger } from "../reconciliation/ledger.ts";
 import type { GatewayMetrics } from "./prometheus.ts";
+import { loadOnce } from "../../util/load-once.ts";
 
 /** What the log observers read and set of a process's services (core/services.ts Services). */
 interface ObservedServices {
@@ -53,18 +54,11 @@ const isInferenceLog = (log: RequestLog): boolean =>
  * log, once per process, after its response: a Lambda's init does not pay for spans that record nothing unless an
  * OpenTelemetry SDK is registered. Later logs get the loaded function without awaiting anything.
  */
-let spanOf: ((log: RequestLog) => void) | undefined;
-let loadingSpans: Promise<(log: RequestLog) => void> | undefined;
+const spans = loadOnce(() => import("./generation-span.ts"));
 
 function generationSpan(log: RequestLog): void | Promise<void> {
   if (!isInferenceLog(log)) return;
-  if (spanOf) return spanOf(log);
-  loadingSpans ??= import("./generation-span.ts").then(
-    (module) => (spanOf = module.generationSpan),
-    (error: unknown) => {
-      loadingSpans = undefined; // a failed import is tried again by the next log
-      throw error;
-    },
-  );
-  return loadingSpans.then((span) => span(log));
+  const loaded = spans.loaded();
+  if (loaded) return loaded.generationSpan(log);
+  return spans.get().then((module) => module.generationSpan(log));
 }

@@ -1,6 +1,15 @@
 import { TextAnswer, type RouteAdapter, type TransformContext, type UpstreamRequest } from "../types.ts";
 import { bodyOf, rememberBody } from "./request-body.ts";
-import { renderSrt, renderVtt, type TranscriptSegment } from "./transcript.ts";
+import type { TranscriptSegment } from "./transcript.ts";
+import { loadOnce } from "../../util/load-once.ts";
+
+type Transcripts = typeof import("./transcript.ts");
+
+/**
+ * The SRT and WebVTT writers (transcript.ts, with the other providers' transcript shapes) are loaded by the first
+ * request for subtitles, once: every inference function loads the OpenAI-compatible table, whose audio routes this is.
+ */
+const transcripts = loadOnce<Transcripts>(() => import("./transcript.ts"));
 
 /**
  * An OpenAI-shaped transcription route of a provider that writes no subtitles (Groq answers only json, text
@@ -12,9 +21,11 @@ export function subtitleRoute(
   send: (body: Record<string, any>, ctx: TransformContext) => Promise<UpstreamRequest>,
 ): RouteAdapter {
   return {
-    buildRequest(body, ctx) {
+    async buildRequest(body, ctx) {
       rememberBody(ctx, body);
-      return send(rendersSubtitles(body) ? { ...body, response_format: "verbose_json" } : body, ctx);
+      if (!rendersSubtitles(body)) return send(body, ctx);
+      await transcripts.get();
+      return send({ ...body, response_format: "verbose_json" }, ctx);
     },
     transformResponse(upstream, ctx) {
       const body = bodyOf(ctx);
@@ -22,6 +33,8 @@ export function subtitleRoute(
       const segments: TranscriptSegment[] = (Array.isArray(upstream?.segments) ? upstream.segments : [])
         .filter((segment: any) => typeof segment?.start === "number" && typeof segment?.end === "number")
         .map((segment: any) => ({ start: segment.start, end: segment.end, text: String(segment.text ?? "") }));
+      // Loaded by buildRequest, which saw the same body.
+      const { renderSrt, renderVtt } = transcripts.loaded()!;
       const text = body.response_format === "srt" ? renderSrt(segments) : renderVtt(segments);
       return new TextAnswer(text, "text/plain; charset=utf-8");
     },

@@ -1,6 +1,4 @@
-import { MODERATION_CATEGORIES, type RouteAdapter, UpstreamError } from "../types.ts";
-import { authHeaders, baseUrlOf, type CompatibleProvider } from "../openai/compatible.ts";
-import { joinUrl } from "../url.ts";
+import { MODERATION_CATEGORIES, UpstreamError } from "../types.ts";
 
 /**
  * Mistral's moderation API (https://docs.mistral.ai/api/#tag/classifiers, `POST /v1/moderations`): the body is
@@ -8,7 +6,7 @@ import { joinUrl } from "../url.ts";
  * `{categories, category_scores}` over Mistral's own nine categories. Answered in OpenAI's moderation shape
  * (spec 2.10): the eleven OpenAI categories and the two `illicit` ones OpenAI's current moderation object requires,
  * those Mistral has no counterpart for false and 0, and every Mistral category kept under `mistral` so nothing the
- * provider said is lost.
+ * provider said is lost. Loaded by the route's first request (moderations-route.ts).
  */
 
 /** The moderation result's categories: spec 2.10's eleven and OpenAI's `illicit` pair (required by its schema). */
@@ -96,24 +94,4 @@ function toOpenAIResult(result: MistralResult): Record<string, unknown> {
 
 function numberOr0(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
-
-/** The `mistral-ai` row's moderations route (its other routes are OpenAI's). */
-export function mistralModerationsRoute(row: CompatibleProvider): RouteAdapter {
-  return {
-    buildRequest(body, ctx) {
-      return {
-        url: joinUrl(baseUrlOf(row, ctx), "/moderations"),
-        method: "POST",
-        headers: {
-          ...row.headers,
-          ...authHeaders(row, ctx.target.apiKey),
-          ...ctx.target.forwardHeaders,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify(toMistralModerationRequest(body)),
-      };
-    },
-    transformResponse: fromMistralModerationResponse,
-  };
 }

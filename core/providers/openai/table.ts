@@ -1,5 +1,5 @@
 import type { CompatibleProvider } from "./compatible.ts";
-import { mistralModerationsRoute } from "../mistral/moderations.ts";
+import { mistralModerationsRoute } from "../mistral/moderations-route.ts";
 
 /**
  * OpenAI and every provider whose API is OpenAI-compatible: one row each. Quirks (unsupported params,

@@ -3,12 +3,11 @@ import type { HandlerMap } from "../../http/context.ts";
 import type { RequestContext } from "../../services.ts";
 import { badRequest, notFound, unauthorized } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
-import { abortBackground, cancelBackground } from "../../features/responses/background.ts";
 import { RESPONSE_INCLUDE_VALUES } from "../../features/responses/include.ts";
 import type { InputItemQuery } from "../../features/responses/input-item-page.ts";
 import { type ResponseOwner, responseOwnerOf } from "../../features/responses/owner.ts";
 import { responseStoreOf } from "../../features/responses/response-store.ts";
-import { createResponse } from "../../features/responses/create-response.ts";
+import { createResponse, loadBackground } from "../../features/responses/create-response.ts";
 
 /**
  * Stored responses (spec 4.1; OpenAI's Responses API): `GET /v1/responses/:id`, `DELETE /v1/responses/:id`,
@@ -31,7 +30,7 @@ const storedResponseHandlers: HandlerMap = {
   async deleteResponse(_request, ctx) {
     const id = ctx.params.id!;
     if (!(await responseStoreOf(ctx.services).delete(ownerOf(ctx), id))) throw responseNotFound(id);
-    abortBackground(id);
+    (await loadBackground()).abortBackground(id);
     return json({ id, object: "response", deleted: true });
   },
 
@@ -45,6 +44,7 @@ const storedResponseHandlers: HandlerMap = {
   },
 
   async cancelResponse(request, ctx) {
+    const { cancelBackground } = await loadBackground();
     const entry = await cancelBackground(responseStoreOf(ctx.services), ownerOf(ctx), ctx.params.id!);
     return json(presentResponse(entry.response, schemaOfRequest(request)));
   },

@@ -74,6 +74,18 @@ const FORBIDDEN: Array<{ what: string; test: (input: string) => boolean; except?
     what: "the Azure family",
     test: (input) => input.startsWith("core/providers/azure/") && input !== "core/providers/azure/endpoints.ts",
   },
+  // Request-dependent parts of the OpenAI-compatible table: Mistral's moderation shapes come with its first
+  // moderation (core/providers/mistral/moderations-route.ts), the subtitle writers with the first request for SRT
+  // or WebVTT (core/providers/audio/subtitles-from-segments.ts).
+  { what: "Mistral's moderation shapes", test: (input) => input === "core/providers/mistral/moderations.ts" },
+  { what: "the transcript writers", test: (input) => input === "core/providers/audio/transcript.ts" },
+  // Responses: background runs come with the first background response, cancel or delete; input-item pages with
+  // the first listing (core/features/responses/create-response.ts loadBackground, response-store.ts).
+  {
+    what: "the responses' background runs and input-item pages",
+    test: (input) =>
+      input === "core/features/responses/background.ts" || input === "core/features/responses/input-item-page.ts",
+  },
   // Saved prompts: the renderer and mustache come with a prompt route's first request (core/features/prompts/runtime.ts).
   { what: "mustache", test: (input) => input.includes("node_modules/mustache/") },
   {

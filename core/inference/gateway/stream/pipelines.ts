@@ -8,21 +8,18 @@ import { SseRelay } from "./sse-relay.ts";
 import { StreamAssembler } from "./assembly.ts";
 import { Transcript } from "./transcript.ts";
 import { type IdleTimeout, readUpstreamBatches, readUpstreamEvents } from "./upstream-events.ts";
+import { loadOnce } from "../../../util/load-once.ts";
 
 /** The checks of streams that may be continued (strict-streams.ts), loaded with the first such stream. */
 export type StrictStreams = typeof import("./strict-streams.ts");
-let strictStreams: Promise<StrictStreams> | undefined;
+const strictStreams = loadOnce<StrictStreams>(() => import("./strict-streams.ts"));
 
 /**
  * Only streams that may be continued (a fallback with `on_stream_failure: "continue"`, a continuing leg) run the
  * checks: their module is loaded once, by the first of them, instead of on every cold start.
  */
 export function loadStrictStreams(): Promise<StrictStreams> {
-  strictStreams ??= import("./strict-streams.ts").catch((error: unknown) => {
-    strictStreams = undefined; // a failed import is tried again by the next such stream
-    throw error;
-  });
-  return strictStreams;
+  return strictStreams.get();
 }
 
 /** What is written to the client: SSE text, or the provider's bytes as they came. */
