@@ -90,6 +90,15 @@ async function logOf(traceId: string) {
 beforeAll(async () => {
   upstream = await startBrokenStreams();
   gateway = await startTestGateway();
+  // One whole stream first: a process's first stream loads the price data before it relays (about as long as a
+  // broken target waits before it cuts), and a cut (a reset) that arrives before the gateway read the first
+  // bytes discards them: that target then failed before its first chunk, a plain fallback, not a continuation.
+  const warm = await client(continuing(target("openai", "ok"))).chat.completions.create({
+    model: "any",
+    messages: [{ role: "user", content: "Say the pangram." }],
+    stream: true,
+  });
+  for await (const _chunk of warm);
 });
 
 afterAll(async () => {
