@@ -162,7 +162,11 @@ if (import.meta.main || /gateway-server\.m?[jt]s$/.test(process.argv[1] ?? "")) 
       bench
         .close()
         .then(() => {
-          process.stdout.write(`${JSON.stringify({ final: true, requests, memory, storeOps: counter?.counts() })}\n`);
+          // Log writes the breaker skipped or that failed: a run that dropped logs did less work per request.
+          const droppedLogs = bench.gateway.services.logger.breaker.dropped;
+          process.stdout.write(
+            `${JSON.stringify({ final: true, requests, memory, droppedLogs, storeOps: counter?.counts() })}\n`,
+          );
         })
         .catch((error) => console.error("close failed", error))
         .finally(() => {
