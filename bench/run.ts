@@ -202,6 +202,8 @@ interface TargetRun {
   build?: Build;
   /** Request-log writes the gateway skipped or that failed (its log breaker): work a request did not do. */
   droppedLogs?: number;
+  /** Requests the gateway held while its storage thread caught up with the logs (log-backlog-gate.ts). */
+  heldRequests?: number;
   /** A burst of new paced streams (lib/burst.ts). */
   burst?: BurstResult;
   version?: string;
@@ -753,6 +755,7 @@ async function stopLive(live: Live): Promise<void> {
   }
   if (final?.memory) live.run.heap = final.memory;
   if (final && typeof final.droppedLogs === "number") live.run.droppedLogs = final.droppedLogs;
+  if (final && typeof final.heldRequests === "number") live.run.heldRequests = final.heldRequests;
 }
 
 const fmt = (value: number | undefined, digits = 2) =>
@@ -842,7 +845,7 @@ function printMemory(): void {
       ? `   heap used ${fmt(run.heap.heapUsed, 0)} / total ${fmt(run.heap.heapTotal, 0)}, external ${fmt(run.heap.external, 0)}`
       : "";
     console.log(
-      `  ${labelOf(run.target, run.build).padEnd(8)} rss ${fmt(run.memory?.rssMb, 0).padStart(5)}   peak ${fmt(run.memory?.peakRssMb, 0).padStart(5)}${heap}${run.droppedLogs ? `   DROPPED ${run.droppedLogs} request logs` : ""}${run.error ? `   (${run.error})` : ""}`,
+      `  ${labelOf(run.target, run.build).padEnd(8)} rss ${fmt(run.memory?.rssMb, 0).padStart(5)}   peak ${fmt(run.memory?.peakRssMb, 0).padStart(5)}${heap}${run.droppedLogs ? `   DROPPED ${run.droppedLogs} request logs` : ""}${run.heldRequests ? `   held ${run.heldRequests} requests for the log backlog` : ""}${run.error ? `   (${run.error})` : ""}`,
     );
   }
 }
