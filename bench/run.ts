@@ -70,6 +70,7 @@ import { formatStoreOps, measureStoreOps, type PerRequest, type StoreOpsResult }
  *   --baseline=DIR           also run the gateway of another checkout (a worktree at the commit to compare with):
  *                            every gateway target gets a twin (`gateway@base`) measured right after it in every
  *                            round; the report adds the per-round paired CPU and throughput ratios
+ *   --baseline-node-args="..."  Node flags of the baseline's gateway (with --baseline=. : two flag sets paired)
  *   --burst=500              streams in the burst of new streams (each its own connection, chunks 50 ms apart),
  *                            through the floor and the gateway after the TTFB table (0 skips it);
  *                            --bursts=3 (5 without --quick)  bursts, a second apart; medians reported
@@ -165,6 +166,8 @@ const config = {
   rounds: Math.max(1, Number(flags.rounds ?? 1)),
   /** Another checkout whose gateway is measured beside this one's, cell by cell (`--baseline=DIR`). */
   baseline: flags.baseline ? resolve(flags.baseline) : undefined,
+  /** Node flags of the baseline's gateway instead of this run's (`--baseline=. --baseline-node-args=...` pairs flags). */
+  baselineNodeArgs: flags["baseline-node-args"]?.split(/\s+/).filter(Boolean),
   burst: { streams: Number(flags.burst ?? 500), bursts: Number(flags.bursts ?? (quick ? 3 : 5)) },
 };
 const targets = TARGETS.filter(wants);
@@ -382,7 +385,9 @@ async function startTarget(
   return spawnServer(build ? `${target} (${build})` : "gateway", await gatewayLauncher(build), args, {
     env: config.gatewayStart.env,
     nodeArgs: [
-      ...(config.gatewayNodeArgs ?? config.gatewayStart.nodeArgs),
+      ...((build === "base" ? config.baselineNodeArgs : undefined) ??
+        config.gatewayNodeArgs ??
+        config.gatewayStart.nodeArgs),
       ...(config.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}${build ? `/${build}` : ""}`] : []),
     ],
   });
