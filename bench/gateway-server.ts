@@ -162,7 +162,12 @@ if (import.meta.main || /gateway-server\.m?[jt]s$/.test(process.argv[1] ?? "")) 
       bench
         .close()
         .then(() => {
-          process.stdout.write(`${JSON.stringify({ final: true, requests, memory, storeOps: counter?.counts() })}\n`);
+          // Log writes the breaker skipped or that failed: a run that dropped logs did less work per request.
+          const droppedLogs = bench.gateway.services.logger.breaker.dropped;
+          const heldRequests = bench.gateway.logGate?.heldRequests;
+          process.stdout.write(
+            `${JSON.stringify({ final: true, requests, memory, droppedLogs, heldRequests, storeOps: counter?.counts() })}\n`,
+          );
         })
         .catch((error) => console.error("close failed", error))
         .finally(() => {

@@ -137,6 +137,9 @@ export interface MockUpstream {
   close(): Promise<void>;
 }
 
+/** `/paced/...` paces a stream's chunks `pacedGapMs` apart; `/paced-50/...` 50 ms apart (the burst of new streams). */
+const PACED_PATH = /^\/paced(?:-(\d+))?\//;
+
 export interface MockOptions {
   port?: number;
   host?: string;
@@ -169,17 +172,19 @@ export function createMockHandler(options: MockOptions = {}): {
       const obfuscation = !/"include_obfuscation"\s*:\s*false/.test(body);
       const stream = STREAMS[Number(usage) * 2 + Number(obfuscation)]!;
       res.writeHead(200, SSE_HEADERS);
-      if (!url.startsWith("/paced/")) {
+      const paced = PACED_PATH.exec(url);
+      if (!paced) {
         res.end(stream.whole);
         return;
       }
+      const pause = paced[1] ? Number(paced[1]) : gap;
       const { events } = stream;
       let i = 0;
       const next = () => {
         if (res.destroyed) return;
         res.write(events[i++]!);
         if (i === events.length) res.end();
-        else setTimeout(next, gap);
+        else setTimeout(next, pause);
       };
       next();
     });

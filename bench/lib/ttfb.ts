@@ -19,17 +19,28 @@ export interface TtfbResult {
   errors: number;
 }
 
-interface Sample {
+export interface Sample {
   ttfb: number;
   ttlb: number;
   ok: boolean;
 }
 
-function once(url: URL, agent: Agent, headers: Record<string, string>, body: string): Promise<Sample> {
+/**
+ * One streamed request: when its first body chunk and its last byte arrived, and whether it ended well (200,
+ * and `done` true of its last 64 bytes: OpenAI's `[DONE]` by default).
+ */
+export function timeStream(
+  url: URL,
+  agent: Agent,
+  headers: Record<string, string>,
+  body: string,
+  done: (tail: string) => boolean = (tail) => tail.includes("[DONE]"),
+): Promise<Sample> {
   return new Promise((resolve) => {
     const start = performance.now();
     let first = 0;
     let tail = "";
+    const failed = () => resolve({ ttfb: 0, ttlb: 0, ok: false });
     const req = request(
       {
         hostname: url.hostname,
@@ -44,14 +55,13 @@ function once(url: URL, agent: Agent, headers: Record<string, string>, body: str
           if (first === 0) first = performance.now();
           tail = (tail + chunk.toString("latin1")).slice(-64);
         });
-        res.on("end", () => {
-          const end = performance.now();
-          resolve({ ttfb: first - start, ttlb: end - start, ok: res.statusCode === 200 && tail.includes("[DONE]") });
-        });
-        res.on("error", () => resolve({ ttfb: 0, ttlb: 0, ok: false }));
+        res.on("end", () =>
+          resolve({ ttfb: first - start, ttlb: performance.now() - start, ok: res.statusCode === 200 && done(tail) }),
+        );
+        res.on("error", failed);
       },
     );
-    req.on("error", () => resolve({ ttfb: 0, ttlb: 0, ok: false }));
+    req.on("error", failed);
     req.end(body);
   });
 }
@@ -73,7 +83,7 @@ export async function measureTtfb(options: {
   const worker = async () => {
     while (issued < total) {
       const index = issued++;
-      const sample = await once(url, agent, options.headers, options.body);
+      const sample = await timeStream(url, agent, options.headers, options.body);
       if (index >= warmup) samples.push(sample);
     }
   };

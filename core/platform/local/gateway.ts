@@ -16,6 +16,8 @@ import { type DeploymentHeartbeat, startDeploymentHeartbeat } from "./deployment
 import { LocalSecretResolver } from "./local-secret-refs.ts";
 import { folderConsoleFiles } from "./console-files.ts";
 import { createLocalStores } from "./local-stores.ts";
+import { LogBacklogGate } from "./log-backlog-gate.ts";
+import { ThreadLogSink } from "./thread-log-sink.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { WorkerLoop } from "./worker-loop.ts";
 
@@ -26,6 +28,8 @@ export interface LocalGateway {
   bootstrap: BootstrapResult;
   worker: WorkerLoop;
   server: RunningServer;
+  /** Holds new requests while the storage thread is far behind with the request logs (SQLite store only). */
+  logGate?: LogBacklogGate;
   /** Heartbeats to the control plane, when GATEWAY_CONTROL_PLANE_URL and GATEWAY_DEPLOYMENT_KEY are set. */
   heartbeat?: DeploymentHeartbeat;
   close(): Promise<void>;
@@ -74,7 +78,13 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
 
   const app = createApp({ families: ROUTE_FAMILIES, handlers: ALL_HANDLERS, services });
   const pending = new Set<Promise<unknown>>();
+  // SQLite's request logs are written by the storage thread: new requests wait while it is far behind.
+  const logGate =
+    "logSink" in stores && stores.logSink instanceof ThreadLogSink
+      ? new LogBacklogGate(stores.logSink.records)
+      : undefined;
   const server = await startServer(app, {
+    admit: logGate && (() => logGate.admit()),
     port: settings.PORT,
     host: settings.HOST,
     pending,
@@ -114,6 +124,7 @@ export async function startLocalGateway(env: Record<string, string | undefined> 
     bootstrap,
     worker,
     server,
+    logGate,
     heartbeat,
     close() {
       closing ??= (async () => {

@@ -10,6 +10,7 @@ import { HeadersView } from "./headers-view.ts";
  */
 export class NodeHeaders extends HeadersView {
   readonly #raw: IncomingHttpHeaders;
+  #entries: Array<[string, string]> | undefined;
 
   constructor(raw: IncomingHttpHeaders) {
     super();
@@ -54,8 +55,16 @@ export class NodeHeaders extends HeadersView {
     return lower !== name && Object.hasOwn(raw, lower) ? raw[lower] : undefined;
   }
 
-  /** Sorted by name, as `Headers` iterates. */
+  /**
+   * Sorted by name, as `Headers` iterates; listed once (the headers cannot change), as a request's are iterated
+   * twice: for its gateway headers and for its log.
+   */
   protected entryList(): Array<[string, string]> {
+    this.#entries ??= this.#listEntries();
+    return this.#entries;
+  }
+
+  #listEntries(): Array<[string, string]> {
     const entries: Array<[string, string]> = [];
     for (const name of Object.keys(this.#raw).sort()) {
       const value = this.#raw[name];

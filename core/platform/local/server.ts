@@ -76,10 +76,16 @@ export async function startServer(
     maxHeaderBytes?: number;
     /** GATEWAY_BODY_TIMEOUT_MS: how long a request's body may take to arrive (body-deadline.ts). */
     bodyTimeoutMs?: number;
+    /**
+     * Whether a new request may be served now (undefined) or when (a promise): the request-log backlog gate
+     * (log-backlog-gate.ts). In-flight requests are never held.
+     */
+    admit?: () => Promise<void> | undefined;
     /** Serves WebSocket upgrades (the realtime proxy, core/platform/node/realtime-upgrade.ts), given waitUntil. */
     upgrade?: (waitUntil: (work: Promise<unknown>) => void) => UpgradeHandler;
   },
 ): Promise<RunningServer> {
+  const admit = options.admit;
   const waitUntil = (work: Promise<unknown>) => {
     const tracked = work
       .catch((error) => console.error("background work failed", error))
@@ -96,6 +102,8 @@ export async function startServer(
   // evaluated with this one's imports, before any getRequestListener call replaces the global Response.)
   const listener = getRequestListener(
     async (request, env) => {
+      const held = admit?.();
+      if (held) await held;
       const target = (env.incoming as IncomingMessage).url ?? "/";
       const query = target.indexOf("?");
       const response = await fetchHandler(withNodeHeaders(request, (env.incoming as IncomingMessage).headers), {

@@ -63,6 +63,7 @@ export class WorkerRecords implements Records {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Whether the thread is held (keeps the process alive) for the writes waiting. */
   #holding = false;
+  #settledListeners: Array<() => void> = [];
 
   constructor(local: SqliteRecords, localIndex: SqliteLogIndex, thread: StorageThread) {
     this.#local = local;
@@ -70,6 +71,16 @@ export class WorkerRecords implements Records {
     this.#thread = thread;
     thread.on("records", (message) => this.#settle((message as unknown as RecordResultsMessage).results));
     thread.onExit(() => this.#threadGone());
+  }
+
+  /** Writes the thread has not answered yet (log-backlog-gate.ts holds new requests while it is long). */
+  get backlog(): number {
+    return this.#waiting.size;
+  }
+
+  /** Calls `listener` each time the thread answered writes. */
+  onSettled(listener: () => void): void {
+    this.#settledListeners.push(listener);
   }
 
   get(pk: string, sk: string): Promise<RecordItem | undefined> {
@@ -163,6 +174,7 @@ export class WorkerRecords implements Records {
       else waiting.reject(received(result.error));
     }
     this.#releaseWhenIdle();
+    for (const listener of this.#settledListeners) listener();
   }
 
   /** Writes not sent yet are made here; those the thread had were lost with it (or answered before it ended). */
@@ -180,6 +192,7 @@ export class WorkerRecords implements Records {
     for (const waiting of this.#waiting.values()) waiting.reject(error);
     this.#waiting.clear();
     this.#releaseWhenIdle();
+    for (const listener of this.#settledListeners) listener();
   }
 
   #releaseWhenIdle(): void {
