@@ -389,6 +389,9 @@ export const MODERATION_CATEGORIES = [
   "violence/graphic",
 ] as const;
 
+/** OpenAI's own categories (omni-moderation-latest): the eleven and the two `illicit` ones. */
+export const OPENAI_MODERATION_CATEGORIES = [...MODERATION_CATEGORIES, "illicit", "illicit/violent"] as const;
+
 /** An event of an event-typed stream (Responses, Messages): written as `event: <type>` + `data: <json>`. */
 export interface TypedEvent {
   type: string;

@@ -44,6 +44,21 @@ export function checkMinScore(minScore: number): void {
     throw new RangeError("minScore must be a cosine similarity from -1 to 1");
 }
 
+/** Checks what VectorIndex.add is given (every family checks the same, before any I/O). */
+export function checkEntry(scope: string, id: string, vector: Float32Array, expiresAt: number): void {
+  checkScope(scope);
+  checkId(id);
+  checkStoredVector(vector);
+  checkExpiresAt(expiresAt);
+}
+
+/** Checks what VectorIndex.nearest is given: the vector's norm (0: a vector with no direction matches nothing). */
+export function checkQuery(scope: string, vector: Float32Array, minScore: number): number {
+  checkScope(scope);
+  checkMinScore(minScore);
+  return checkVector(vector);
+}
+
 /** Cosine similarity of two vectors of the same length (0 when either has no direction). */
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   let dot = 0;

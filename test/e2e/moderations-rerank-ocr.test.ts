@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPENAI_MODERATION_CATEGORIES } from "../../core/providers/mistral/moderations.ts";
+import { OPENAI_MODERATION_CATEGORIES } from "../../core/providers/types.ts";
 import { call, createKey, seedWorkspace } from "../helpers/control.ts";
 import { type TestGateway, startTestGateway } from "../helpers/gateway.ts";
 import { type MockServer, type RecordedRequest, sendJson, startMockServer } from "../helpers/mock-server.ts";

@@ -6,14 +6,7 @@ import {
   type S3VectorsClient,
 } from "@aws-sdk/client-s3vectors";
 import type { VectorIndex } from "../../store/vector-index.ts";
-import {
-  checkExpiresAt,
-  checkId,
-  checkMinScore,
-  checkScope,
-  checkStoredVector,
-  checkVector,
-} from "../../store/vector-rules.ts";
+import { checkEntry, checkId, checkQuery, checkScope } from "../../store/vector-rules.ts";
 import { aws } from "./errors.ts";
 import { s3VectorIndexName } from "./s3-vector-names.ts";
 
@@ -55,10 +48,8 @@ export class S3VectorsIndex implements VectorIndex {
     vector: Float32Array,
     minScore: number,
   ): Promise<{ id: string; score: number } | undefined> {
-    checkScope(scope);
-    checkMinScore(minScore);
     // No direction, or no index for this embedding model's dimension: nothing can match.
-    if (checkVector(vector) === 0 || !this.#dimensions.has(vector.length)) return undefined;
+    if (checkQuery(scope, vector, minScore) === 0 || !this.#dimensions.has(vector.length)) return undefined;
     const indexName = s3VectorIndexName(vector.length);
     const answer = await aws("s3vectors.QueryVectors", () =>
       this.#client.send(
@@ -93,10 +84,7 @@ export class S3VectorsIndex implements VectorIndex {
   }
 
   async add(scope: string, id: string, vector: Float32Array, expiresAt: number): Promise<void> {
-    checkScope(scope);
-    checkId(id);
-    checkStoredVector(vector);
-    checkExpiresAt(expiresAt);
+    checkEntry(scope, id, vector, expiresAt);
     if (!this.#dimensions.has(vector.length))
       throw new RangeError(
         `no S3 Vectors index for ${vector.length}-dimension embeddings (indexes: ${[...this.#dimensions].join(", ")}; add the dimension in infra/)`,

@@ -1,14 +1,6 @@
 import type { VectorIndex } from "../../store/vector-index.ts";
-import {
-  checkExpiresAt,
-  checkId,
-  checkMinScore,
-  checkScope,
-  checkStoredVector,
-  checkVector,
-  cosineSimilarity,
-} from "../../store/vector-rules.ts";
-import { float32FromBytes, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
+import { checkEntry, checkId, checkQuery, checkScope, cosineSimilarity } from "../../store/vector-rules.ts";
+import { float32FromBytes, GRAPH_USE, graphEntries, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
 import { type SqliteDatabase, sqlite } from "./sqlite.ts";
 import type { WriteBatcher } from "./write-batcher.ts";
 
@@ -43,19 +35,10 @@ interface ScopeGraphs {
   pending: Row[];
 }
 
-/** Candidates the graph proposes per query; each is scored exactly against its stored vector. */
-const CANDIDATES = 8;
-/** Rows read per statement while loading a scope. */
-const LOAD_PAGE_ROWS = 64;
-/** Rows the first query of a scope always finds in the graph: its newest. */
-const FIRST_SLICE_ROWS = 32;
+const { candidates: CANDIDATES, loadPageRows: LOAD_PAGE_ROWS, firstSliceRows: FIRST_SLICE_ROWS } = GRAPH_USE;
+const MAX_LOADED_SCOPES = GRAPH_USE.maxLoadedScopes;
 /** Expired rows removed on each add, so entries nobody queries again still leave the table. */
 const SWEEP_ROWS = 16;
-/**
- * Scopes whose graphs are kept in memory, least recently queried dropped first (their rows stay on disk and
- * load again on the next query). The entry limits already bound the memory; this bounds the graph count.
- */
-const MAX_LOADED_SCOPES = 1024;
 
 /**
  * The semantic cache's vector index on the local platform. Vectors (float32) persist in a SQLite table of the
@@ -124,9 +107,7 @@ export class SqliteVectorIndex implements VectorIndex {
     vector: Float32Array,
     minScore: number,
   ): Promise<{ id: string; score: number } | undefined> {
-    checkScope(scope);
-    checkMinScore(minScore);
-    if (checkVector(vector) === 0) return undefined;
+    if (checkQuery(scope, vector, minScore) === 0) return undefined;
     // Scopes without entries (most, on a cold cache) cost a map lookup: nothing loads.
     if (!this.#entryCounts().has(scope)) return undefined;
     const graph = this.#graphsOf(scope)?.byDimension.get(vector.length);
@@ -158,10 +139,7 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async add(scope: string, id: string, vector: Float32Array, expiresAt: number): Promise<void> {
-    checkScope(scope);
-    checkId(id);
-    checkStoredVector(vector);
-    checkExpiresAt(expiresAt);
+    checkEntry(scope, id, vector, expiresAt);
     const counts = this.#entryCounts();
     const bytes = new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
     await this.#writes.run("vectors.add", () => {
@@ -197,9 +175,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   /** Entries in memory (loaded graphs), for tests and the benchmark. */
   loadedEntries(scope: string): number {
-    let entries = 0;
-    for (const graph of this.#graphs.get(scope)?.byDimension.values() ?? []) entries += graph.size();
-    return entries;
+    return graphEntries(this.#graphs.get(scope)?.byDimension);
   }
 
   #entryCounts(): Map<string, number> {

@@ -1,14 +1,6 @@
 import type { VectorIndex } from "../../store/vector-index.ts";
-import {
-  checkExpiresAt,
-  checkId,
-  checkMinScore,
-  checkScope,
-  checkStoredVector,
-  checkVector,
-  cosineSimilarity,
-} from "../../store/vector-rules.ts";
-import { float32FromBytes, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
+import { checkEntry, checkId, checkQuery, checkScope, cosineSimilarity } from "../../store/vector-rules.ts";
+import { float32FromBytes, GRAPH_USE, graphEntries, type HnswIndex, newHnswGraph } from "../node/hnsw-graph.ts";
 import type { Database } from "./database.ts";
 
 export interface MysqlVectorIndexOptions {
@@ -40,14 +32,10 @@ interface LoadedScope {
   pending: Row[];
 }
 
-/** Candidates the graph proposes per query; each is checked and scored against its stored row. */
-const CANDIDATES = 8;
-const LOAD_PAGE_ROWS = 64;
-/** Rows the first query of a scope always finds in the graph: its newest. */
-const FIRST_SLICE_ROWS = 32;
+const { candidates: CANDIDATES, loadPageRows: LOAD_PAGE_ROWS, firstSliceRows: FIRST_SLICE_ROWS } = GRAPH_USE;
+const MAX_LOADED_SCOPES = GRAPH_USE.maxLoadedScopes;
 /** Most newer rows a query reads before it searches (the rest the next query reads). */
 const CATCH_UP_ROWS = 512;
-const MAX_LOADED_SCOPES = 1024;
 const COLUMNS = "seq, id, dimension, vector, expires_at";
 
 /**
@@ -76,9 +64,7 @@ export class MysqlVectorIndex implements VectorIndex {
     vector: Float32Array,
     minScore: number,
   ): Promise<{ id: string; score: number } | undefined> {
-    checkScope(scope);
-    checkMinScore(minScore);
-    if (checkVector(vector) === 0) return undefined;
+    if (checkQuery(scope, vector, minScore) === 0) return undefined;
     const loaded = await this.#scopeOf(scope);
     const graph = loaded?.byDimension.get(vector.length);
     if (!loaded || !graph || graph.size() === 0) return undefined;
@@ -106,10 +92,7 @@ export class MysqlVectorIndex implements VectorIndex {
   }
 
   async add(scope: string, id: string, vector: Float32Array, expiresAt: number): Promise<void> {
-    checkScope(scope);
-    checkId(id);
-    checkStoredVector(vector);
-    checkExpiresAt(expiresAt);
+    checkEntry(scope, id, vector, expiresAt);
     const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
     // REPLACE: the entry of the same scope and id goes, the new one gets a new seq (other graphs see it as new).
     const result = await this.#db.run<{ insertId: number }>(
@@ -185,9 +168,7 @@ export class MysqlVectorIndex implements VectorIndex {
 
   /** Entries of a scope in this process's graphs (tests and the benchmark). */
   loadedEntries(scope: string): number {
-    let entries = 0;
-    for (const graph of this.#scopes.get(scope)?.byDimension.values() ?? []) entries += graph.size();
-    return entries;
+    return graphEntries(this.#scopes.get(scope)?.byDimension);
   }
 
   /** The scope in memory, with every row added since the last query read; undefined when the scope is empty. */

@@ -12,6 +12,15 @@ type Usearch = typeof import("usearch").default;
 let usearch: Usearch | undefined;
 
 /**
+ * How the Node vector indexes (SQLite, MySQL) use their graphs: candidates the graph proposes per query (each is
+ * checked and scored exactly against its stored row), rows read per statement while loading a scope (newest
+ * first), rows the first query of a scope always finds loaded (its newest, however slow the machine or usearch's
+ * first load), and scopes kept in memory (least recently queried dropped first; the entry limits bound the memory,
+ * this the graph count).
+ */
+export const GRAPH_USE = { candidates: 8, loadPageRows: 64, firstSliceRows: 32, maxLoadedScopes: 1024 } as const;
+
+/**
  * A graph for `dimensions`, cosine metric. int8 keeps memory at a quarter of float32 (candidates are
  * re-scored exactly); expansion_search is wider than usearch's default so near-duplicates stay findable at
  * 100k entries (bench/README.md). usearch itself loads on the first graph.
@@ -28,6 +37,13 @@ export function newHnswGraph(dimensions: number): HnswIndex {
     expansion_search: 128,
     multi: false,
   });
+}
+
+/** Entries in a scope's graphs, whatever their dimensions (tests and the benchmark read it). */
+export function graphEntries(byDimension: ReadonlyMap<number, HnswIndex> | undefined): number {
+  let entries = 0;
+  for (const graph of byDimension?.values() ?? []) entries += graph.size();
+  return entries;
 }
 
 /**

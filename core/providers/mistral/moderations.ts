@@ -1,4 +1,4 @@
-import { MODERATION_CATEGORIES, UpstreamError } from "../types.ts";
+import { OPENAI_MODERATION_CATEGORIES, UpstreamError } from "../types.ts";
 
 /**
  * Mistral's moderation API (https://docs.mistral.ai/api/#tag/classifiers, `POST /v1/moderations`): the body is
@@ -8,9 +8,6 @@ import { MODERATION_CATEGORIES, UpstreamError } from "../types.ts";
  * those Mistral has no counterpart for false and 0, and every Mistral category kept under `mistral` so nothing the
  * provider said is lost. Loaded by the route's first request (moderations-route.ts).
  */
-
-/** The moderation result's categories: spec 2.10's eleven and OpenAI's `illicit` pair (required by its schema). */
-export const OPENAI_MODERATION_CATEGORIES = [...MODERATION_CATEGORIES, "illicit", "illicit/violent"] as const;
 
 /** Mistral categories with a direct OpenAI counterpart. */
 const COUNTERPARTS: Readonly<Record<string, (typeof OPENAI_MODERATION_CATEGORIES)[number]>> = {

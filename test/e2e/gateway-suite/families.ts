@@ -1,5 +1,5 @@
 import { toFile } from "openai";
-import { OPENAI_MODERATION_CATEGORIES } from "../../../core/providers/mistral/moderations.ts";
+import { OPENAI_MODERATION_CATEGORIES } from "../../../core/providers/types.ts";
 import { Portkey } from "portkey-ai";
 import { describe, expect, it } from "vitest";
 import { ensureOrganisation } from "../../../core/control/organisation/bootstrap.ts";

@@ -2,13 +2,12 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   fromMistralModerationResponse,
-  OPENAI_MODERATION_CATEGORIES,
   toMistralModerationRequest,
 } from "../../../core/providers/mistral/moderations.ts";
 import { createCompatibleAdapter } from "../../../core/providers/openai/compatible.ts";
 import { COMPATIBLE_PROVIDERS } from "../../../core/providers/openai/table.ts";
 import type { TransformContext, UpstreamRequest } from "../../../core/providers/types.ts";
-import { UpstreamError } from "../../../core/providers/types.ts";
+import { OPENAI_MODERATION_CATEGORIES, UpstreamError } from "../../../core/providers/types.ts";
 
 const fixture = (name: string) =>
   JSON.parse(readFileSync(new URL(`../../fixtures/mistral/${name}`, import.meta.url), "utf8"));

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { isPlainObject } from "../../routing/query.ts";
+import { OPENAI_MODERATION_CATEGORIES } from "../../../providers/types.ts";
 import type { CheckDefinition } from "../types.ts";
 import { configParameter, inferJson, modelParameter } from "./sub-request.ts";
 
@@ -10,30 +11,17 @@ import { configParameter, inferJson, modelParameter } from "./sub-request.ts";
  * category counts as flagged when its score reaches the threshold (the provider's own flags are then not read).
  */
 
-/** OpenAI's moderation categories (omni-moderation-latest; the text models have all but the `illicit` ones). */
-export const MODERATION_CATEGORIES = [
-  "harassment",
-  "harassment/threatening",
-  "hate",
-  "hate/threatening",
-  "illicit",
-  "illicit/violent",
-  "self-harm",
-  "self-harm/intent",
-  "self-harm/instructions",
-  "sexual",
-  "sexual/minors",
-  "violence",
-  "violence/graphic",
-] as const;
-
 const parameters = z.object({
   config: configParameter,
   model: modelParameter.default("omni-moderation-latest"),
   categories: z
-    .array(z.enum(MODERATION_CATEGORIES, { error: () => `expected one of ${MODERATION_CATEGORIES.join(", ")}` }))
+    .array(
+      z.enum(OPENAI_MODERATION_CATEGORIES, {
+        error: () => `expected one of ${OPENAI_MODERATION_CATEGORIES.join(", ")}`,
+      }),
+    )
     .min(1)
-    .max(MODERATION_CATEGORIES.length)
+    .max(OPENAI_MODERATION_CATEGORIES.length)
     .optional(),
   threshold: z.number().min(0).max(1).optional(),
 });

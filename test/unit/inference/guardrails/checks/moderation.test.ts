@@ -210,8 +210,8 @@ describe("default.moderation", () => {
       [
         { config: "pc-m", categories: ["violance"] },
         "parameters.categories.0",
-        "expected one of harassment, harassment/threatening, hate, hate/threatening, illicit, illicit/violent, " +
-          "self-harm, self-harm/intent, self-harm/instructions, sexual, sexual/minors, violence, violence/graphic",
+        "expected one of hate, hate/threatening, harassment, harassment/threatening, self-harm, self-harm/intent, " +
+          "self-harm/instructions, sexual, sexual/minors, violence, violence/graphic, illicit, illicit/violent",
       ],
       [{ config: "pc-m", threshold: 1.5 }, "parameters.threshold", "Too big: expected number to be <=1"],
       [{ config: "pc-m", model: "" }, "parameters.model", "Too small: expected string to have >=1 characters"],
