@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { v7 as timeOrderedUuid } from "uuid";
 import { layoutLog } from "../core/observe/logs/log-layout.ts";
 import type { RequestLog } from "../core/observe/logs/log-record.ts";
 import { logFacts } from "../core/observe/logs/log-search.ts";
@@ -25,7 +26,8 @@ const start = Date.now() - count * 10;
 const logs: RequestLog[] = Array.from({ length: count }, (_, i) => ({
   id: `log_${(start + i * 10).toString(32)}${String(i).padStart(12, "0")}`,
   createdAt: new Date(start + i * 10).toISOString(),
-  traceId: crypto.randomUUID(),
+  // As the gateway makes them when the caller sends none (core/http/gateway-headers.ts).
+  traceId: timeOrderedUuid(),
   organisationId: "org_01jz8x2k3m4n5p6q7r8s9t0v",
   workspaceId: workspaces[i % 3],
   apiKeyId: `key_01jz8x2k3m4n5p6q7r8s9${i % 7}`,

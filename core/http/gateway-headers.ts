@@ -1,4 +1,5 @@
-import { sha256Hex } from "../util/ids.ts";
+import { v7 as timeOrderedUuid } from "uuid";
+import { pooledRandomBytes, sha256Hex } from "../util/ids.ts";
 import { isCredentialField, isCredentialHeader } from "../security/credential-fields.ts";
 import { TtlCache } from "../util/ttl-cache.ts";
 import { badRequest } from "./errors.ts";
@@ -24,10 +25,15 @@ const HEADER_NAMES = new Map<string, [string, string]>();
 export const TRACE_ID_HEADER = "x-gateway-trace-id";
 const TRACE_ID_PATTERN = /^[\w.:@/+=-]{1,128}$/;
 
-/** The caller's trace id when it is a sane token, else a new one. */
+/**
+ * The caller's trace id when it is a sane token, else a new one: a UUIDv7 (RFC 9562), whose leading timestamp
+ * puts the logs' trace index entries (log-index-schema.ts) at the end of the index, where a random UUID would
+ * write a random page of it per log (8 of the storage thread's ~33 µs per log, bench/log-index-writes.ts).
+ * Its random bits come from the pooled source: uuid's own draws 16 bytes per call (~1.5 µs on the event loop).
+ */
 export function traceIdOf(headers: HeaderSource): string {
   const given = gatewayHeader(headers, "trace-id");
-  return given && TRACE_ID_PATTERN.test(given) ? given : crypto.randomUUID();
+  return given && TRACE_ID_PATTERN.test(given) ? given : timeOrderedUuid({ random: pooledRandomBytes(16) });
 }
 
 /** Response headers the routing layer sets (spec 5.3 / Portkey's response schema). */

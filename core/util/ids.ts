@@ -23,7 +23,7 @@ const POOL_SIZE = 4096;
 let pool = Buffer.alloc(0);
 let poolOffset = POOL_SIZE;
 
-function randomSlice(length: number): Uint8Array {
+export function pooledRandomBytes(length: number): Uint8Array {
   if (poolOffset + length > pool.length) {
     pool = randomBytes(POOL_SIZE);
     poolOffset = 0;
@@ -44,7 +44,7 @@ export function newId(prefix: string, now = Date.now()): string {
     time = CROCKFORD[remaining % 32] + time;
     remaining = Math.floor(remaining / 32);
   }
-  return `${prefix}_${time}${base32(randomSlice(10))}`;
+  return `${prefix}_${time}${base32(pooledRandomBytes(10))}`;
 }
 
 /** A high-entropy secret (256 bits) with a recognisable prefix, e.g. API keys. */

@@ -1,4 +1,5 @@
 import type { ChatUsage, TypedEvent } from "../../../providers/types.ts";
+import { copyJson } from "../../../util/copy-json.ts";
 import type { EventAssembler, StreamPosition } from "../types.ts";
 import { outputTextOf } from "./response.ts";
 import { chatUsageFromResponses } from "./usage.ts";
@@ -44,7 +45,7 @@ export class ResponsesEventAssembler implements EventAssembler<TypedEvent> {
     const outputIndex = position(event.output_index);
     if (outputIndex === undefined) return;
     if (type === "response.output_item.added" || type === "response.output_item.done") {
-      if (isRecord(event.item)) this.#items[outputIndex] = structuredClone(event.item);
+      if (isRecord(event.item)) this.#items[outputIndex] = copyJson(event.item);
       return;
     }
     const item = this.#items[outputIndex];
@@ -110,7 +111,7 @@ export class ResponsesEventAssembler implements EventAssembler<TypedEvent> {
     const at = position(index);
     if (at === undefined || !isRecord(part)) return;
     if (!Array.isArray(item[list])) item[list] = [];
-    item[list][at] = structuredClone(part);
+    item[list][at] = copyJson(part);
   }
 
   #appendIn(
