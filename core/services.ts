@@ -95,6 +95,8 @@ export type RouteInference = (
 export interface RequestContext {
   /** Taken from `x-gateway-trace-id` (or its `x-portkey-` alias) or generated. */
   traceId: string;
+  /** Names the answers made for this request; read it with answerKeyOf (core/inference/gateway/answer-key.ts). */
+  answerKey?: string;
   /** The request path (set by the app; read it instead of parsing `request.url` again). */
   path?: string;
   /** Path parameters of the matched route. */

@@ -109,4 +109,29 @@ describe.each(platforms)("a chain of %s responses", (_name, start) => {
     },
     120_000,
   );
+
+  it.each([
+    ["openai", "gpt-4o-mini"],
+    ["anthropic", "claude-3-5-sonnet-20241022"],
+  ] as const)(
+    "turns that share one trace id (an agent's steps grouped) are still distinct responses on %s",
+    async (provider, model) => {
+      const client = clientFor(platform, provider);
+      const headers = { "x-gateway-trace-id": `agent-run-${provider}-${Date.now()}` };
+      const ids: string[] = [];
+      let previous: string | undefined;
+      for (let index = 0; index < 3; index++) {
+        const params = { model, input: `step ${index}`, ...(previous ? { previous_response_id: previous } : {}) };
+        const response = await client.responses.create(params, { headers });
+        ids.push(response.id);
+        previous = response.id;
+      }
+      expect(new Set(ids).size).toBe(3);
+      // Each is its own stored response: the first still holds the first step, not a later one.
+      const first = await client.responses.inputItems.list(ids[0]!);
+      expect(JSON.stringify(first.data)).toContain("step 0");
+      expect(JSON.stringify(first.data)).not.toContain("step 2");
+    },
+    60_000,
+  );
 });

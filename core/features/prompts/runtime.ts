@@ -14,6 +14,7 @@ import { promptMetadata } from "./metadata.ts";
 import { type RenderedPrompt, renderPrompt } from "./render.ts";
 import { promptRequest, splitPromptRequest } from "./request.ts";
 import { type ResolvedPrompt, resolvePrompt } from "./resolve.ts";
+import { answerKeyOf } from "../../inference/gateway/answer-key.ts";
 
 /**
  * The prompt runtime behind `POST /v1/prompts/:id/render` and `/completions` (loaded on a prompt route's first
@@ -89,7 +90,7 @@ async function run({ resolved, rendered, stream }: Prepared, request: Request, c
     request,
     ctx,
     outcome,
-    `${prefix}-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+    `${prefix}-${answerKeyOf(ctx)}`,
   );
 }
 

@@ -15,6 +15,7 @@ import { storedBeforeLastEvent } from "./stored-before-end.ts";
 import { responseOwnerOf } from "./owner.ts";
 import { responseStoreOf } from "./response-store.ts";
 import { loadOnce } from "../../util/load-once.ts";
+import { answerKeyOf } from "../../inference/gateway/answer-key.ts";
 
 /**
  * `POST /v1/responses` on every provider (DESIGN: an inbound format at the edge of the pipeline). Before the
@@ -58,7 +59,7 @@ export async function createResponse(request: Request, ctx: RequestContext): Pro
   if (chain) ctx.conversation = { items: history.length, provider: chain.provider, target: chain.target };
   const expanded = history.length > 0 || body.previous_response_id || ownItems !== givenItems;
   const sent = expanded ? { ...body, input: [...history, ...ownItems] } : body;
-  const requestId = `resp-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
+  const requestId = `resp-${answerKeyOf(ctx)}`;
 
   // Ids for the stored input items, made when the response is stored (never for `store: false`), once.
   let inputItems: ReturnType<typeof assignItemIds> | undefined;

@@ -32,6 +32,7 @@ import {
   routingHeaders,
   upstreamToHttp,
 } from "./plan.ts";
+import { answerKeyOf } from "./answer-key.ts";
 
 /**
  * The data-plane pipeline for OpenAI-shaped inference routes: validate the body, resolve the routing (config,
@@ -67,7 +68,7 @@ export async function handleMultipartInference<T extends Schema>(
   const { readMultipartBody } = await import("./multipart-body.ts");
   const form = await readMultipartBody(request, ctx.services.settings.GATEWAY_MAX_UPLOAD_BYTES);
   const body = validate(schema, form) as Record<string, any>;
-  return runInference(route, body, request, ctx, `req-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`);
+  return runInference(route, body, request, ctx, `req-${answerKeyOf(ctx)}`);
 }
 
 /**
@@ -79,7 +80,7 @@ export async function runInference(
   body: Record<string, any>,
   request: Request,
   ctx: RequestContext,
-  requestId = `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+  requestId = `chatcmpl-${answerKeyOf(ctx)}`,
   /** An outcome made beforehand (a background response's, which the request log already waits for). */
   outcome = newOutcome(route, String(body.model), body.stream === true),
 ): Promise<Response> {

@@ -32,6 +32,7 @@ import {
 import { requestUpstream } from "../../providers/upstream/client.ts";
 import { redirectError } from "../../providers/upstream/failures.ts";
 import { relayRawAnswer, relayedHeaders } from "./raw-answer.ts";
+import { answerKeyOf } from "./answer-key.ts";
 
 /**
  * Generic pass-through (spec 4.7): `METHOD /v1/{provider-endpoint}` (what no dedicated route handles) and
@@ -65,7 +66,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
         request,
         ctx,
         outcome,
-        `chatcmpl-${ctx.traceId.replace(/-/g, "").slice(0, 24)}`,
+        `chatcmpl-${answerKeyOf(ctx)}`,
       )
     : undefined;
   let provider: string | undefined;

@@ -10,6 +10,7 @@ import type { McpToolHost } from "../tool-host.ts";
 import type { ChatToolCall, ToolCallRecord, ToolMessage } from "./run-tools.ts";
 import type { McpToolNames } from "./tool-names.ts";
 import { sumUsage } from "./usage.ts";
+import { answerKeyOf } from "../../../inference/gateway/answer-key.ts";
 
 type Outcome = InferenceOutcome & { finish(): void };
 
@@ -67,7 +68,7 @@ export class ToolLoopRun {
     this.host = options.host;
     this.principal = options.principal;
     this.maxSteps = options.maxSteps;
-    this.requestId = options.requestId ?? `chatcmpl-${this.ctx.traceId.replace(/-/g, "").slice(0, 24)}`;
+    this.requestId = options.requestId ?? `chatcmpl-${answerKeyOf(this.ctx)}`;
     this.outcome = newOutcome(options.route ?? "chat", options.model, options.stream);
     this.ctx.outcome = this.outcome;
   }
