@@ -83,15 +83,7 @@ async function run({ resolved, rendered, stream }: Prepared, request: Request, c
   outcome.requestBody = body;
   ctx.outcome = outcome;
   const prefix = route === "chat" ? "chatcmpl" : "cmpl";
-  return routeInference(
-    route,
-    body,
-    config,
-    request,
-    ctx,
-    outcome,
-    `${prefix}-${answerKeyOf(ctx)}`,
-  );
+  return routeInference(route, body, config, request, ctx, outcome, `${prefix}-${answerKeyOf(ctx)}`);
 }
 
 /**

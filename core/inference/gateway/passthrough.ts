@@ -61,13 +61,7 @@ export async function handlePassthrough(request: Request, ctx: RequestContext, f
   const resolver = new LeafResolver(request, gateway, ctx);
   const guardedRoute = passthroughRouteOf(jsonBody());
   const guardrails = guardedRoute
-    ? new InferenceGuardrails(
-        guardedRoute,
-        request,
-        ctx,
-        outcome,
-        `chatcmpl-${answerKeyOf(ctx)}`,
-      )
+    ? new InferenceGuardrails(guardedRoute, request, ctx, outcome, `chatcmpl-${answerKeyOf(ctx)}`)
     : undefined;
   let provider: string | undefined;
 
