@@ -3,6 +3,10 @@ import { asJsonArrayStream, geminiCall, readGeminiClientKey, wantsSse } from "..
 import { loadFormat } from "../formats/registry.ts";
 import { countGeminiTokens } from "./count-gemini-tokens.ts";
 import { handleInference } from "./inference.ts";
+import { loadOnce } from "../../util/load-once.ts";
+
+/** Gemini's request schema, loaded with the first Gemini call (a dynamic import costs the loader every time). */
+const geminiFormat = loadOnce(() => import("../formats/gemini/index.ts"));
 
 /**
  * `POST /{version}/models/{model}:{method}` (Google's Gemini API) on every provider: the model and method from the
@@ -13,7 +17,7 @@ import { handleInference } from "./inference.ts";
 export async function geminiModelCall(request: Request, ctx: RequestContext): Promise<Response> {
   const { model, method } = geminiCall(ctx.path ?? new URL(request.url).pathname);
   readGeminiClientKey(request, ctx);
-  const { geminiRequest } = await import("../formats/gemini/index.ts");
+  const { geminiRequest } = await geminiFormat.get();
   await loadFormat("gemini");
   if (method === "countTokens") return countGeminiTokens(request, ctx, model);
   const stream = method === "streamGenerateContent";
