@@ -330,7 +330,7 @@ export function headersForLog(
   for (const [name, value] of headers) {
     if (sensitive?.has(name)) out[name] = `sha256:${sha256Hex(value).slice(0, 16)}`;
     else if (masked?.has(name) || isCredentialHeaderCached(name)) out[name] = MASKED;
-    else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskConfigSecrets(value);
+    else if (name === "x-gateway-config" || name === "x-portkey-config") out[name] = maskedConfigOf(value);
     else out[name] = value;
   }
   return out;
@@ -357,6 +357,26 @@ function isCredentialHeaderCached(name: string): boolean {
     credentialNames.set(name, credential);
   }
   return credential;
+}
+
+/**
+ * Inline configs as logged, by the header's value: a client sends the same config on every request, and masking
+ * parses and serialises it again each time (2-3% of a cache hit). Bounded like the compiled configs' cache.
+ */
+const maskedConfigs = new TtlCache<string, string>({
+  ttlMs: Number.POSITIVE_INFINITY,
+  maxEntries: 1_000,
+  maxBytes: 4 * 1024 * 1024,
+  sizeOf: (value, masked) => 2 * (value.length + masked.length),
+});
+
+function maskedConfigOf(value: string): string {
+  let masked = maskedConfigs.get(value);
+  if (masked === undefined) {
+    masked = maskConfigSecrets(value);
+    maskedConfigs.set(value, masked);
+  }
+  return masked;
 }
 
 function maskConfigSecrets(value: string): string {
