@@ -7,6 +7,21 @@ function clock(start = 0) {
 }
 
 describe("TtlCache", () => {
+  it("keeps an entry read while the cache was filling over entries only inserted", () => {
+    const cache = new TtlCache<string, number>({ ttlMs: Infinity, maxEntries: 4 });
+    for (const [key, value] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ] as const)
+      cache.set(key, value);
+    expect(cache.get("a")).toBe(1); // half full: the read counts
+    cache.set("d", 4);
+    cache.set("e", 5); // over the bound: the oldest unread entry goes
+    expect(cache.get("b")).toBeUndefined();
+    expect([cache.get("a"), cache.get("c"), cache.get("d"), cache.get("e")]).toEqual([1, 3, 4, 5]);
+  });
+
   it("evicts the least recently used entry, a read making an entry recent", () => {
     const cache = new TtlCache<string, number>({ ttlMs: Infinity, maxEntries: 3 });
     cache.set("a", 1);
