@@ -1,6 +1,6 @@
 import type { Server, ServerContext } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { type McpTask, type McpTaskStore, type TaskOwner, isTerminal } from "./store.ts";
+import { type McpTask, type McpTaskStore, TASK_HEARTBEAT_MS, type TaskOwner, isTerminal } from "./store.ts";
 
 /**
  * The gateway as a server of the MCP Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a tool call
@@ -90,6 +90,10 @@ async function settleTask(
       () => {},
     );
   }, WATCH_INTERVAL_MS);
+  // Without it, a reader takes the task for lost (store.ts).
+  const heartbeat = setInterval(() => {
+    void store.heartbeat(organisationId, taskId).catch(() => {});
+  }, TASK_HEARTBEAT_MS);
   try {
     const result = await running;
     await store.finish(organisationId, taskId, { status: "completed", result });
@@ -101,6 +105,7 @@ async function settleTask(
     }
   } finally {
     clearInterval(watch);
+    clearInterval(heartbeat);
   }
 }
 
