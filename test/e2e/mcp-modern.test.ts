@@ -297,6 +297,15 @@ describe("Tasks across two gateway instances", () => {
     expect(task.status).toBe("completed");
     expect(task.resultType).toBe("complete");
     expect(task.result.content).toEqual([{ type: "text", text: "waited 1500 ms" }]);
+    // The task id is a bearer handle: its polls are logged under a hash of it, never the id.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const logs = await fetch(`${second.url}/v1/logs?limit=100`, { headers: { "x-gateway-api-key": key } }).then((r) =>
+      r.json(),
+    );
+    const polls = logs.data.filter((log: any) => log.mcp?.method === "tasks/get");
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.every((log: any) => /^sha256:[0-9a-f]{16}$/.test(log.mcp.name))).toBe(true);
+    expect(JSON.stringify(logs)).not.toContain(created.taskId);
   });
 
   it("cancels from the other instance: the upstream call is aborted and the task reads cancelled", async () => {

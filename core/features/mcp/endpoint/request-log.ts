@@ -66,7 +66,7 @@ export function writeMcpLog(
       serverId: server.id,
       serverSlug: server.slug,
       method: record.method,
-      ...(record.name !== undefined ? { name: record.name } : {}),
+      ...(record.name !== undefined ? { name: loggedName(record) } : {}),
       ...argumentsForLog(record.arguments, services.settings.MCP_LOG_ARGUMENTS),
       ...(record.resultBytes !== undefined ? { resultBytes: record.resultBytes } : {}),
       ...(record.toolError !== undefined ? { toolError: record.toolError } : {}),
@@ -116,4 +116,13 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * The name as logged: a task id (the name of `tasks/*` requests) is a bearer handle of 256 bits, so the log keeps
+ * a hash of it, enough to tell one task's polls from another's without handing the id to every log reader.
+ */
+function loggedName(record: McpRequestRecord): string | undefined {
+  if (record.name === undefined || !record.method.startsWith("tasks/")) return record.name;
+  return `sha256:${sha256Hex(record.name).slice(0, 16)}`;
 }
