@@ -9,6 +9,10 @@ import { controlDeps, credentialDeps } from "../control-deps.ts";
 import { notFound } from "../../http/errors.ts";
 import { json, readBody, readJson, validate } from "../../http/json.ts";
 import { listQuerySchema, listResponse, readListQuery } from "../../http/lists.ts";
+import { loadOnce } from "../../util/load-once.ts";
+
+/** Direct guardrail invocation, loaded with its first call and kept. */
+const guardrailInvocation = loadOnce(() => import("../../inference/guardrails/invocation.ts"));
 
 /**
  * Saved guardrails (`/v1/guardrails`) and their versions (`GET /v1/guardrails/:id?version=n`,
@@ -91,7 +95,7 @@ export const handlers: HandlerMap = {
     const id = ctx.params.id!;
     const definition = await usableGuardrail(ctx, id);
     if (!definition) throw notFound(`No guardrail '${id}' that this key may invoke.`, "guardrail_not_found");
-    const { invokeGuardrail } = await import("../../inference/guardrails/invocation.ts");
+    const { invokeGuardrail } = await guardrailInvocation.get();
     return json(await invokeGuardrail(request, ctx, definition, body));
   },
 };

@@ -1,11 +1,15 @@
 import type { HandlerMap } from "../../http/context.ts";
 import { badRequest } from "../../http/errors.ts";
 import { json } from "../../http/json.ts";
+import { loadOnce } from "../../util/load-once.ts";
+
+/** The MCP endpoint, loaded with the first MCP request and kept (not a dynamic import per request). */
+const mcpEndpoint = loadOnce(() => import("../../features/mcp/endpoint/endpoint.ts"));
 
 /** The MCP gateway (core/features/mcp): its modules load on first use, so this family's cold start stays small. */
 export const handlers: HandlerMap = {
   async mcpEndpoint(request, ctx) {
-    const { serveMcpRequest } = await import("../../features/mcp/endpoint/endpoint.ts");
+    const { serveMcpRequest } = await mcpEndpoint.get();
     return serveMcpRequest(request, ctx);
   },
 

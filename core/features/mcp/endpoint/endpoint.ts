@@ -17,6 +17,10 @@ import { McpToolError } from "../tool-host.ts";
 import { upstreamAuthHeaders } from "../upstream/auth.ts";
 import { closeUpstream, connectUpstream, upstreamFailureOf } from "../upstream/client.ts";
 import { withUpstreamStatus } from "../upstream/status.ts";
+import { loadOnce } from "../../../util/load-once.ts";
+
+/** The MCP server SDK, loaded with the first request and kept (a dynamic import per request ran the loader). */
+const mcpServerSdk = loadOnce(() => import("@modelcontextprotocol/server"));
 
 /**
  * `POST|GET|DELETE /mcp/:server`: one MCP server through the gateway, on both protocol eras, served per request
@@ -170,7 +174,7 @@ async function forward(request: Request, ctx: RequestContext, forwarded: Forward
     background: (work) => void background.push(work.catch(() => {})),
   };
   const hooks = proxyHooks(ctx, forwarded, upstream, tasks);
-  const { createMcpHandler } = await import("@modelcontextprotocol/server");
+  const { createMcpHandler } = await mcpServerSdk.get();
   let failure: Error | undefined;
   const handler = createMcpHandler(() => buildProxyServer(hooks, identity), {
     legacy: "stateless",

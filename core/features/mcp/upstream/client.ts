@@ -5,6 +5,10 @@ import { type AnswerLimit, guardedFetch } from "../../../security/guarded-dispat
 import type { Services } from "../../../services.ts";
 import type { McpIntegration } from "../records.ts";
 import { eraVerdicts } from "./era-verdicts.ts";
+import { loadOnce } from "../../../util/load-once.ts";
+
+/** The MCP client SDK, loaded with the first upstream connection and kept. */
+const mcpClientSdk = loadOnce(() => import("@modelcontextprotocol/client"));
 
 /**
  * An MCP SDK (v2) client connected to an integration's upstream server, whatever revision it speaks: the client
@@ -27,7 +31,7 @@ export async function connectUpstream(
   capabilities?: ClientCapabilities,
 ): Promise<Client> {
   const url = await checkCustomHost(integration.url, services.trustedHosts, "url");
-  const sdk = await import("@modelcontextprotocol/client");
+  const sdk = await mcpClientSdk.get();
   // The authorization context: the upstream URL and the credential headers the gateway sends it.
   const partition = createHash("sha256")
     .update(JSON.stringify([url.href, Object.entries(headers).sort()]))
